@@ -1,0 +1,381 @@
+r"""The bounding problems P(π, β) and D(π, β) of Section 4.1, assembled once and solved by Algorithm 1.
+
+Upper bound P(π, β): probabilities p(j) on the cells Π_j(β), j ∈ [N], objective coefficients the cell
+averages c_j(π, β), and every privacy constraint (φ, A) ∈ E(L, β).
+
+Lower bound D(π, β) (primal form, the strong dual of the dual problem, cf. problem (22)): the same
+constraints, but p lives on the padded index set N (Δf/β extra cells of width β at each end, which
+may carry mass that no event in F(L, β) sees), and the objective coefficients are the cell infima
+c̲_j(π, β). One extra column carries mass outside the padded support at cost inf{c(x)} over that
+region; it is redundant for losses that are monotone on each side of 0 (the paper's setting, proof
+of Proposition 3) and keeps the bound valid for every other loss.
+
+Numbers you can trust
+---------------------
+* A released upper-bound noise is certified with :func:`dpdro.certify_delta`, independently of the
+  LP. If the solver's tolerance left it slightly above δ, it is mixed with the solution of the same
+  problem at a smaller δ (the DP constraints are linear in p, so the mixture's δ is at most the
+  mixture of the two δ's) and certified again. The reported upper bound is the mixture's exact
+  expected loss, rounded up.
+* The reported lower bound is the objective of a dual-feasible point built from the solver's duals
+  (negative multipliers clipped, segment multipliers capped by their budget multiplier, θ recomputed
+  as the minimum over the dual constraints), i.e. a valid lower bound whatever the solver's accuracy,
+  rounded down by a bound on the floating-point error.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .cutting_plane import CuttingPlaneResult, run_cutting_plane
+from .noise import PiecewiseUniform
+from .oracle import geometry
+from .partition import Partition
+from .privacy import certify_delta, privacy_profile
+from .problem import InfeasibleError, Problem
+from .solvers import INF, HighsModel, LPSolution, solve_with_cvxpy
+
+__all__ = ["BoundingLP", "UpperBound", "LowerBound", "upper_bound", "lower_bound"]
+
+_U = np.finfo(float).eps / 2
+_COEFF_SAFETY = 1e-12  # relative rounding of bounds for errors in cell coefficients and edges
+
+
+class BoundingLP:
+    """P(π, β) (``kind="upper"``) or D(π, β) (``kind="lower"``) as an incrementally grown HiGHS LP.
+
+    Columns: p on the decision cells (the partition, or its padding for the lower bound), the tail
+    column (lower bound only), then the auxiliary t-columns of shift cuts. Row 0 is Σ p = 1.
+    """
+
+    def __init__(self, problem: Problem, partition: Partition, kind: str = "upper", *,
+                 shift_stride: int | None = None):
+        if not isinstance(problem, Problem):
+            raise TypeError(f"problem must be a dpdro.Problem, got {type(problem).__name__}")
+        if not isinstance(partition, Partition):
+            raise TypeError(f"partition must be a dpdro.Partition, got {type(partition).__name__}")
+        if kind not in ("upper", "lower"):
+            raise ValueError(f"kind must be 'upper' or 'lower', got {kind!r}")
+        self.problem, self.partition, self.kind = problem, partition, kind
+        self.k = problem.shifts(partition.beta)
+        lower = kind == "lower"
+        self.columns = partition.padded(self.k) if lower else partition
+        self.table = geometry(problem, partition, lower=lower, shift_stride=shift_stride)
+        a, b = self.columns.edges[:-1], self.columns.edges[1:]
+        loss = problem.loss
+        cost = loss.cell_infimum(a, b) if lower else loss.cell_average(a, b)
+        if lower:
+            cost = np.append(cost, loss.tail_infimum(self.columns.edges[0], self.columns.edges[-1]))
+        if not np.all(np.isfinite(cost)) or np.any(cost < 0):
+            raise ValueError(f"loss {loss.name!r} gave negative or non-finite cell coefficients")
+        self.cost = np.asarray(cost, dtype=float)
+        self.n_p = self.cost.size  # p columns, including the tail column of the lower bound
+        self.model = HighsModel(self.cost)
+        self.model.add_rows(sp.csr_matrix(np.ones((1, self.n_p))), 1.0, 1.0)
+        # bookkeeping for the dual bound: the p-part of every privacy row in model order, the rows
+        # whose right-hand side is δ, and for each segment row its budget row
+        self._p_rows: list[sp.csr_matrix] = []
+        self._delta_rows: list[int] = []
+        self._seg_rows: list[np.ndarray] = []
+        self._seg_budget: list[np.ndarray] = []
+        self._budget = np.full(self.table.shifts.size, -1, dtype=np.int64)  # budget row of each shift
+        self._seg_added = np.zeros(self.table.length.size, dtype=bool)
+        self._full = np.zeros(self.table.shifts.size, dtype=bool)
+        self._events: set[bytes] = set()
+        self._rhs = problem.delta
+        self.event_cuts_added = 0
+
+    # ------------------------------------------------------------------ oracle
+    def shortfalls(self, x: np.ndarray) -> np.ndarray:
+        """max_A V(φ, A) for every candidate shift at the LP point x (δ included)."""
+        return self.table.worst_values(x[: self.columns.n_cells], self.problem.exp_epsilon) - self._rhs
+
+    def has_full_cut(self, r: int) -> bool:
+        """Whether every segment of shift r is already in the LP."""
+        return bool(self._full[r])
+
+    @property
+    def shift_cuts_added(self) -> int:
+        """Number of shifts with a budget row (a whole-shift cut, possibly with lazily added segments)."""
+        return int(np.sum(self._budget >= 0))
+
+    @property
+    def segments_added(self) -> int:
+        return int(self._seg_added.sum())
+
+    # ------------------------------------------------------------------ cuts
+    def _ensure_budget(self, r: int) -> int:
+        """The budget row Σ_q t_q + Σ_{A_j} |A_j| p(j)/|Π_j| ≤ δ of shift r (created on first use)."""
+        if self._budget[r] < 0:
+            t = self.table
+            sl = slice(t.offsets[r], t.offsets[r + 1])
+            j, m, ln = t.cell[sl], t.shifted[sl], t.length[sl].astype(float)
+            free = m < 0  # A_j segments always belong to the worst event: no t-column needed
+            row = sp.csr_matrix((ln[free] / t.column_widths[j[free]], (np.zeros(int(free.sum()), dtype=int), j[free])),
+                                shape=(1, self.n_p))
+            b = int(self.model.add_rows(row, -INF, self._rhs)[0])
+            self._p_rows.append(row)
+            self._delta_rows.append(b)
+            self._budget[r] = b
+        return int(self._budget[r])
+
+    def add_segments(self, r: int, select: np.ndarray) -> int:
+        """Add t_q ≥ |q|·(p(j)/|Π_j| − e^ε p(j′)/|Π_j′|) for the selected segments of shift r.
+
+        ``select`` is a boolean mask over the segments of shift r. Free segments (A_j) and segments
+        that map a cell onto itself (never positive) are skipped. Returns the number added.
+        """
+        t = self.table
+        sl = slice(t.offsets[r], t.offsets[r + 1])
+        b = self._ensure_budget(r)
+        idx = np.arange(sl.start, sl.stop)[select]
+        j, m = t.cell[idx], t.shifted[idx]
+        keep = (m >= 0) & (j != m) & ~self._seg_added[idx]
+        idx, j, m = idx[keep], j[keep], m[keep]
+        n = idx.size
+        if n == 0:
+            return 0
+        ln = t.length[idx].astype(float)
+        w = t.column_widths
+        # t-columns with their +1 entry in the budget row, then the segment rows
+        h = self.model.h
+        first = self.model.n_cols
+        h.addCols(n, np.zeros(n), np.zeros(n), np.full(n, INF), n, np.arange(n, dtype=np.int32),
+                  np.full(n, b, dtype=np.int32), np.ones(n))
+        self.model.n_cols += n
+        rows = np.arange(n)
+        p_part = sp.csr_matrix((np.concatenate((ln / w[j], -self.problem.exp_epsilon * ln / w[m])),
+                                (np.concatenate((rows, rows)), np.concatenate((j, m)))), shape=(n, self.n_p))
+        t_part = sp.csr_matrix((np.full(n, -1.0), (rows, first + rows - self.n_p)), shape=(n, self.model.n_cols - self.n_p))
+        seg_idx = self.model.add_rows(sp.hstack([p_part, t_part]).tocsr(), -INF, 0.0)
+        self._p_rows.append(p_part)
+        self._seg_rows.append(seg_idx)
+        self._seg_budget.append(np.full(n, b))
+        self._seg_added[idx] = True
+        return n
+
+    def add_shift_cut(self, r: int) -> int:
+        """All constraints (φ_r, A), A ∈ F(L, β), at once: every segment of shift r."""
+        self._full[r] = True
+        return self.add_segments(r, np.ones(self.table.offsets[r + 1] - self.table.offsets[r], dtype=bool))
+
+    def add_worst_segments(self, r: int, x: np.ndarray) -> int:
+        """Lazy whole-shift cut: the segments of the worst event of shift r at x (Lemma C.15)."""
+        t = self.table
+        sl = slice(t.offsets[r], t.offsets[r + 1])
+        contrib = t.contributions(x[: self.columns.n_cells], self.problem.exp_epsilon)[sl]
+        return self.add_segments(r, contrib > 0)
+
+    def add_event_cut(self, r: int, x: np.ndarray) -> bool:
+        """The single constraint (φ_r, A*) with A* the worst event at x (Algorithm 1). Returns False if
+        that exact constraint is already in the LP."""
+        t = self.table
+        sl = slice(t.offsets[r], t.offsets[r + 1])
+        contrib = t.contributions(x[: self.columns.n_cells], self.problem.exp_epsilon)[sl]
+        sel = contrib > 0
+        key = bytes(np.int64(r).tobytes()) + np.packbits(sel).tobytes()
+        if key in self._events:
+            return False
+        self._events.add(key)
+        j, m, ln = t.cell[sl][sel], t.shifted[sl][sel], t.length[sl][sel].astype(float)
+        w = t.column_widths
+        coef = np.bincount(j, weights=ln / w[j], minlength=self.n_p)
+        cov = m >= 0
+        coef -= self.problem.exp_epsilon * np.bincount(m[cov], weights=ln[cov] / w[m[cov]], minlength=self.n_p)
+        row = sp.csr_matrix(coef[None, :])
+        idx = int(self.model.add_rows(row, -INF, self._rhs)[0])
+        self._p_rows.append(row)
+        self._delta_rows.append(idx)
+        self.event_cuts_added += 1
+        return True
+
+    def add_all_shift_cuts(self) -> None:
+        """Every privacy constraint at once: the full LP, equivalent to all of E(L, β)."""
+        for r in range(self.table.shifts.size):
+            self.add_shift_cut(r)
+
+    # ------------------------------------------------------------------ solving
+    def solve(self) -> LPSolution:
+        return self.model.solve()
+
+    def set_delta(self, delta: float) -> None:
+        """Change the right-hand side δ of every privacy row (used by the repair step)."""
+        self._rhs = float(delta)
+        if self._delta_rows:
+            self.model.set_row_upper(np.asarray(self._delta_rows), self._rhs)
+
+    def matrix(self) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray, np.ndarray]:
+        """The current LP as (cost, A, row_lower, row_upper), for other solvers."""
+        lp = self.model.h.getLp()
+        a = lp.a_matrix_
+        mat = sp.csc_matrix((np.asarray(a.value_), np.asarray(a.index_), np.asarray(a.start_)),
+                            shape=(lp.num_row_, lp.num_col_)).tocsr()
+        return np.asarray(lp.col_cost_), mat, np.asarray(lp.row_lower_), np.asarray(lp.row_upper_)
+
+    def solve_with(self, solver: str = "ECOS", **options) -> LPSolution:
+        """Solve the current LP (with the cuts added so far) through cvxpy, e.g. with ECOS."""
+        cost, mat, lo, hi = self.matrix()
+        lo = np.where(lo <= -INF, -np.inf, lo)
+        hi = np.where(hi >= INF, np.inf, hi)
+        return solve_with_cvxpy(cost, mat, lo, hi, solver=solver, **options)
+
+    def infeasibility_message(self) -> str:
+        p = self.problem
+        lo, hi = self.partition.edges[0], self.partition.edges[-1]
+        return (f"P(π, β) is infeasible: the support [{lo:.6g}, {hi:.6g}) (length {hi - lo:.6g}) is too small "
+                f"for (ε, δ) = ({p.epsilon:g}, {p.delta:g}) with Δf = {p.sensitivity:g}. The truncated Laplace "
+                f"mechanism needs [−{p.truncated_laplace_half_width():.6g}, {p.truncated_laplace_half_width():.6g}]; "
+                "enlarge the support (larger L) or refine β.")
+
+    # ------------------------------------------------------------------ certified lower bound
+    def dual_bound(self, row_duals: np.ndarray) -> float:
+        """θ − δ Σψ at a dual-feasible point built from ``row_duals`` (HiGHS convention).
+
+        Valid as a lower bound on this LP (and hence, for the lower-bound LP, on P) for any input.
+        """
+        y = np.maximum(-np.asarray(row_duals, dtype=float), 0.0)  # ≤ rows: multiplier = −dual ≥ 0
+        if self._seg_rows:
+            seg = np.concatenate(self._seg_rows)
+            y[seg] = np.minimum(y[seg], y[np.concatenate(self._seg_budget)])  # t-columns: μ_q ≤ ν_s
+        p_rows = sp.vstack(self._p_rows).tocsr() if self._p_rows else sp.csr_matrix((0, self.n_p))
+        # rows of p_rows are, in order, the non-simplex rows of the model except that every shift cut
+        # contributes its segment rows followed by its budget row, matching the model's row order
+        yr = y[1:]
+        reduced = self.cost + p_rows.T @ yr
+        magnitude = np.abs(self.cost) + abs(p_rows).T @ yr
+        nnz = np.diff(p_rows.tocsc().indptr) if p_rows.shape[0] else np.zeros(self.n_p, dtype=int)
+        theta = float(np.min(reduced - (nnz + 4) * 1.01 * _U * magnitude))
+        penalty = self._rhs * float(yr[np.asarray(self._delta_rows, dtype=int) - 1].sum()) if self._delta_rows else 0.0
+        penalty *= 1.0 + (len(self._delta_rows) + 4) * _U
+        bound = theta - penalty
+        bound -= _COEFF_SAFETY * abs(bound) + 4 * _U * (abs(theta) + penalty)
+        return float(np.nextafter(bound, -np.inf))
+
+
+# ---------------------------------------------------------------------------- results
+@dataclass
+class UpperBound:
+    """A certified upper bound on P: the expected loss of a released, certified (ε, δ)-DP noise."""
+
+    value: float  # E c(X) of ``noise``, rounded up
+    noise: PiecewiseUniform
+    certified_delta: float  # certify_delta(noise, ε, Δf) <= δ
+    lp_value: float  # optimal value of P(π, β) reported by the solver (before any repair)
+    partition: Partition
+    iterations: int
+    seconds: float
+    repair_weight: float = 0.0  # weight of the anchor solution mixed in to remove solver overshoot
+    history: list = field(default_factory=list)
+
+
+@dataclass
+class LowerBound:
+    """A valid lower bound on P: the objective of a dual-feasible point of D(π, β)."""
+
+    value: float  # rounded down
+    lp_value: float  # optimal value of D(π, β) reported by the solver
+    p: np.ndarray  # primal solution on the padded cells (last entry: mass beyond the padding)
+    partition: Partition
+    iterations: int
+    seconds: float
+    outside_mass: float = 0.0  # mass the primal places outside [π_1β, π_{N+1}β): large means the support is too small
+    history: list = field(default_factory=list)
+
+
+def _round_up(x: float) -> float:
+    return float(np.nextafter(x + _COEFF_SAFETY * abs(x) + 4 * _U * abs(x), np.inf))
+
+
+def upper_bound(problem: Problem, partition: Partition, *, cuts: str = "shift", tol: float = 1e-9,
+                **kwargs) -> UpperBound:
+    """Solve P(π, β) by Algorithm 1 and release its optimal noise, certified.
+
+    Parameters
+    ----------
+    cuts : ``"shift"`` (whole-shift cuts, fast) or ``"event"`` (Algorithm 1 with single events).
+    tol : stop when no privacy constraint is violated by more than ``tol``.
+
+    Returns
+    -------
+    UpperBound whose ``noise`` satisfies ``certify_delta(noise, ε, Δf) <= δ`` exactly and whose
+    ``value`` (its expected loss, rounded up) is a valid upper bound on the optimal value of P.
+
+    Raises
+    ------
+    InfeasibleError if the partition's support is too small for (ε, δ).
+    """
+    lp = BoundingLP(problem, partition, "upper")
+    res = run_cutting_plane(lp, cuts=cuts, tol=tol, **kwargs)
+    noise, d, weight = _release(lp, res, cuts=cuts, tol=tol, **kwargs)
+    value = _round_up(noise.expected_loss(problem.loss))
+    return UpperBound(value, noise, d, res.objective, partition, res.iterations, res.seconds + 0.0, weight, res.history)
+
+
+def _noise(partition: Partition, x: np.ndarray, **meta) -> PiecewiseUniform:
+    p = np.clip(x[: partition.n_cells], 0.0, None)
+    return PiecewiseUniform(partition.edges, p / p.sum(), grid=partition.beta, metadata=meta)
+
+
+def _release(lp: BoundingLP, res: CuttingPlaneResult, **kwargs):
+    """Certify the LP solution; if solver tolerance left δ slightly exceeded, mix in an anchor."""
+    prob, part = lp.problem, lp.partition
+    meta = dict(epsilon=prob.epsilon, delta=prob.delta, sensitivity=prob.sensitivity, loss=prob.loss.name)
+    noise = _noise(part, res.x, **meta)
+    profile = privacy_profile(noise, prob.epsilon, prob.sensitivity)
+    d = profile.delta
+    if d <= prob.delta:
+        return noise, d, 0.0
+    anchor = None
+    # cheapest anchor: the uniform density on the whole support, (ε, Δf/W)-DP for support length W
+    uniform = PiecewiseUniform(part.edges, part.widths / part.widths.sum(), grid=part.beta)
+    du = certify_delta(uniform, prob.epsilon, prob.sensitivity)
+    if du < prob.delta:
+        anchor = (uniform.probs, du)
+    for frac in (1 - 1e-4, 1 - 1e-2, 0.9, 0.5) if anchor is None else ():  # warm re-solves, cheapest first
+        lp.set_delta(frac * prob.delta)
+        try:
+            ares = run_cutting_plane(lp, **kwargs)
+        except InfeasibleError:
+            continue
+        cand = _noise(part, ares.x)
+        da = certify_delta(cand, prob.epsilon, prob.sensitivity)
+        if da < prob.delta:
+            anchor = (cand.probs, da)
+            break
+    lp.set_delta(prob.delta)
+    pa, da = anchor
+    # δ is convex in p, so the mixture's true δ is at most (1 − w)·d + w·da = target; leave room for
+    # the certificate's own rounding-error bound
+    target = prob.delta - 4.0 * profile.error_bound
+    weight = min(1.0, (d - target) / (d - da))
+    while True:
+        probs = (1.0 - weight) * noise.probs + weight * pa
+        mixed = PiecewiseUniform(part.edges, probs / probs.sum(), grid=part.beta, metadata=meta)
+        dm = certify_delta(mixed, prob.epsilon, prob.sensitivity)
+        if dm <= prob.delta:
+            return mixed, dm, weight
+        if weight >= 1.0:  # pragma: no cover - the anchor alone is certified below δ
+            raise RuntimeError("repair failed")
+        weight = min(1.0, 2.0 * weight)
+
+
+def lower_bound(problem: Problem, partition: Partition, *, cuts: str = "shift", tol: float = 1e-9,
+                shift_stride: int | None = None, **kwargs) -> LowerBound:
+    """Solve D(π, β) by Algorithm 1 and return a valid lower bound on P (see module docstring).
+
+    ``shift_stride`` restricts the privacy constraints to shifts that are multiples of
+    ``shift_stride``·β (and ±Δf): a relaxation of D(π, β), hence still a valid lower bound, that is
+    much cheaper on fine grids.
+    """
+    lp = BoundingLP(problem, partition, "lower", shift_stride=shift_stride)
+    res = run_cutting_plane(lp, cuts=cuts, tol=tol, **kwargs)
+    value = lp.dual_bound(res.row_duals)
+    p = np.clip(res.x[: lp.n_p], 0.0, None)
+    k = lp.k
+    outside = float(p[:k].sum() + p[k + partition.n_cells:].sum())
+    return LowerBound(value, res.objective, p, partition, res.iterations, res.seconds, outside, res.history)

@@ -1,0 +1,284 @@
+r"""Loss functions c(x) and the per-cell coefficients of the bounding problems.
+
+The upper bound P(π, β) uses the **cell average** c_j(π, β) = |Π_j|⁻¹ ∫_{Π_j} c(x) dx (Lemma 1,
+Section 4.1) and the lower bound D(π, β) uses the **cell infimum** c̲_j(π, β) = inf{c(x) : x ∈ Π_j}
+(Lemma 2). Both are computed in closed form for the built-in losses. The lower bound also needs the
+infimum of c outside the padded support (constraints (15a) in the proof of Proposition 3), which the
+paper drops because its losses are monotone on each side of the origin; :meth:`Loss.tail_infimum`
+keeps the bound valid for every loss.
+
+Every loss must satisfy Assumption 1 of the paper: c ≥ 0, continuous, and c(x) → ∞ as |x| → ∞.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+from scipy import integrate, optimize
+
+from ._validation import check_positive, check_real
+
+__all__ = [
+    "Loss",
+    "PowerLoss",
+    "PiecewiseLinear",
+    "Pinball",
+    "CallableLoss",
+    "asymmetric_loss",
+    "make_loss",
+]
+
+
+def _pair(a, b) -> tuple[np.ndarray, np.ndarray]:
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if np.any(~(b > a)):
+        raise ValueError("cell endpoints must satisfy a < b")
+    return a, b
+
+
+class Loss:
+    """Base class of loss functions c: ℝ → ℝ₊ satisfying Assumption 1.
+
+    Subclasses implement :meth:`__call__`, :meth:`cell_average`, :meth:`cell_infimum` and
+    :meth:`tail_infimum`. All methods are vectorised over arrays of cell endpoints ``a < b``.
+    """
+
+    name = "loss"
+
+    def __call__(self, x):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def cell_average(self, a, b) -> np.ndarray:
+        """Average of c over each cell [a, b): the upper-bound coefficient c_j(π, β)."""
+        raise NotImplementedError  # pragma: no cover
+
+    def cell_infimum(self, a, b) -> np.ndarray:
+        """Infimum of c over each cell [a, b): the lower-bound coefficient c̲_j(π, β)."""
+        raise NotImplementedError  # pragma: no cover
+
+    def tail_infimum(self, a: float, b: float) -> float:
+        """Infimum of c over (−∞, a] ∪ [b, ∞), the region outside the padded support of D(π, β)."""
+        raise NotImplementedError  # pragma: no cover
+
+    def __repr__(self) -> str:
+        return f"<dpdro loss {self.name}>"
+
+
+class _MonotoneSides(Loss):
+    """A loss that is non-increasing on (−∞, 0] and non-decreasing on [0, ∞)."""
+
+    def cell_infimum(self, a, b):
+        a, b = _pair(a, b)
+        return np.asarray(self(np.clip(0.0, a, b)), dtype=float)
+
+    def tail_infimum(self, a, b):
+        return float(min(self(min(float(a), 0.0)), self(max(float(b), 0.0))))
+
+
+class PowerLoss(_MonotoneSides):
+    r"""c(x) = |x|^k for k > 0; k = 1 is the ℓ1 loss (noise amplitude), k = 2 the ℓ2 loss (noise power)."""
+
+    def __init__(self, k: float = 1.0, *, name: str | None = None):
+        self.k = check_positive("k", k)
+        self.name = name or f"|x|^{self.k:g}"
+
+    def __call__(self, x):
+        return np.abs(np.asarray(x, dtype=float)) ** self.k
+
+    def cell_average(self, a, b):
+        a, b = _pair(a, b)
+        k = self.k
+        out = np.empty(np.broadcast(a, b).shape)
+        a, b = np.broadcast_arrays(a, b)
+        straddle = (a < 0) & (b > 0)
+        # cells containing the origin: (|a|^{k+1} + b^{k+1}) / ((k+1)(b-a)), no cancellation
+        out[straddle] = (np.abs(a[straddle]) ** (k + 1) + b[straddle] ** (k + 1)) / ((k + 1) * (b[straddle] - a[straddle]))
+        # one-sided cells: hi^k (1 - r^{k+1}) / ((k+1)(1-r)) with r = lo/hi, evaluated via expm1/log1p
+        one = ~straddle
+        lo = np.where(a[one] >= 0, a[one], -b[one])
+        hi = np.where(a[one] >= 0, b[one], -a[one])
+        d = (hi - lo) / hi  # = 1 - r in (0, 1]
+        with np.errstate(divide="ignore"):
+            ratio = np.where(d < 1.0, np.expm1((k + 1) * np.log1p(-d)) / (-d), 1.0)
+        out[one] = hi**k * ratio / (k + 1)
+        return out
+
+
+class PiecewiseLinear(Loss):
+    """Continuous piecewise-linear loss through ``(knots, values)`` with linear tails.
+
+    ``left_slope`` must be negative and ``right_slope`` positive (Assumption 1(b)), and the values
+    non-negative, so that c ≥ 0 everywhere.
+    """
+
+    def __init__(self, knots, values, *, left_slope: float, right_slope: float, name: str = "piecewise linear"):
+        knots = np.asarray(knots, dtype=float)
+        values = np.asarray(values, dtype=float)
+        if knots.ndim != 1 or knots.size < 1 or knots.shape != values.shape:
+            raise ValueError(f"knots and values must be one-dimensional of equal length >= 1, got shapes {knots.shape} and {values.shape}")
+        if not (np.all(np.isfinite(knots)) and np.all(np.isfinite(values))):
+            raise ValueError("knots and values must be finite")
+        if np.any(np.diff(knots) <= 0):
+            raise ValueError(f"knots must be strictly increasing, got {knots.tolist()}")
+        if np.any(values < 0):
+            raise ValueError(f"values must be >= 0 (a loss is non-negative), got {values.tolist()}")
+        ls = check_real("left_slope", left_slope)
+        rs = check_real("right_slope", right_slope)
+        if not (math.isfinite(ls) and ls < 0):
+            raise ValueError(f"left_slope must be finite and < 0 (Assumption 1(b): c → ∞ as x → −∞), got {left_slope!r}")
+        if not (math.isfinite(rs) and rs > 0):
+            raise ValueError(f"right_slope must be finite and > 0 (Assumption 1(b): c → ∞ as x → ∞), got {right_slope!r}")
+        self.knots, self.values = knots, values
+        self.left_slope, self.right_slope = ls, rs
+        self.name = name
+
+    def __call__(self, x):
+        x = np.asarray(x, dtype=float)
+        inner = np.interp(x, self.knots, self.values)
+        left = self.values[0] + self.left_slope * (x - self.knots[0])
+        right = self.values[-1] + self.right_slope * (x - self.knots[-1])
+        return np.where(x < self.knots[0], left, np.where(x > self.knots[-1], right, inner))
+
+    def cell_average(self, a, b):
+        a, b = _pair(a, b)
+        a, b = np.broadcast_arrays(a, b)
+        out = np.asarray(self(0.5 * (a + b)), dtype=float).copy()  # exact on cells without interior knots
+        has_knot = np.zeros(a.shape, dtype=bool)
+        for t in self.knots:
+            has_knot |= (a < t) & (t < b)
+        for idx in zip(*np.nonzero(has_knot)):
+            lo, hi = float(a[idx]), float(b[idx])
+            pts = np.concatenate(([lo], self.knots[(self.knots > lo) & (self.knots < hi)], [hi]))
+            vals = self(pts)
+            out[idx] = float(np.sum(0.5 * (vals[1:] + vals[:-1]) * np.diff(pts)) / (hi - lo))
+        return out
+
+    def cell_infimum(self, a, b):
+        a, b = _pair(a, b)
+        out = np.minimum(self(a), self(b))
+        for t, v in zip(self.knots, self.values):
+            out = np.where((a <= t) & (t <= b), np.minimum(out, v), out)
+        return out
+
+    def tail_infimum(self, a, b):
+        left = min([float(self(a))] + [float(v) for t, v in zip(self.knots, self.values) if t <= a])
+        right = min([float(self(b))] + [float(v) for t, v in zip(self.knots, self.values) if t >= b])
+        return min(left, right)
+
+
+class Pinball(PiecewiseLinear):
+    r"""Pinball (quantile) loss ρ_τ(x) = τ·x for x ≥ 0 and (τ − 1)·x for x < 0, with 0 < τ < 1."""
+
+    def __init__(self, tau: float):
+        tau = check_real("tau", tau)
+        if not (0.0 < tau < 1.0):
+            raise ValueError(f"tau must lie in the open interval (0, 1), got {tau!r}")
+        self.tau = tau
+        super().__init__([0.0], [0.0], left_slope=tau - 1.0, right_slope=tau, name=f"pinball(τ={tau:g})")
+
+
+def asymmetric_loss() -> PiecewiseLinear:
+    """The GitHub appendix's asymmetric loss c(x) = |x| + 1[x > 0]·|x| (slopes −1 and 2)."""
+    return PiecewiseLinear([0.0], [0.0], left_slope=-1.0, right_slope=2.0, name="asymmetric |x| + 1[x>0]|x|")
+
+
+class CallableLoss(Loss):
+    """Any callable c(x) satisfying Assumption 1.
+
+    Cell averages use adaptive quadrature (``scipy.integrate.quad``) plus its error estimate, so they
+    err upwards as an upper-bound coefficient should. Cell infima are the minimum of c on a grid of
+    ``n_samples`` points per cell, refined by a bounded scalar minimisation; pass ``lipschitz`` (a
+    Lipschitz constant of c on the support) to make them rigorous: the grid minimum minus
+    ``lipschitz`` × half the grid spacing. Outside the padded support dpdro assumes c is
+    non-increasing on (−∞, 0] and non-decreasing on [0, ∞) (the monotonicity the paper's proof of
+    Proposition 3 uses); this is checked on a wide grid, and a loss without it must pass
+    ``tail_infimum(a, b)``, the infimum of c over (−∞, a] ∪ [b, ∞).
+    """
+
+    def __init__(self, func: Callable, *, name: str | None = None, lipschitz: float | None = None,
+                 tail_infimum: Callable[[float, float], float] | None = None, n_samples: int = 33):
+        if not callable(func):
+            raise TypeError(f"func must be callable, got {func!r}")
+        self.func = func
+        self.name = name or getattr(func, "__name__", "callable")
+        self.lipschitz = None if lipschitz is None else check_positive("lipschitz", lipschitz)
+        self.n_samples = int(n_samples)
+        self._tail = tail_infimum
+        grid = np.concatenate((-np.geomspace(1e6, 1e-3, 200), [0.0], np.geomspace(1e-3, 1e6, 200)))
+        vals = self(grid)
+        if not np.all(np.isfinite(vals)) or np.any(vals < 0):
+            raise ValueError(f"loss {self.name!r} must be finite and >= 0 (Assumption 1); it is negative or not finite on [-1e6, 1e6]")
+        if tail_infimum is None:
+            left, right = vals[:201], vals[200:]
+            tol = 1e-12 * np.maximum(1.0, np.abs(vals))
+            if np.any(np.diff(left) > tol[1:201]) or np.any(np.diff(right) < -tol[201:]):
+                raise ValueError(
+                    f"loss {self.name!r} is not non-increasing on (-inf, 0] and non-decreasing on [0, inf); "
+                    "pass tail_infimum=lambda a, b: inf of c over (-inf, a] and [b, inf) so the lower bound stays valid"
+                )
+
+    def __call__(self, x):
+        x = np.asarray(x, dtype=float)
+        try:
+            out = np.asarray(self.func(x), dtype=float)
+            if out.shape != x.shape:
+                raise ValueError
+        except Exception:
+            out = np.vectorize(lambda t: float(self.func(float(t))), otypes=[float])(x)
+        return out
+
+    def cell_average(self, a, b):
+        a, b = _pair(a, b)
+        a, b = np.broadcast_arrays(a, b)
+        out = np.empty(a.shape)
+        f = lambda t: float(self.func(t))
+        for idx in np.ndindex(a.shape):
+            lo, hi = float(a[idx]), float(b[idx])
+            val, err = integrate.quad(f, lo, hi, epsabs=1e-14, epsrel=1e-12, limit=200)
+            out[idx] = (val + err) / (hi - lo)
+        return out
+
+    def cell_infimum(self, a, b):
+        a, b = _pair(a, b)
+        a, b = np.broadcast_arrays(a, b)
+        t = np.linspace(0.0, 1.0, self.n_samples)
+        pts = a[..., None] + (b - a)[..., None] * t
+        vals = self(pts)
+        best = vals.min(axis=-1)
+        if self.lipschitz is not None:
+            return best - self.lipschitz * 0.5 * (b - a) / (self.n_samples - 1)
+        out = best.copy()
+        arg = vals.argmin(axis=-1)
+        for idx in np.ndindex(a.shape):
+            h = (b[idx] - a[idx]) / (self.n_samples - 1)
+            c = pts[idx + (arg[idx],)]
+            lo, hi = max(a[idx], c - h), min(b[idx], c + h)
+            if hi > lo:
+                res = optimize.minimize_scalar(lambda s: float(self.func(s)), bounds=(lo, hi), method="bounded",
+                                               options={"xatol": 1e-12 * max(1.0, abs(c))})
+                out[idx] = min(out[idx], float(res.fun))
+        return out
+
+    def tail_infimum(self, a, b):
+        if self._tail is not None:
+            return float(self._tail(float(a), float(b)))
+        return float(min(self(min(float(a), 0.0)), self(max(float(b), 0.0))))
+
+
+def make_loss(spec) -> Loss:
+    """Turn ``"l1"``, ``"l2"``, a :class:`Loss` or a callable c(x) into a :class:`Loss`."""
+    if isinstance(spec, Loss):
+        return spec
+    if isinstance(spec, str):
+        key = spec.lower().replace("ℓ", "l")
+        if key in ("l1", "abs", "absolute"):
+            return PowerLoss(1.0, name="l1")
+        if key in ("l2", "square", "squared"):
+            return PowerLoss(2.0, name="l2")
+        raise ValueError(f"loss must be 'l1', 'l2', a dpdro.Loss or a callable c(x), got the string {spec!r}")
+    if callable(spec):
+        return CallableLoss(spec)
+    raise TypeError(f"loss must be 'l1', 'l2', a dpdro.Loss or a callable c(x), got {spec!r} of type {type(spec).__name__}")

@@ -1,0 +1,131 @@
+"""LP back-ends: an incremental HiGHS model (rows and columns added between warm re-solves) and a
+one-shot cvxpy statement of the same LP for cross-checks (ECOS, Clarabel, …).
+
+Both solve   minimise cᵀx  subject to  row_lower ≤ A x ≤ row_upper,  x ≥ 0,
+and report the row duals in HiGHS's sign convention (∂ objective / ∂ right-hand side).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["LPSolution", "HighsModel", "solve_with_cvxpy"]
+
+INF = highspy.kHighsInf
+
+
+@dataclass
+class LPSolution:
+    status: str  # "optimal" or "infeasible" (anything else raises)
+    x: np.ndarray | None
+    row_duals: np.ndarray | None
+    objective: float
+
+
+class HighsModel:
+    """A HiGHS LP that grows by columns and rows and is re-solved from the previous basis.
+
+    The default tolerances are tightened from HiGHS's 1e-7 to 1e-9 so that released noise needs only
+    a tiny repair (see :func:`dpdro.upper_bound`).
+    """
+
+    def __init__(self, cost, *, tolerance: float = 1e-9, threads: int = 1):
+        self.h = highspy.Highs()
+        self.h.silent()
+        self.h.setOptionValue("primal_feasibility_tolerance", tolerance)
+        self.h.setOptionValue("dual_feasibility_tolerance", tolerance)
+        self.h.setOptionValue("threads", threads)
+        self.n_cols = 0
+        self.n_rows = 0
+        self.add_cols(np.asarray(cost, dtype=float))
+
+    def add_cols(self, cost) -> np.ndarray:
+        """Append non-negative columns with the given costs; returns their indices."""
+        cost = np.asarray(cost, dtype=float)
+        n = cost.size
+        idx = np.arange(self.n_cols, self.n_cols + n)
+        if n:
+            self.h.addCols(n, cost, np.zeros(n), np.full(n, INF), 0, np.zeros(n, dtype=np.int32),
+                           np.zeros(0, dtype=np.int32), np.zeros(0))
+            self.n_cols += n
+        return idx
+
+    def add_rows(self, matrix: sp.csr_matrix, lower, upper) -> np.ndarray:
+        """Append rows ``lower ≤ matrix @ x ≤ upper`` (``matrix`` has ``n_cols`` columns or fewer)."""
+        m = sp.csr_matrix(matrix)
+        n = m.shape[0]
+        idx = np.arange(self.n_rows, self.n_rows + n)
+        if n:
+            self.h.addRows(n, np.broadcast_to(np.asarray(lower, float), (n,)).copy(),
+                           np.broadcast_to(np.asarray(upper, float), (n,)).copy(), m.nnz,
+                           m.indptr[:-1].astype(np.int32), m.indices.astype(np.int32), m.data.astype(float))
+            self.n_rows += n
+        return idx
+
+    def set_row_upper(self, rows: np.ndarray, upper) -> None:
+        rows = np.asarray(rows, dtype=np.int32)
+        self.h.changeRowsBounds(rows.size, rows, np.full(rows.size, -INF), np.broadcast_to(np.asarray(upper, float), (rows.size,)).copy())
+
+    def solve(self) -> LPSolution:
+        self.h.run()
+        status = self.h.getModelStatus()
+        if status == highspy.HighsModelStatus.kInfeasible:
+            return LPSolution("infeasible", None, None, np.inf)
+        if status != highspy.HighsModelStatus.kOptimal:
+            # a rare numerical failure: retry once from scratch before giving up
+            self.h.clearSolver()
+            self.h.run()
+            status = self.h.getModelStatus()
+            if status == highspy.HighsModelStatus.kInfeasible:
+                return LPSolution("infeasible", None, None, np.inf)
+            if status != highspy.HighsModelStatus.kOptimal:
+                raise RuntimeError(f"HiGHS stopped with status {self.h.modelStatusToString(status)}")
+        sol = self.h.getSolution()
+        return LPSolution("optimal", np.asarray(sol.col_value), np.asarray(sol.row_dual),
+                          float(self.h.getInfo().objective_function_value))
+
+    @property
+    def simplex_iterations(self) -> int:
+        return int(self.h.getInfo().simplex_iteration_count)
+
+
+def solve_with_cvxpy(cost, matrix, lower, upper, *, solver: str = "ECOS", **solver_options) -> LPSolution:
+    """Solve the same LP with cvxpy (default ECOS). Rows with lower == upper become equalities."""
+    import cvxpy as cp
+
+    cost = np.asarray(cost, dtype=float)
+    m = sp.csr_matrix(matrix)
+    lower = np.asarray(lower, dtype=float)
+    upper = np.asarray(upper, dtype=float)
+    x = cp.Variable(cost.size, nonneg=True)
+    eq = np.isfinite(lower) & (lower == upper)
+    ub = ~eq & np.isfinite(upper)
+    lb = ~eq & np.isfinite(lower)
+    cons = []
+    if eq.any():
+        cons.append(m[eq] @ x == upper[eq])
+    if ub.any():
+        cons.append(m[ub] @ x <= upper[ub])
+    if lb.any():
+        cons.append(m[lb] @ x >= lower[lb])
+    prob = cp.Problem(cp.Minimize(cost @ x), cons)
+    prob.solve(solver=solver, **solver_options)
+    if prob.status in ("infeasible", "infeasible_inaccurate"):
+        return LPSolution("infeasible", None, None, np.inf)
+    if prob.status not in ("optimal", "optimal_inaccurate"):
+        raise RuntimeError(f"cvxpy/{solver} stopped with status {prob.status}")
+    duals = np.zeros(m.shape[0])
+    it = iter(cons)
+    # cvxpy's dual of  a x <= b  is >= 0 and of  a x == b  is the multiplier of (a x - b); both map to
+    # HiGHS's convention (objective sensitivity to the right-hand side) by a sign change
+    if eq.any():
+        duals[eq] = -np.asarray(next(it).dual_value)
+    if ub.any():
+        duals[ub] = -np.asarray(next(it).dual_value)
+    if lb.any():
+        duals[lb] = np.asarray(next(it).dual_value)
+    return LPSolution("optimal", np.asarray(x.value), duals, float(prob.value))
