@@ -351,7 +351,7 @@ def _release(lp: BoundingLP, res: CuttingPlaneResult, **kwargs):
     pa, da = anchor
     # δ is convex in p, so the mixture's true δ is at most (1 − w)·d + w·da = target; leave room for
     # the certificate's own rounding-error bound
-    target = prob.delta - 4.0 * profile.error_bound
+    target = prob.delta - 4.0 * float(np.max(profile.error_bound))
     weight = min(1.0, (d - target) / (d - da))
     while True:
         probs = (1.0 - weight) * noise.probs + weight * pa

@@ -114,7 +114,7 @@ class PiecewiseUniform:
         nz = np.nonzero(self.probs > 0)[0]
         j = nz[np.clip(np.searchsorted(nz, j), 0, nz.size - 1)]
         frac = np.clip((u - cum[j]) / self.probs[j], 0.0, 1.0)
-        return self.edges[j] + frac * self.widths[j]
+        return np.where(u >= 1.0, self.support[1], self.edges[j] + frac * self.widths[j])
 
     def sample(self, size=None, rng=None):
         """Draw noise: a cell with probability p(j), then a uniform point in it (GitHub appendix)."""

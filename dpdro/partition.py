@@ -43,6 +43,9 @@ class Partition:
         """A non-uniform partition: cells of width β on [−fine_half_width, fine_half_width + β), then
         widths growing by the factor ``growth`` (rounded to multiples of β, at most ``max_width``) out to
         ``half_width`` on both sides. The partition is symmetric about β/2 like the uniform one.
+
+        A density that is constant on a cell wider than Δf cannot decay by the factor e^ε per Δf that
+        small δ requires in the tails; keep ``max_width`` ≤ Δf (or smaller) when δ is small.
         """
         beta = check_positive("beta", beta)
         half_width = check_positive("half_width", half_width)

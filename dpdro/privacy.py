@@ -12,8 +12,9 @@ breakpoints are the multiples of h and δ(s·h) = Σ_i (g_i − e^ε g_{i−s})_
 cell; otherwise every pairwise edge difference in [−Δf, Δf] is tried.
 
 All sums are done in floating point and the result is rounded **up** by a rigorous bound on the
-rounding error (e^ε is rounded down, the error of every sum is bounded by its length times the unit
-roundoff), so the returned δ is never below the true value and exceeds it by ~1e-13 at most.
+rounding error (e^ε is rounded down; see the comments in the code for the bound, which does not grow
+with e^ε), so the returned δ is never below the true value and exceeds it by ~1e-15·(number of
+cells) at most.
 """
 
 from __future__ import annotations
@@ -38,13 +39,13 @@ class PrivacyProfile:
 
     phis: np.ndarray
     deltas: np.ndarray
-    error_bound: float
+    error_bound: np.ndarray  # per shift: bound on |computed − exact| δ(φ)
     method: str  # "lattice" or "breakpoints"
 
     @property
     def delta(self) -> float:
-        """The certified smallest δ: the maximum over shifts plus the rounding-error bound."""
-        return float(np.nextafter(float(self.deltas.max()) + self.error_bound, np.inf))
+        """The certified smallest δ: the maximum over shifts of δ(φ) plus its rounding-error bound."""
+        return float(np.nextafter(float(np.max(self.deltas + self.error_bound)), np.inf))
 
     @property
     def worst_phi(self) -> float:
@@ -82,7 +83,8 @@ def _lattice(noise: PiecewiseUniform, sensitivity: float) -> tuple[np.ndarray, i
     return ticks, k, h
 
 
-def _lattice_profile(noise: PiecewiseUniform, epsilon: float, ticks: np.ndarray, k: int, h: float) -> PrivacyProfile:
+def _lattice_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float, ticks: np.ndarray, k: int,
+                     h: float) -> PrivacyProfile:
     probs = noise.probs / noise.probs.sum()
     widths = np.diff(ticks)
     g = np.repeat(probs / widths, widths)  # mass per lattice cell, over ticks[0] .. ticks[-1]
@@ -97,13 +99,17 @@ def _lattice_profile(noise: PiecewiseUniform, epsilon: float, ticks: np.ndarray,
         s = shifts[c0:c0 + per_chunk]
         shifted = padded[k + idx[None, :] - s[:, None]]  # g_{i - s}
         deltas[c0:c0 + per_chunk] = np.maximum(g[None, :] - e_lo * shifted, 0.0).sum(axis=1)
-    # each term has relative error <= 3u in its two products and difference; the sum of n terms adds
-    # (n-1)u; the terms are bounded by g_i + e^ε g_{i-s}, whose sum is <= 1 + e^ε
-    err = (n + 6) * _U * (1.0 + e_lo) * 1.0001
-    # edges differ from ticks·h by at most 8u·max|edge|; moving one edge by η changes δ(φ) by at most
-    # η·(1 + e^ε)·(largest density) for each of the two densities involved
-    eta = 8 * _U * max(1.0, float(np.max(np.abs(noise.edges))))
-    err += 2 * (ticks.size) * eta * (1.0 + e_lo) * float(np.max(noise.densities))
+    n_edges = ticks.size
+    max_dens = float(np.max(noise.densities))
+    # Floating-point error of one term (g_i − e^ε g_{i−s})_+: at most 8.1u·g_i (the product, the
+    # difference and the normalisation of g; a term that is truly 0 can only turn positive when
+    # e^ε g_{i−s} ≈ g_i). Σ_i g_i = 1, and summing n non-negative terms adds n·u·δ(φ).
+    err = 8.1 * _U + 1.01 * n * _U * deltas
+    # The float edges differ from ticks·h by at most η, and Δf from k·h by at most |Δf − k·h|; moving
+    # an edge or the shift by η changes the integrand only on intervals of length η next to the two
+    # images of that edge, where it lies in [0, max density].
+    eta = float(np.max(np.abs(noise.edges - ticks * h))) + 2 * _U * max(1.0, float(np.max(np.abs(noise.edges))))
+    err += 2 * n_edges * max_dens * (eta + abs(sensitivity - k * h) + 2 * _U * sensitivity)
     return PrivacyProfile(shifts * h, deltas, err, "lattice")
 
 
@@ -127,10 +133,10 @@ def _breakpoint_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: fl
         deltas[c0:c0 + per_chunk] = np.sum((hi - lo) * np.maximum(d - e_lo * dm, 0.0), axis=1)
     n = 2 * e.size
     scale = float(np.max(np.abs(e))) + sensitivity
-    tv = float(np.sum(np.abs(np.diff(np.concatenate(([0.0], dens, [0.0]))))))
-    err = (n + 8) * _U * (1.0 + e_lo) * 1.0001
-    # segment lengths and breakpoints carry absolute errors of a few ulps of the largest coordinate
-    err += 8 * n * _U * scale * (1.0 + e_lo) * float(np.max(dens)) + 4 * _U * scale * e_lo * tv
+    # as for the lattice (see there), plus the absolute errors of a few ulps of the largest coordinate
+    # in every breakpoint, segment length and candidate shift, each acting on an integrand in
+    # [0, max density]
+    err = 8.1 * _U + 1.01 * n * _U * deltas + 8 * n * _U * scale * float(np.max(dens))
     return PrivacyProfile(phis, deltas, err, "breakpoints")
 
 
@@ -142,7 +148,7 @@ def privacy_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float)
     sensitivity = check_positive("sensitivity", sensitivity)
     lat = _lattice(noise, sensitivity)
     if lat is not None:
-        return _lattice_profile(noise, epsilon, *lat)
+        return _lattice_profile(noise, epsilon, sensitivity, *lat)
     return _breakpoint_profile(noise, epsilon, sensitivity)
 
 

@@ -1,0 +1,60 @@
+"""Brute-force references for tiny grids: every event A ∈ F(L, β) is enumerated explicitly.
+
+These implement the paper's formulations literally (unions of unit cells I_i(β), shifts φ ∈ B(β))
+and share no code with dpdro's oracle or LP assembly beyond the Partition and loss objects.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from scipy.optimize import linprog
+
+
+def unit_cell_coefficients(columns_pi, core_pi, s, mask, exp_eps):
+    """Coefficients on the column masses of V(φ, A) + δ for A = selected unit cells of the core.
+
+    V(φ, A) = Σ_j p(j)|A ∩ Π_j|/|Π_j| − e^ε Σ_j p(j)|A ∩ (Π_j + φ)|/|Π_j| (equation (9)), φ = s·β.
+    """
+    columns_pi = np.asarray(columns_pi)
+    widths = np.diff(columns_pi)
+    row = np.zeros(widths.size)
+    ticks = np.arange(core_pi[0], core_pi[-1])[np.asarray(mask, dtype=bool)]
+    for t in ticks:
+        j = np.searchsorted(columns_pi, t, side="right") - 1
+        row[j] += 1.0 / widths[j]
+        u = t - s  # unit cell I_t lies in Π_m + φ iff I_{t-s} lies in Π_m
+        if columns_pi[0] <= u < columns_pi[-1]:
+            m = np.searchsorted(columns_pi, u, side="right") - 1
+            row[m] -= exp_eps / widths[m]
+    return row
+
+
+def all_events(core_pi):
+    n = int(core_pi[-1] - core_pi[0])
+    return itertools.product((0, 1), repeat=n)
+
+
+def brute_max_shortfall(problem, columns_pi, core_pi, p, shifts):
+    """max over φ ∈ shifts and all events A of V(φ, A) (δ included), by enumeration."""
+    best = -np.inf
+    for s in shifts:
+        for mask in all_events(core_pi):
+            row = unit_cell_coefficients(columns_pi, core_pi, s, mask, problem.exp_epsilon)
+            best = max(best, float(row @ p) - problem.delta)
+    return best
+
+
+def brute_lp(problem, partition, *, lower):
+    """P(π, β) (lower=False) or D(π, β) (lower=True) with every event of E(L, β) as an explicit row."""
+    k = problem.shifts(partition.beta)
+    cols = partition.padded(k) if lower else partition
+    a, b = cols.edges[:-1], cols.edges[1:]
+    cost = problem.loss.cell_infimum(a, b) if lower else problem.loss.cell_average(a, b)
+    rows = [unit_cell_coefficients(cols.pi, partition.pi, s, mask, problem.exp_epsilon)
+            for s in range(-k, k + 1) for mask in all_events(partition.pi)]
+    rows = np.unique(np.round(np.array(rows), 14), axis=0)
+    res = linprog(cost, A_ub=rows, b_ub=np.full(len(rows), problem.delta), A_eq=np.ones((1, cost.size)), b_eq=[1.0],
+                  bounds=(0, None), method="highs")
+    return res.fun if res.status == 0 else None

@@ -1,0 +1,145 @@
+"""The bounding problems P(π, β) and D(π, β): brute force, cross-method and cross-solver agreement,
+ordering and monotonicity, certification of every released noise."""
+
+import numpy as np
+import pytest
+
+import dpdro
+from dpdro.bounds import BoundingLP
+from dpdro.cutting_plane import run_cutting_plane
+from brute import brute_lp
+
+TINY = [
+    (dpdro.Partition.uniform(3, 0.5), 1.0, 0.3, "l1"),
+    (dpdro.Partition.uniform(3, 0.5), 0.5, 0.35, "l2"),
+    (dpdro.Partition([-4, -2, -1, 0, 1, 2, 3, 5], 0.5), 2.0, 0.1, "l1"),
+    (dpdro.Partition([-4, -2, -1, 0, 1, 2, 4, 5], 1.0 / 3.0), 1.5, 0.3, dpdro.Pinball(0.3)),
+    (dpdro.Partition.uniform(4, 0.25), 0.3, 0.5, dpdro.asymmetric_loss()),
+]
+
+
+def _id(case):
+    part, eps, delta, loss = case
+    return f"pi={part.pi.tolist()},beta={part.beta:.3g},eps={eps},delta={delta}"
+
+
+@pytest.mark.parametrize("case", TINY, ids=_id)
+def test_bounds_equal_brute_force_lps(case):
+    """Cutting planes (both cut types) reach the LP with every event of E(L, β) as an explicit row."""
+    part, eps, delta, loss = case
+    prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=1.0, loss=loss)
+    p_full = brute_lp(prob, part, lower=False)
+    d_full = brute_lp(prob, part, lower=True)
+    for cuts in ("shift", "event"):
+        ub = dpdro.upper_bound(prob, part, cuts=cuts)
+        lb = dpdro.lower_bound(prob, part, cuts=cuts)
+        assert ub.lp_value == pytest.approx(p_full, abs=1e-8)
+        assert lb.lp_value == pytest.approx(d_full, abs=1e-8)
+        assert lb.value <= d_full + 1e-12  # the certified lower bound never exceeds D(π, β)
+        assert lb.value == pytest.approx(d_full, abs=1e-7)
+        assert ub.value >= p_full - 1e-12 and ub.value == pytest.approx(p_full, abs=1e-7)
+        assert dpdro.certify_delta(ub.noise, eps, 1.0) <= delta
+
+
+@pytest.mark.parametrize("kind", ["upper", "lower"])
+def test_cutting_plane_matches_full_lp_and_ecos(kind):
+    """Algorithm 1 (single events and whole shifts) = the full LP at once = cvxpy/ECOS on that LP."""
+    prob = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l2")
+    part = dpdro.Partition([-10, -6, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 7, 11], 0.25)
+    full = BoundingLP(prob, part, kind)
+    full.add_all_shift_cuts()
+    sol = full.solve()
+    ecos = full.solve_with("ECOS", abstol=1e-10, reltol=1e-10, feastol=1e-10)
+    assert ecos.objective == pytest.approx(sol.objective, abs=1e-7)
+    values = {}
+    for cuts in ("shift", "event"):
+        lp = BoundingLP(prob, part, kind)
+        values[cuts] = run_cutting_plane(lp, cuts=cuts).objective
+    assert values["shift"] == pytest.approx(sol.objective, abs=1e-8)
+    assert values["event"] == pytest.approx(sol.objective, abs=1e-8)
+
+
+def test_dual_bound_is_valid_for_any_multipliers():
+    """The lower bound is rebuilt from the duals into a dual-feasible point: garbage in, valid out."""
+    prob = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l1")
+    part = dpdro.Partition.uniform(12, 0.25)
+    lp = BoundingLP(prob, part, "lower")
+    res = run_cutting_plane(lp)
+    exact = lp.dual_bound(res.row_duals)
+    assert exact <= res.objective + 1e-12
+    assert exact == pytest.approx(res.objective, abs=1e-8)
+    rng = np.random.default_rng(0)
+    for scale in (1e-3, 1.0, 10.0):
+        noisy = res.row_duals + scale * rng.standard_normal(res.row_duals.size)
+        assert lp.dual_bound(noisy) <= res.objective + 1e-12
+    assert lp.dual_bound(np.zeros_like(res.row_duals)) <= prob.loss.cell_infimum(lp.columns.edges[:-1], lp.columns.edges[1:]).min() + 1e-15
+
+
+@pytest.mark.parametrize("loss", ["l1", "l2"])
+def test_lower_below_upper_and_refinement_tightens(loss):
+    prob = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss=loss)
+    part = dpdro.Partition.uniform(10, 0.25)
+    ubs, lbs = [], []
+    for _ in range(3):
+        ub, lb = dpdro.upper_bound(prob, part), dpdro.lower_bound(prob, part)
+        assert lb.value <= ub.value
+        ubs.append(ub.value)
+        lbs.append(lb.value)
+        part = part.refined(2)  # same support, finer grid (Lemma A.6 / Corollary 1)
+    assert ubs[0] >= ubs[1] - 1e-9 >= ubs[2] - 2e-9
+    assert lbs[0] <= lbs[1] + 1e-9 <= lbs[2] + 2e-9
+    assert ubs[-1] - lbs[-1] < ubs[0] - lbs[0]
+
+
+def test_larger_support_tightens_both_bounds():
+    prob = dpdro.Problem(epsilon=0.5, delta=0.1, sensitivity=1.0, loss="l1")
+    small, large = dpdro.Partition.uniform(14, 0.25), dpdro.Partition.uniform(28, 0.25)
+    assert dpdro.upper_bound(prob, large).value <= dpdro.upper_bound(prob, small).value + 1e-9
+    assert dpdro.lower_bound(prob, large).value >= dpdro.lower_bound(prob, small).value - 1e-9
+
+
+def test_shift_stride_relaxes_lower_bound():
+    prob = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l1")
+    part = dpdro.Partition.uniform(24, 1 / 8)
+    full = dpdro.lower_bound(prob, part).value
+    coarse = dpdro.lower_bound(prob, part, shift_stride=4).value
+    assert coarse <= full + 1e-12
+    with pytest.raises(ValueError, match="only valid for the lower bound"):
+        BoundingLP(prob, part, "upper", shift_stride=2)
+
+
+@pytest.mark.parametrize("delta", [1e-6, 1e-3, 0.2, 0.75])
+@pytest.mark.parametrize("loss", ["l1", "l2"])
+def test_every_released_noise_is_certified(delta, loss):
+    """certify_delta(noise) <= δ with no tolerance, including tiny and large δ."""
+    prob = dpdro.Problem(epsilon=1.0, delta=delta, sensitivity=1.0, loss=loss)
+    half = 1.3 * prob.truncated_laplace_half_width()
+    for part in (dpdro.Partition.uniform(int(np.ceil(half / 0.25)), 0.25),
+                 dpdro.Partition.graded(0.125, half_width=half, fine_half_width=1.0, growth=1.3, max_width=0.5)):
+        ub = dpdro.upper_bound(prob, part)
+        assert dpdro.certify_delta(ub.noise, prob.epsilon, prob.sensitivity) <= delta
+        assert ub.certified_delta <= delta
+        assert ub.value >= ub.noise.expected_loss(loss)  # rounded up, never down
+        lb = dpdro.lower_bound(prob, part)
+        assert lb.value <= ub.value
+
+
+def test_infeasible_support_raises_clear_error():
+    prob = dpdro.Problem(epsilon=0.5, delta=0.01, sensitivity=1.0)
+    with pytest.raises(dpdro.InfeasibleError, match="support .* is too small"):
+        dpdro.upper_bound(prob, dpdro.Partition.uniform(2, 0.5))
+
+
+def test_lower_bound_keeps_tail_for_non_monotone_loss():
+    """A loss that dips far away: D(π, β) must not exceed its value outside the padded support."""
+    def dip(x):
+        x = np.asarray(x, dtype=float)
+        return np.abs(x) * (1 + 0.0 * x) - 2.9 * np.exp(-((np.abs(x) - 3.0) ** 2) / 0.01) + 3.0
+
+    loss = dpdro.CallableLoss(dip, tail_infimum=lambda a, b: float(min(dip(np.linspace(min(a, -3.5), a, 2001)).min(),
+                                                                        dip(np.linspace(b, max(b, 3.5), 2001)).min())))
+    prob = dpdro.Problem(epsilon=1.0, delta=0.3, sensitivity=1.0, loss=loss)
+    part = dpdro.Partition.uniform(4, 0.25)  # support [-1, 1.25): the dip at |x| = 3 lies outside
+    lb = dpdro.lower_bound(prob, part)
+    assert lb.value <= loss.tail_infimum(part.padded(4).edges[0], part.padded(4).edges[-1]) + 1e-12
+    assert lb.outside_mass > 0.5

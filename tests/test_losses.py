@@ -1,0 +1,78 @@
+"""Cell averages (upper-bound coefficients) and cell infima (lower-bound coefficients)."""
+
+import numpy as np
+import pytest
+from scipy import integrate
+
+import dpdro
+
+LOSSES = [
+    dpdro.make_loss("l1"),
+    dpdro.make_loss("l2"),
+    dpdro.PowerLoss(0.5),
+    dpdro.PowerLoss(3.0),
+    dpdro.Pinball(0.2),
+    dpdro.asymmetric_loss(),
+    dpdro.PiecewiseLinear([-1.0, 0.0, 2.0], [1.0, 0.0, 3.0], left_slope=-2.0, right_slope=0.5),
+    dpdro.CallableLoss(lambda x: np.log1p(np.abs(x)) + 0.1 * x * x, name="log1p+quad"),
+]
+CELLS = np.array([(-3.0, -2.5), (-0.3, 0.2), (0.0, 0.125), (-1.0, 0.0), (0.7, 2.9), (1000.0, 1000.001),
+                  (-5.0, 5.0), (1.0, 1.0 + 1e-9)])
+
+
+@pytest.mark.parametrize("loss", LOSSES, ids=lambda l: l.name)
+def test_cell_average_matches_quadrature(loss):
+    a, b = CELLS[:, 0], CELLS[:, 1]
+    got = loss.cell_average(a, b)
+    for (lo, hi), g in zip(CELLS, got):
+        ref = integrate.quad(lambda x: float(loss(x)), lo, hi, points=[0.0] if lo < 0 < hi else None,
+                             epsabs=1e-14, epsrel=1e-13, limit=200)[0] / (hi - lo)
+        assert g == pytest.approx(ref, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("loss", LOSSES, ids=lambda l: l.name)
+def test_cell_infimum_is_a_lower_bound_and_tight(loss):
+    a, b = CELLS[:, 0], CELLS[:, 1]
+    got = loss.cell_infimum(a, b)
+    avg = loss.cell_average(a, b)
+    for (lo, hi), g, m in zip(CELLS, got, avg):
+        dense = loss(np.linspace(lo, hi, 20001)).min()
+        assert g <= dense + 1e-12
+        assert g == pytest.approx(dense, rel=1e-6, abs=1e-9)
+        assert g <= m + 1e-12
+
+
+def test_closed_forms():
+    l1, l2 = dpdro.make_loss("l1"), dpdro.make_loss("l2")
+    assert l1.cell_average(-1.0, 3.0) == pytest.approx((1 + 9) / 8)
+    assert l1.cell_average(2.0, 4.0) == pytest.approx(3.0)
+    assert l2.cell_average(-1.0, 1.0) == pytest.approx(1 / 3)
+    assert l2.cell_average(1.0, 2.0) == pytest.approx(7 / 3)
+    assert l1.cell_infimum(-1.0, 3.0) == 0.0 and l1.cell_infimum(-3.0, -1.0) == 1.0
+    assert dpdro.Pinball(0.25)(np.array([-4.0, 4.0])).tolist() == [3.0, 1.0]
+    assert dpdro.asymmetric_loss()(np.array([-1.0, 1.0])).tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("loss", LOSSES, ids=lambda l: l.name)
+def test_tail_infimum(loss):
+    a, b = -2.0, 3.0
+    xs = np.concatenate((np.linspace(-200, a, 40001), np.linspace(b, 200, 40001)))
+    assert loss.tail_infimum(a, b) == pytest.approx(loss(xs).min(), rel=1e-9, abs=1e-12)
+
+
+def test_callable_with_lipschitz_constant_is_rigorous():
+    loss = dpdro.CallableLoss(lambda x: np.abs(x) + 0.3 * np.cos(7 * x) + 0.3, lipschitz=3.2,
+                              tail_infimum=lambda a, b: 0.0)
+    a = np.linspace(-3, 3, 61)
+    got = loss.cell_infimum(a[:-1], a[1:])
+    for lo, hi, g in zip(a[:-1], a[1:], got):
+        assert g <= loss(np.linspace(lo, hi, 5001)).min() + 1e-15
+
+
+def test_make_loss_roundtrip():
+    l1 = dpdro.make_loss("l1")
+    assert dpdro.make_loss(l1) is l1
+    assert dpdro.make_loss("L2").name == "l2"
+    cl = dpdro.make_loss(lambda x: np.abs(x) ** 1.5)
+    assert isinstance(cl, dpdro.CallableLoss)
+    assert cl.cell_average(0.0, 1.0) == pytest.approx(1 / 2.5, rel=1e-9)

@@ -1,0 +1,129 @@
+"""certify_delta on closed-form cases, against exact rational arithmetic and a fine search over φ."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import dpdro
+from dpdro.privacy import _breakpoint_profile, privacy_profile
+
+
+def exact_delta_fraction(edges, probs, eps_exp_lo, phis):
+    """max over the given φ of ∫(p(y) − e^ε p(y − φ))_+ dy in exact rational arithmetic."""
+    e = [Fraction(x) for x in edges]
+    pr = [Fraction(x) for x in probs]
+    total = sum(pr)
+    dens = [q / total / (e[j + 1] - e[j]) for j, q in enumerate(pr)]
+
+    def density(y):
+        for j in range(len(dens)):
+            if e[j] <= y < e[j + 1]:
+                return dens[j]
+        return Fraction(0)
+
+    best = Fraction(0)
+    ee = Fraction(eps_exp_lo)
+    for phi in phis:
+        phi = Fraction(phi)
+        bps = sorted(set(e) | {x + phi for x in e})
+        val = Fraction(0)
+        for lo, hi in zip(bps[:-1], bps[1:]):
+            mid = (lo + hi) / 2
+            d = density(mid) - ee * density(mid - phi)
+            if d > 0:
+                val += d * (hi - lo)
+        best = max(best, val)
+    return best
+
+
+def test_uniform_noise_closed_form():
+    """Uniform noise on an interval of length W: δ(ε) = Δf/W for every ε > 0."""
+    for W, sens in [(4.0, 1.0), (10.0, 2.5), (3.0, 0.75)]:
+        noise = dpdro.PiecewiseUniform(np.linspace(-W / 2, W / 2, 9), np.full(8, 1 / 8))
+        for eps in (0.1, 1.0, 5.0):
+            d = dpdro.certify_delta(noise, eps, sens)
+            assert sens / W <= d <= sens / W + 1e-13
+
+
+def test_two_level_closed_form():
+    """Density 0.8 on [0, 1) and 0.2 on [1, 2), Δf = 1. With δ(φ) = ∫(p(y) − e^ε p(y − φ))_+ dy:
+    φ = +1 gives 0.8 (on [0, 1) nothing is shifted in) + (0.2 − 0.8e^ε)_+ = 0.8, and φ = −1 gives
+    0.2 (on [1, 2)) + (0.8 − 0.2e^ε)_+; δ(φ) is affine in between, so δ = the larger one."""
+    probs = [0.8, 0.2]
+    noise = dpdro.PiecewiseUniform([0.0, 1.0, 2.0], probs)
+    for eps in (0.5, 1.0, 2.0):
+        ee = np.exp(eps)
+        expected = max(0.8, 0.2 + max(0.8 - ee * 0.2, 0.0))
+        d = dpdro.certify_delta(noise, eps, 1.0)
+        assert expected <= d <= expected + 1e-13
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_lattice_certificate_matches_exact_rationals_and_fine_search(seed):
+    rng = np.random.default_rng(seed)
+    ticks = np.unique(np.concatenate(([-8, 9], rng.integers(-8, 10, size=6))))
+    h = 0.125
+    probs = rng.random(ticks.size - 1) ** 2
+    probs /= probs.sum()
+    noise = dpdro.PiecewiseUniform(ticks * h, probs, grid=h)
+    eps, sens = 0.7, 0.5
+    prof = privacy_profile(noise, eps, sens)
+    assert prof.method == "lattice"
+    exact = exact_delta_fraction(noise.edges, noise.probs, float(np.exp(eps)),
+                                 [Fraction(int(s), 8) for s in range(-4, 5)])
+    d = prof.delta
+    assert float(exact) <= d <= float(exact) + 1e-12
+    # no shift off the lattice does better (Lemma A.3): a fine search over φ ∈ [−Δf, Δf]
+    fine = exact_delta_fraction(noise.edges, noise.probs, float(np.exp(eps)),
+                                [Fraction(int(s), 56) for s in range(-28, 29)])
+    assert fine <= exact
+
+
+def test_breakpoint_method_agrees_with_lattice():
+    rng = np.random.default_rng(11)
+    ticks = np.array([-12, -7, -3, -1, 0, 1, 2, 5, 9, 13])
+    probs = rng.random(ticks.size - 1)
+    probs /= probs.sum()
+    h = 1.0 / 6.0
+    noise = dpdro.PiecewiseUniform(ticks * h, probs, grid=h)
+    lattice = privacy_profile(noise, 1.3, 1.0)
+    general = _breakpoint_profile(noise, 1.3, 1.0)
+    assert lattice.method == "lattice" and general.method == "breakpoints"
+    assert general.delta == pytest.approx(lattice.delta, abs=1e-12)
+
+
+def test_breakpoint_method_on_irregular_edges():
+    """Edges on no lattice: every edge difference in [−Δf, Δf] is a candidate shift (Lemma C.16)."""
+    edges = list(np.sqrt(2.0) * np.array([-2.1, -1.3, -0.77, 0.0, 0.41, 1.9, 2.6]))
+    probs = np.array([0.05, 0.1, 0.3, 0.35, 0.15, 0.05])
+    noise = dpdro.PiecewiseUniform(edges, probs)
+    eps, sens = 0.8, 1.0
+    prof = privacy_profile(noise, eps, sens)
+    assert prof.method == "breakpoints"
+    diffs = {a - b for a in edges for b in edges if abs(a - b) <= sens} | {-sens, sens}
+    exact = exact_delta_fraction(noise.edges, noise.probs, float(np.exp(eps)), sorted(diffs))
+    assert float(exact) <= prof.delta <= float(exact) + 1e-12
+    fine = exact_delta_fraction(noise.edges, noise.probs, float(np.exp(eps)),
+                                [Fraction(int(s), 97) for s in range(-97, 98)])
+    assert fine <= exact
+
+
+def test_certificate_never_below_truth_at_tiny_delta():
+    """A noise whose true δ is tiny: the certificate is an upper bound within ~1e-15."""
+    probs = np.array([1e-9, 0.5 - 1e-9, 0.5 - 1e-9, 1e-9]) / (1.0)
+    probs = probs / probs.sum()
+    noise = dpdro.PiecewiseUniform([-2.0, -1.0, 0.0, 1.0, 2.0], probs, grid=1.0)
+    exact = exact_delta_fraction(noise.edges, noise.probs, float(np.exp(30.0)), range(-1, 2))
+    d = dpdro.certify_delta(noise, 30.0, 1.0)
+    assert float(exact) <= d <= float(exact) + 1e-14
+
+
+def test_bad_inputs():
+    noise = dpdro.PiecewiseUniform([0.0, 1.0], [1.0])
+    with pytest.raises(TypeError, match="PiecewiseUniform"):
+        dpdro.certify_delta([0.0, 1.0], 1.0, 1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        dpdro.certify_delta(noise, -1.0, 1.0)
+    with pytest.raises(ValueError, match="sensitivity"):
+        dpdro.certify_delta(noise, 1.0, 0.0)
