@@ -64,8 +64,8 @@ class BoundingLP:
         self.problem, self.partition, self.kind = problem, partition, kind
         self.k = problem.shifts(partition.beta)
         lower = kind == "lower"
-        self.columns = partition.padded(self.k) if lower else partition
         self.table = geometry(problem, partition, lower=lower, shift_stride=shift_stride)
+        self.columns = Partition(self.table.column_pi, partition.beta)  # decision cells (padded for D)
         a, b = self.columns.edges[:-1], self.columns.edges[1:]
         loss = problem.loss
         cost = loss.cell_infimum(a, b) if lower else loss.cell_average(a, b)
@@ -279,7 +279,9 @@ class LowerBound:
 
     value: float  # rounded down
     lp_value: float  # optimal value of D(π, β) reported by the solver
-    p: np.ndarray  # primal solution on the padded cells (last entry: mass beyond the padding)
+    p: np.ndarray  # primal solution on the decision cells ``columns`` (last entry: mass beyond the padding)
+    columns: Partition  # decision cells: the core cells at positions core_offset, …, core_offset + N − 1, padding around
+    core_offset: int
     partition: Partition
     iterations: int
     seconds: float
@@ -299,6 +301,8 @@ def upper_bound(problem: Problem, partition: Partition, *, cuts: str = "shift", 
     ----------
     cuts : ``"shift"`` (whole-shift cuts, fast) or ``"event"`` (Algorithm 1 with single events).
     tol : stop when no privacy constraint is violated by more than ``tol``.
+    **kwargs : passed to :func:`dpdro.cutting_plane.run_cutting_plane` (``max_iter``, ``time_limit``,
+        ``full_per_round``, ``lazy_per_round``, ``verbose``).
 
     Returns
     -------
@@ -311,6 +315,9 @@ def upper_bound(problem: Problem, partition: Partition, *, cuts: str = "shift", 
     """
     lp = BoundingLP(problem, partition, "upper")
     res = run_cutting_plane(lp, cuts=cuts, tol=tol, **kwargs)
+    if not res.converged:
+        raise RuntimeError(f"Algorithm 1 stopped after {res.iterations} iterations ({res.seconds:.1f} s) with a "
+                           f"privacy shortfall of {res.max_shortfall:.3e}; no certified noise to release")
     noise, d, weight = _release(lp, res, cuts=cuts, tol=tol, **kwargs)
     value = _round_up(noise.expected_loss(problem.loss))
     return UpperBound(value, noise, d, res.objective, partition, res.iterations, res.seconds + 0.0, weight, res.history)
@@ -376,6 +383,7 @@ def lower_bound(problem: Problem, partition: Partition, *, cuts: str = "shift", 
     res = run_cutting_plane(lp, cuts=cuts, tol=tol, **kwargs)
     value = lp.dual_bound(res.row_duals)
     p = np.clip(res.x[: lp.n_p], 0.0, None)
-    k = lp.k
-    outside = float(p[:k].sum() + p[k + partition.n_cells:].sum())
-    return LowerBound(value, res.objective, p, partition, res.iterations, res.seconds, outside, res.history)
+    off = lp.table.core_offset
+    outside = float(p[:off].sum() + p[off + partition.n_cells:].sum())
+    return LowerBound(value, res.objective, p, lp.columns, off, partition, res.iterations, res.seconds, outside,
+                      res.history)

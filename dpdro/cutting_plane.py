@@ -39,20 +39,25 @@ class CuttingPlaneResult:
     iterations: int
     seconds: float
     max_shortfall: float  # largest V(φ, A) − δ of the final p (<= tol unless stalled by tolerances)
+    converged: bool  # False if stopped by max_iter or time_limit (the LP value is then only a lower bound)
     history: list = field(default_factory=list)  # (iteration, objective, max shortfall, seconds)
 
 
 def run_cutting_plane(lp, *, cuts: str = "shift", tol: float = 1e-9, max_iter: int = 100_000,
-                      full_per_round: int = 2, lazy_per_round: int = 64, verbose: bool = False) -> CuttingPlaneResult:
+                      time_limit: float | None = None, full_per_round: int = 2, lazy_per_round: int = 64,
+                      verbose: bool = False) -> CuttingPlaneResult:
     """Solve ``lp`` (a :class:`dpdro.bounds.BoundingLP`) by Algorithm 1.
 
     The relaxation starts without privacy constraints (S = ∅) and is re-solved warm after every round
-    of cuts until no constraint has a shortfall above ``tol``.
+    of cuts until no constraint has a shortfall above ``tol``, or until ``max_iter`` rounds or
+    ``time_limit`` seconds (then ``converged`` is False: the relaxation's value is a lower bound on
+    the LP's, and its solution may violate privacy constraints).
     """
     if cuts not in ("shift", "event"):
         raise ValueError(f"cuts must be 'shift' or 'event', got {cuts!r}")
     t0 = time.perf_counter()
     history = []
+    converged = False
     for it in range(1, max_iter + 1):
         sol = lp.solve()
         if sol.status == "infeasible":
@@ -63,6 +68,9 @@ def run_cutting_plane(lp, *, cuts: str = "shift", tol: float = 1e-9, max_iter: i
         if verbose:  # pragma: no cover
             print(f"iter {it:5d}  objective {sol.objective:.10g}  max shortfall {worst:.3e}")
         if worst <= tol:
+            converged = True
+            break
+        if time_limit is not None and time.perf_counter() - t0 > time_limit:
             break
         if cuts == "shift":
             violated = np.nonzero(values > tol)[0]
@@ -70,12 +78,13 @@ def run_cutting_plane(lp, *, cuts: str = "shift", tol: float = 1e-9, max_iter: i
             full = [int(r) for r in violated if not lp.has_full_cut(int(r))][:full_per_round]
             lazy = [int(r) for r in violated if r not in full][:lazy_per_round]
             added = sum(lp.add_shift_cut(r) for r in full) + sum(lp.add_worst_segments(r, sol.x) for r in lazy)
-            if added == 0:
-                break  # every violated segment is already in the LP: what remains is solver tolerance
+            if added == 0:  # every violated segment is already in the LP: what remains is solver tolerance
+                converged = True
+                break
         else:
             r = int(np.argmax(values))
             if not lp.add_event_cut(r, sol.x):  # the same event again: solver tolerance
+                converged = True
                 break
-    else:  # pragma: no cover
-        raise RuntimeError(f"the cutting-plane method did not converge in {max_iter} iterations")
-    return CuttingPlaneResult(sol.x, sol.objective, sol.row_duals, it, time.perf_counter() - t0, worst, history)
+    return CuttingPlaneResult(sol.x, sol.objective, sol.row_duals, it, time.perf_counter() - t0, worst, converged,
+                              history)

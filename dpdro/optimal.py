@@ -70,8 +70,8 @@ def _upper_partition(problem: Problem, k: int, support_factor: float) -> Partiti
 def _coefficient_penalty(problem: Problem, partition: Partition, lb: LowerBound) -> np.ndarray:
     """p_j (c_j − c̲_j) per core cell of the lower bound's solution."""
     a, b = partition.edges[:-1], partition.edges[1:]
-    k = problem.shifts(partition.beta)
-    return lb.p[k:k + partition.n_cells] * (problem.loss.cell_average(a, b) - problem.loss.cell_infimum(a, b))
+    core = lb.p[lb.core_offset:lb.core_offset + partition.n_cells]
+    return core * (problem.loss.cell_average(a, b) - problem.loss.cell_infimum(a, b))
 
 
 def refine_partition(partition: Partition, split: np.ndarray) -> Partition:

@@ -29,7 +29,7 @@ import numpy as np
 from .partition import Partition
 from .problem import Problem
 
-__all__ = ["SegmentTable", "Shortfall", "candidate_shifts", "max_privacy_shortfall"]
+__all__ = ["SegmentTable", "Shortfall", "candidate_shifts", "geometry", "max_privacy_shortfall", "padding_blocks"]
 
 
 def candidate_shifts(core_pi: np.ndarray, column_pi: np.ndarray, k: int) -> np.ndarray:
@@ -55,7 +55,12 @@ class SegmentTable:
     length: np.ndarray
     cell: np.ndarray
     shifted: np.ndarray
-    column_widths: np.ndarray
+    column_pi: np.ndarray  # edges of the decision cells (ticks)
+    core_offset: int  # core cell j is decision cell j + core_offset
+
+    @property
+    def column_widths(self) -> np.ndarray:
+        return np.diff(self.column_pi)
 
     @classmethod
     def build(cls, core_pi: np.ndarray, column_pi: np.ndarray, core_offset: int, shifts: np.ndarray,
@@ -88,7 +93,7 @@ class SegmentTable:
             parts.append((rows, lo, hi - lo, cell, np.where(covered, m, -1)))
         rows, start, length, cell, shifted = (np.concatenate(x) for x in zip(*parts))
         offsets = np.searchsorted(rows, np.arange(shifts.size + 1))
-        return cls(shifts, offsets, rows, start, length, cell, shifted, np.diff(column_pi))
+        return cls(shifts, offsets, rows, start, length, cell, shifted, column_pi, int(core_offset))
 
     def contributions(self, p: np.ndarray, exp_eps: float) -> np.ndarray:
         """Signed contribution |segment|·(p(j)/|Π_j| − e^ε p(j′)/|Π_j′|) of every segment."""
@@ -127,25 +132,47 @@ def event_intervals(table: SegmentTable, mask: np.ndarray, beta: float) -> np.nd
     return np.column_stack((starts, ends)) * beta
 
 
+def padding_blocks(core_pi: np.ndarray, shifts: np.ndarray, k: int) -> tuple[np.ndarray, int]:
+    """Decision cells of D(π, β) for the given shifts: the core cells plus padding blocks.
+
+    Section 4.1 pads π with k = Δf/β unit cells at each end. A padding cell only enters the privacy
+    constraints through the preimages (segment − φ) of core segments, so unit cells that no preimage
+    boundary separates can be merged into one block with cost the infimum over the block: averaging
+    the densities inside such a block keeps every constraint satisfied (each term is a convex
+    function (q_j − e^ε q)_+ of the block density, Jensen) and does not raise the cost, so the merged
+    problem's value is at most D(π, β) and remains a valid lower bound. With every shift of B(β) the
+    blocks are exactly the unit cells of the paper. Returns the decision-cell edges and the index
+    of the first core cell.
+    """
+    lo, hi = int(core_pi[0]), int(core_pi[-1])
+    pre = (core_pi[None, :] - shifts[:, None]).ravel()
+    left = np.unique(np.concatenate(([lo - k], pre[(pre > lo - k) & (pre < lo)])))
+    right = np.unique(np.concatenate((pre[(pre > hi) & (pre < hi + k)], [hi + k])))
+    return np.concatenate((left, core_pi, right)), int(left.size)
+
+
 def geometry(problem: Problem, partition: Partition, *, lower: bool = False,
              shift_stride: int | None = None) -> SegmentTable:
     """The segment table of P(π, β) (``lower=False``) or of D(π, β) (``lower=True``).
 
     ``shift_stride`` keeps only the candidate shifts that are multiples of ``shift_stride``·β (and
     ±Δf). Dropping privacy constraints relaxes the problem, so this is allowed for the lower bound
-    only, where it trades a little tightness for speed.
+    only, where it trades a little tightness for speed (and lets the padding merge into blocks, see
+    :func:`padding_blocks`).
     """
     k = problem.shifts(partition.beta)
-    columns = partition.padded(k) if lower else partition
-    offset = k if lower else 0
-    shifts = candidate_shifts(partition.pi, columns.pi, k)
     if shift_stride is not None:
         if not lower:
             raise ValueError("shift_stride is only valid for the lower bound: the upper bound needs every shift")
-        if int(shift_stride) < 1:
+        if isinstance(shift_stride, bool) or int(shift_stride) != shift_stride or int(shift_stride) < 1:
             raise ValueError(f"shift_stride must be an integer >= 1, got {shift_stride!r}")
+    if not lower:
+        return SegmentTable.build(partition.pi, partition.pi, 0, candidate_shifts(partition.pi, partition.pi, k))
+    shifts = np.arange(-k, k + 1)  # with unit padding cells every shift is a candidate
+    if shift_stride is not None:
         shifts = shifts[(shifts % int(shift_stride) == 0) | (np.abs(shifts) == k)]
-    return SegmentTable.build(partition.pi, columns.pi, offset, shifts)
+    columns, offset = padding_blocks(partition.pi, shifts, k)
+    return SegmentTable.build(partition.pi, columns, offset, shifts)
 
 
 def max_privacy_shortfall(problem: Problem, partition: Partition, p, *, lower: bool = False,
@@ -154,7 +181,8 @@ def max_privacy_shortfall(problem: Problem, partition: Partition, p, *, lower: b
 
     Parameters
     ----------
-    p : cell probabilities p(j), j ∈ [N] (or j ∈ N, the padded index set, with ``lower=True``).
+    p : cell probabilities p(j), j ∈ [N] (or, with ``lower=True``, on the decision cells of D(π, β):
+        the padded index set N, see :func:`padding_blocks`).
     lower : search the constraints of D(π, β) instead (events inside the core, p on padded cells).
     table : a precomputed :func:`geometry` to reuse across calls.
 

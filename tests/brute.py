@@ -46,14 +46,16 @@ def brute_max_shortfall(problem, columns_pi, core_pi, p, shifts):
     return best
 
 
-def brute_lp(problem, partition, *, lower):
-    """P(π, β) (lower=False) or D(π, β) (lower=True) with every event of E(L, β) as an explicit row."""
+def brute_lp(problem, partition, *, lower, shifts=None):
+    """P(π, β) (lower=False) or D(π, β) (lower=True) with every event of E(L, β) as an explicit row
+    (optionally only for the given shifts, in units of β)."""
     k = problem.shifts(partition.beta)
+    shifts = range(-k, k + 1) if shifts is None else shifts
     cols = partition.padded(k) if lower else partition
     a, b = cols.edges[:-1], cols.edges[1:]
     cost = problem.loss.cell_infimum(a, b) if lower else problem.loss.cell_average(a, b)
     rows = [unit_cell_coefficients(cols.pi, partition.pi, s, mask, problem.exp_epsilon)
-            for s in range(-k, k + 1) for mask in all_events(partition.pi)]
+            for s in shifts for mask in all_events(partition.pi)]
     rows = np.unique(np.round(np.array(rows), 14), axis=0)
     res = linprog(cost, A_ub=rows, b_ub=np.full(len(rows), problem.delta), A_eq=np.ones((1, cost.size)), b_eq=[1.0],
                   bounds=(0, None), method="highs")

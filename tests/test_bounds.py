@@ -98,6 +98,21 @@ def test_larger_support_tightens_both_bounds():
     assert dpdro.lower_bound(prob, large).value >= dpdro.lower_bound(prob, small).value - 1e-9
 
 
+def test_merged_padding_is_a_valid_relaxation():
+    """With a subset of shifts the padding merges into blocks; the bound stays below the LP with unit
+    padding cells and the same shifts (a block costs the infimum over all its unit cells, so it may be
+    a little lower), and without stride the blocks are the paper's unit cells."""
+    prob = dpdro.Problem(epsilon=0.8, delta=0.25, sensitivity=1.0, loss="l1")
+    part = dpdro.Partition([-6, -4, -2, 0, 1, 2, 4, 7], 0.25)
+    lp = BoundingLP(prob, part, "lower", shift_stride=2)
+    assert lp.columns.n_cells < part.padded(4).n_cells
+    assert BoundingLP(prob, part, "lower").columns == part.padded(4)
+    merged = dpdro.lower_bound(prob, part, shift_stride=2)
+    unit = brute_lp(prob, part, lower=True, shifts=[-4, -2, 0, 2, 4])
+    assert merged.value <= unit + 1e-12
+    assert merged.value == pytest.approx(unit, rel=0.01)
+
+
 def test_shift_stride_relaxes_lower_bound():
     prob = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l1")
     part = dpdro.Partition.uniform(24, 1 / 8)
