@@ -5,6 +5,7 @@ Robust Optimization*. The upper bound P(π, β) releases a piecewise-uniform noi
 certified exactly; the lower bound D(π, β) certifies how far from optimal it can be.
 """
 
+from . import benchmarks
 from .bounds import BoundingLP, LowerBound, UpperBound, lower_bound, upper_bound
 from .losses import CallableLoss, Loss, PiecewiseLinear, Pinball, PowerLoss, asymmetric_loss, make_loss
 from .noise import PiecewiseUniform
@@ -17,6 +18,7 @@ from .problem import InfeasibleError, Problem
 __version__ = "0.1.0"
 
 __all__ = [
+    "benchmarks",
     "BoundingLP",
     "CallableLoss",
     "InfeasibleError",

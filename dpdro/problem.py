@@ -51,7 +51,9 @@ class Problem:
     def truncated_laplace_half_width(self) -> float:
         """A = (Δf/ε)·log(1 + (e^ε − 1)/(2δ)), the support half-width of the truncated Laplace
         mechanism (Geng et al. 2020); a natural reference size for the support of optimal noise."""
-        return self.sensitivity / self.epsilon * math.log1p(math.expm1(self.epsilon) / (2.0 * self.delta))
+        from .benchmarks import TruncatedLaplace
+
+        return TruncatedLaplace(epsilon=self.epsilon, delta=self.delta, sensitivity=self.sensitivity).half_width
 
     def with_delta(self, delta: float) -> "Problem":
         return Problem(epsilon=self.epsilon, delta=delta, sensitivity=self.sensitivity, loss=self.loss)
