@@ -270,6 +270,7 @@ class UpperBound:
     iterations: int
     seconds: float
     repair_weight: float = 0.0  # weight of the anchor solution mixed in to remove solver overshoot
+    simplex_iterations: int = 0
     history: list = field(default_factory=list)
 
 
@@ -286,6 +287,7 @@ class LowerBound:
     iterations: int
     seconds: float
     outside_mass: float = 0.0  # mass the primal places outside [π_1β, π_{N+1}β): large means the support is too small
+    simplex_iterations: int = 0
     history: list = field(default_factory=list)
 
 
@@ -320,7 +322,8 @@ def upper_bound(problem: Problem, partition: Partition, *, cuts: str = "shift", 
                            f"privacy shortfall of {res.max_shortfall:.3e}; no certified noise to release")
     noise, d, weight = _release(lp, res, cuts=cuts, tol=tol, **kwargs)
     value = _round_up(noise.expected_loss(problem.loss))
-    return UpperBound(value, noise, d, res.objective, partition, res.iterations, res.seconds + 0.0, weight, res.history)
+    return UpperBound(value, noise, d, res.objective, partition, res.iterations, res.seconds, weight,
+                      res.simplex_iterations, res.history)
 
 
 def _noise(partition: Partition, x: np.ndarray, **meta) -> PiecewiseUniform:
@@ -386,4 +389,4 @@ def lower_bound(problem: Problem, partition: Partition, *, cuts: str = "shift", 
     off = lp.table.core_offset
     outside = float(p[:off].sum() + p[off + partition.n_cells:].sum())
     return LowerBound(value, res.objective, p, lp.columns, off, partition, res.iterations, res.seconds, outside,
-                      res.history)
+                      res.simplex_iterations, res.history)

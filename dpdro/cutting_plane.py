@@ -40,6 +40,7 @@ class CuttingPlaneResult:
     seconds: float
     max_shortfall: float  # largest V(φ, A) − δ of the final p (<= tol unless stalled by tolerances)
     converged: bool  # False if stopped by max_iter or time_limit (the LP value is then only a lower bound)
+    simplex_iterations: int  # total over all re-solves: a machine-independent measure of the work done
     history: list = field(default_factory=list)  # (iteration, objective, max shortfall, seconds)
 
 
@@ -58,8 +59,10 @@ def run_cutting_plane(lp, *, cuts: str = "shift", tol: float = 1e-9, max_iter: i
     t0 = time.perf_counter()
     history = []
     converged = False
+    work = 0
     for it in range(1, max_iter + 1):
         sol = lp.solve()
+        work += sol.iterations
         if sol.status == "infeasible":
             raise InfeasibleError(lp.infeasibility_message())
         values = lp.shortfalls(sol.x)
@@ -87,4 +90,4 @@ def run_cutting_plane(lp, *, cuts: str = "shift", tol: float = 1e-9, max_iter: i
                 converged = True
                 break
     return CuttingPlaneResult(sol.x, sol.objective, sol.row_duals, it, time.perf_counter() - t0, worst, converged,
-                              history)
+                              work, history)

@@ -24,6 +24,7 @@ class LPSolution:
     x: np.ndarray | None
     row_duals: np.ndarray | None
     objective: float
+    iterations: int = 0  # simplex iterations of this solve: a deterministic measure of work
 
 
 class HighsModel:
@@ -74,7 +75,7 @@ class HighsModel:
         self.h.run()
         status = self.h.getModelStatus()
         if status == highspy.HighsModelStatus.kInfeasible:
-            return LPSolution("infeasible", None, None, np.inf)
+            return LPSolution("infeasible", None, None, np.inf, self.simplex_iterations)
         if status != highspy.HighsModelStatus.kOptimal:
             # a rare numerical failure: retry once from scratch before giving up
             self.h.clearSolver()
@@ -86,7 +87,7 @@ class HighsModel:
                 raise RuntimeError(f"HiGHS stopped with status {self.h.modelStatusToString(status)}")
         sol = self.h.getSolution()
         return LPSolution("optimal", np.asarray(sol.col_value), np.asarray(sol.row_dual),
-                          float(self.h.getInfo().objective_function_value))
+                          float(self.h.getInfo().objective_function_value), self.simplex_iterations)
 
     @property
     def simplex_iterations(self) -> int:
