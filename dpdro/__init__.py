@@ -5,7 +5,7 @@ Robust Optimization*. The upper bound P(π, β) releases a piecewise-uniform noi
 certified exactly; the lower bound D(π, β) certifies how far from optimal it can be.
 """
 
-from . import benchmarks
+from . import benchmarks, datasets, ledger
 from .bounds import BoundingLP, LowerBound, UpperBound, lower_bound, upper_bound
 from .losses import CallableLoss, Loss, PiecewiseLinear, Pinball, PowerLoss, asymmetric_loss, make_loss
 from .noise import PiecewiseUniform
@@ -19,6 +19,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "benchmarks",
+    "datasets",
+    "ledger",
     "BoundingLP",
     "CallableLoss",
     "InfeasibleError",

@@ -1,0 +1,45 @@
+"""The reproduction ledger: validation, upsert by id, sorted stable file, status counts."""
+
+import pytest
+
+from dpdro import ledger
+from dpdro.ledger import Row
+
+
+def _row(i="a/1", status="matches", ours=1.0, explanation=""):
+    return Row(id=i, chapter="nb", location="Table 1", quantity="q", paper=1.0, ours=ours,
+               status=status, scale="ci", explanation=explanation)
+
+
+def test_record_upserts_and_sorts(tmp_path):
+    path = tmp_path / "ledger.csv"
+    ledger.record([_row("b/2"), _row("a/1")], path)
+    ledger.record([_row("a/1", status="differs", ours=2.0, explanation="grid too coarse")], path)
+    rows = ledger.load(path)
+    assert [r["id"] for r in rows] == ["a/1", "b/2"]
+    assert rows[0]["ours"] == "2" and rows[0]["deviation"] == "1" and rows[0]["status"] == "differs"
+    assert ledger.status_counts(rows) == {"matches": 1, "differs": 1, "not reproducible here": 0}
+    text = path.read_text()
+    ledger.record([_row("b/2")], path)
+    assert path.read_text() == text  # rewriting an unchanged row leaves the file byte-identical
+
+
+def test_row_validation():
+    with pytest.raises(ValueError, match="status"):
+        _row(status="ok")
+    with pytest.raises(ValueError, match="explanation"):
+        _row(status="differs")
+    with pytest.raises(ValueError, match="not reproducible"):
+        _row(status="not reproducible here", explanation="no data offline")
+    with pytest.raises(ValueError, match="id"):
+        _row(i="")
+    with pytest.raises(ValueError, match="duplicate"):
+        ledger.record([_row(), _row()], "unused.csv")
+
+
+def test_compare():
+    assert ledger.compare(1.0, 1.004, abs_tol=0.005) == "matches"
+    assert ledger.compare(1.0, 1.006, abs_tol=0.005) == "differs"
+    assert ledger.compare(100.0, 101.0, rel_tol=0.02) == "matches"
+    with pytest.raises(TypeError):
+        ledger.compare(1.0, None)
