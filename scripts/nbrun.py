@@ -24,6 +24,10 @@ def run(path: Path) -> float:
     nb = nbformat.read(path, as_version=4)
     os.environ.setdefault("JUPYTER_DATA_DIR", str(ROOT / ".venv" / "share" / "jupyter"))
     os.environ.setdefault("PYTHONHASHSEED", "0")
+    # the kernelspec runs "python": make it the venv's, as tasks.py does
+    venv_bin = str(ROOT / ".venv" / "bin")
+    if not os.environ.get("PATH", "").startswith(venv_bin):
+        os.environ["PATH"] = venv_bin + os.pathsep + os.environ.get("PATH", "")
     t0 = time.perf_counter()
     NotebookClient(nb, timeout=1800, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute()
