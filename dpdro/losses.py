@@ -249,7 +249,7 @@ class CallableLoss(Loss):
         vals = self(pts)
         best = vals.min(axis=-1)
         if self.lipschitz is not None:
-            return best - self.lipschitz * 0.5 * (b - a) / (self.n_samples - 1)
+            return np.maximum(best - self.lipschitz * 0.5 * (b - a) / (self.n_samples - 1), 0.0)  # c ≥ 0
         out = best.copy()
         arg = vals.argmin(axis=-1)
         for idx in np.ndindex(a.shape):
