@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .cutting_plane import CuttingPlaneResult, run_cutting_plane
+from .dd_monotone import monotone_matrix, monotone_noise
 from .noise import PiecewiseUniform
 from .oracle import geometry
 from .partition import Partition
@@ -89,6 +90,67 @@ class BoundingLP:
         self._events: set[bytes] = set()
         self._rhs = problem.delta
         self.event_cuts_added = 0
+        if getattr(problem, "monotone", False):
+            # densities non-increasing in |x|; D(π, β) gets only the rows implied for every monotone
+            # measure (no straddling cell, no tail column), see dpdro.dd_monotone. Right-hand side 0:
+            # no δ-penalty in dual_bound, but the rows' p-parts join _p_rows in model order.
+            mono = monotone_matrix(self.table.column_pi, lower=lower, n_cols=self.n_p)
+            if mono.shape[0]:
+                self.model.add_rows(mono, -INF, 0.0)
+                self._p_rows.append(mono)
+        self.allowed = np.ones(self.n_p, dtype=bool)  # columns that may carry mass (Problem.support)
+        if getattr(problem, "support", None) is not None:
+            self._apply_support(*problem.support)
+
+    def _apply_support(self, lo: float, hi: float) -> None:
+        """Confine the noise to [lo, hi] (``Problem.support``) by fixing columns at 0.
+
+        Upper bound: a cell's uniform density must lie inside [lo, hi], so every cell [a, b) not
+        contained in it is fixed at 0 (the released noise is then supported in [lo, hi]).
+
+        Lower bound: for any feasible γ of the restricted problem (γ([lo, hi]) = 1), the aggregated
+        masses p_j = γ(Π_j) are feasible for D(π, β) (the paper's argument, unchanged) and in addition
+        vanish on every decision cell [a, b) disjoint from [lo, hi] (b ≤ lo or a > hi), padding blocks
+        included, and on the tail column when [lo, hi] lies inside the decision cells; the mass of a
+        partially covered cell lies in [a, b) ∩ [lo, hi], so charging it the infimum of c over
+        [max(a, lo), min(b, hi)] still under-estimates its cost. Fixing those columns at 0 and raising
+        those coefficients therefore keeps D(π, β) a relaxation of the restricted problem, and the
+        dual bound takes its minimum only over the columns that may carry mass (see ``dual_bound``).
+        The lower bound is informative only when the core cells cover [lo, hi], the point hi included
+        (e.g. end the partition at hi + β): mass in padding cells is invisible to the events.
+        """
+        edges = self.columns.edges
+        a, b = edges[:-1], edges[1:]
+        n = a.size
+        if self.kind == "upper":
+            forbid = (a < lo) | (b > hi)
+        else:
+            forbid = (b <= lo) | (a > hi)
+            partial = ~forbid & ((a < lo) | (b > hi))
+            if partial.any():
+                ca, cb = np.maximum(a[partial], lo), np.minimum(b[partial], hi)
+                point = ca >= cb  # a cell [a, b) that meets [lo, hi] in the single point a = hi
+                cost = np.asarray(self.problem.loss(ca), dtype=float).copy()
+                if (~point).any():
+                    cost[~point] = self.problem.loss.cell_infimum(ca[~point], cb[~point])
+                cost = np.maximum(cost, self.cost[:n][partial])
+                idx = np.nonzero(partial)[0]
+                self.cost[idx] = cost
+                self.model.h.changeColsCost(idx.size, idx.astype(np.int32), cost)
+            left, right = lo < edges[0], hi >= edges[-1]  # which tails of the support lie outside the cells
+            if left != right:  # only one tail can carry mass: charge the infimum over that side only
+                far = 1e12 * (1.0 + abs(edges[0]) + abs(edges[-1]))  # min with c on [far, ∞) can only lower it: valid
+                t = self.problem.loss.tail_infimum(edges[0], far) if left else self.problem.loss.tail_infimum(-far, edges[-1])
+                self.cost[n] = max(self.cost[n], float(t))
+                self.model.h.changeColsCost(1, np.array([n], dtype=np.int32), np.array([self.cost[n]]))
+            forbid = np.append(forbid, not (left or right))
+        forbid = np.append(forbid, np.zeros(self.n_p - forbid.size, dtype=bool))
+        if forbid.all():
+            raise InfeasibleError(f"no cell of the partition lies inside the support [{lo:g}, {hi:g}]")
+        idx = np.nonzero(forbid)[0].astype(np.int32)
+        if idx.size:
+            self.model.h.changeColsBounds(idx.size, idx, np.zeros(idx.size), np.zeros(idx.size))
+        self.allowed = ~forbid
 
     # ------------------------------------------------------------------ oracle
     def shortfalls(self, x: np.ndarray) -> np.ndarray:
@@ -128,10 +190,12 @@ class BoundingLP:
         """Add t_q ≥ |q|·(p(j)/|Π_j| − e^ε p(j′)/|Π_j′|) for the selected segments of shift r.
 
         ``select`` is a boolean mask over the segments of shift r. Free segments (A_j) and segments
-        that map a cell onto itself (never positive) are skipped. Returns the number added.
+        that map a cell onto itself (never positive) are skipped. Returns the number of rows added:
+        segment rows, plus the budget row when this call created it.
         """
         t = self.table
         sl = slice(t.offsets[r], t.offsets[r + 1])
+        created = int(self._budget[r] < 0)  # a new budget row is a cut too (it may be all there is)
         b = self._ensure_budget(r)
         idx = np.arange(sl.start, sl.stop)[select]
         j, m = t.cell[idx], t.shifted[idx]
@@ -139,7 +203,7 @@ class BoundingLP:
         idx, j, m = idx[keep], j[keep], m[keep]
         n = idx.size
         if n == 0:
-            return 0
+            return created
         ln = t.length[idx].astype(float)
         w = t.column_widths
         # t-columns with their +1 entry in the budget row, then the segment rows
@@ -157,7 +221,7 @@ class BoundingLP:
         self._seg_rows.append(seg_idx)
         self._seg_budget.append(np.full(n, b))
         self._seg_added[idx] = True
-        return n
+        return n + created
 
     def add_shift_cut(self, r: int) -> int:
         """All constraints (φ_r, A), A ∈ F(L, β), at once: every segment of shift r."""
@@ -249,7 +313,8 @@ class BoundingLP:
         reduced = self.cost + p_rows.T @ yr
         magnitude = np.abs(self.cost) + abs(p_rows).T @ yr
         nnz = np.diff(p_rows.tocsc().indptr) if p_rows.shape[0] else np.zeros(self.n_p, dtype=int)
-        theta = float(np.min(reduced - (nnz + 4) * 1.01 * _U * magnitude))
+        # only columns that may carry mass enter the minimum (columns fixed at 0 by Problem.support)
+        theta = float(np.min((reduced - (nnz + 4) * 1.01 * _U * magnitude)[self.allowed]))
         penalty = self._rhs * float(yr[np.asarray(self._delta_rows, dtype=int) - 1].sum()) if self._delta_rows else 0.0
         penalty *= 1.0 + (len(self._delta_rows) + 4) * _U
         bound = theta - penalty
@@ -336,13 +401,16 @@ def _release(lp: BoundingLP, res: CuttingPlaneResult, **kwargs):
     prob, part = lp.problem, lp.partition
     meta = dict(epsilon=prob.epsilon, delta=prob.delta, sensitivity=prob.sensitivity, loss=prob.loss.name)
     noise = _noise(part, res.x, **meta)
+    if prob.monotone:  # remove solver-tolerance violations of the monotonicity rows exactly
+        noise = monotone_noise(noise)
     profile = privacy_profile(noise, prob.epsilon, prob.sensitivity)
     d = profile.delta
     if d <= prob.delta:
         return noise, d, 0.0
     anchor = None
     # cheapest anchor: the uniform density on the whole support, (ε, Δf/W)-DP for support length W
-    uniform = PiecewiseUniform(part.edges, part.widths / part.widths.sum(), grid=part.beta)
+    inside = part.widths * lp.allowed[: part.n_cells]  # only cells inside Problem.support
+    uniform = PiecewiseUniform(part.edges, inside / inside.sum(), grid=part.beta)
     du = certify_delta(uniform, prob.epsilon, prob.sensitivity)
     if du < prob.delta:
         anchor = (uniform.probs, du)
@@ -353,11 +421,16 @@ def _release(lp: BoundingLP, res: CuttingPlaneResult, **kwargs):
         except InfeasibleError:
             continue
         cand = _noise(part, ares.x)
+        if prob.monotone:
+            cand = monotone_noise(cand)
         da = certify_delta(cand, prob.epsilon, prob.sensitivity)
         if da < prob.delta:
             anchor = (cand.probs, da)
             break
     lp.set_delta(prob.delta)
+    if anchor is None:
+        raise RuntimeError(f"the LP solution overshoots δ = {prob.delta:g} (certified {d:.3e}) and no re-solve at a "
+                           "smaller δ could be certified below it: δ is too small for the solver's tolerance")
     pa, da = anchor
     # δ is convex in p, so the mixture's true δ is at most (1 − w)·d + w·da = target; leave room for
     # the certificate's own rounding-error bound

@@ -68,7 +68,19 @@ def relative_gap(upper: float, lower: float) -> float:
 def _upper_partition(problem: Problem, k: int, support_factor: float) -> Partition:
     beta = problem.sensitivity / k
     L = max(k, math.ceil(support_factor * problem.truncated_laplace_half_width() / beta))
-    return Partition.uniform(L, beta)
+    support = getattr(problem, "support", None)
+    if support is None or not (math.isfinite(support[0]) or math.isfinite(support[1])):
+        return Partition.uniform(L, beta)
+    # Problem.support: the same number of cells (2L + 1), placed inside the support interval
+    n = 2 * L + 1
+    lo = math.floor(support[0] / beta) if math.isfinite(support[0]) else -math.inf
+    # the cell [hi, hi + β) stays in the core: the closed support admits mass at hi, which the lower
+    # bound must see through its events (padding cells are invisible to them)
+    hi = math.floor(support[1] / beta) + 1 if math.isfinite(support[1]) else math.inf
+    if hi - lo > n:
+        start = int(min(max(-L, lo), hi - n))  # the usual window [−L, L + 1), moved inside the support
+        lo, hi = start, start + n
+    return Partition(np.arange(int(lo), int(hi) + 1), beta)
 
 
 def _coefficient_penalty(problem: Problem, partition: Partition, lb: LowerBound) -> np.ndarray:

@@ -29,19 +29,32 @@ class Problem:
     delta : privacy parameter δ in (0, 1).
     sensitivity : the global sensitivity Δf > 0 of the query.
     loss : ``"l1"``, ``"l2"``, a :class:`dpdro.Loss`, or a callable c(x) satisfying Assumption 1.
+    monotone : restrict the noise to densities non-increasing in |x| away from 0 (linear constraints
+        in both bounding problems; see :mod:`dpdro.dd_monotone` for why the lower bound stays valid).
+    support : ``None`` (the noise may take any real value) or a closed interval ``(lo, hi)``, lo < hi,
+        either end possibly infinite, to which the noise is confined (e.g. ``(-2s, 0)`` for one-sided
+        noise that never loosens a private constraint). The upper bound then only uses cells inside
+        [lo, hi]; the lower bound forbids mass in cells disjoint from [lo, hi] and charges partially
+        covered cells the infimum of c over their intersection with it (see :mod:`dpdro.bounds`).
     """
 
     epsilon: float
     delta: float
     sensitivity: float = 1.0
     loss: Loss | str = "l1"
+    monotone: bool = False
+    support: tuple[float, float] | None = None
     exp_epsilon: float = field(init=False, repr=False)
 
-    def __init__(self, *, epsilon, delta, sensitivity=1.0, loss="l1"):
+    def __init__(self, *, epsilon, delta, sensitivity=1.0, loss="l1", monotone=False, support=None):
         object.__setattr__(self, "epsilon", check_positive("epsilon", epsilon))
         object.__setattr__(self, "delta", check_open_unit("delta", delta))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", sensitivity))
         object.__setattr__(self, "loss", make_loss(loss))
+        if not isinstance(monotone, bool):
+            raise TypeError(f"monotone must be True or False, got {monotone!r}")
+        object.__setattr__(self, "monotone", monotone)
+        object.__setattr__(self, "support", _check_support(support))
         object.__setattr__(self, "exp_epsilon", math.exp(self.epsilon))
 
     def shifts(self, beta: float) -> int:
@@ -56,4 +69,19 @@ class Problem:
         return TruncatedLaplace(epsilon=self.epsilon, delta=self.delta, sensitivity=self.sensitivity).half_width
 
     def with_delta(self, delta: float) -> "Problem":
-        return Problem(epsilon=self.epsilon, delta=delta, sensitivity=self.sensitivity, loss=self.loss)
+        return Problem(epsilon=self.epsilon, delta=delta, sensitivity=self.sensitivity, loss=self.loss, monotone=self.monotone,
+                       support=self.support)
+
+
+def _check_support(support) -> tuple[float, float] | None:
+    """Validate ``Problem.support``: None or (lo, hi) with lo < hi, not NaN (ends may be ±inf)."""
+    if support is None:
+        return None
+    try:
+        lo, hi = support
+        lo, hi = float(lo), float(hi)
+    except (TypeError, ValueError):
+        raise TypeError(f"support must be None or a pair (lo, hi) of real numbers, got {support!r}") from None
+    if math.isnan(lo) or math.isnan(hi) or not lo < hi:
+        raise ValueError(f"support must be an interval (lo, hi) with lo < hi, got {support!r}")
+    return (lo, hi)
