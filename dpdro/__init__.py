@@ -5,8 +5,11 @@ Robust Optimization*. The upper bound P(π, β) releases a piecewise-uniform noi
 certified exactly; the lower bound D(π, β) certifies how far from optimal it can be.
 """
 
-from . import benchmarks, datasets, ledger
+from . import benchmarks, datasets, geo, ledger, related
 from .bounds import BoundingLP, LowerBound, UpperBound, lower_bound, upper_bound
+from .data_dependent import (DataDependentMechanism, DataDependentProblem, DDBoundingLP, DDLowerBound,
+                             DDUpperBound, certify_family, coordinate_descent_loss, coordinate_descent_losses,
+                             dd_lower_bound, dd_max_privacy_shortfall, dd_upper_bound, family_privacy_profile)
 from .losses import CallableLoss, Loss, PiecewiseLinear, Pinball, PowerLoss, asymmetric_loss, make_loss
 from .noise import PiecewiseUniform
 from .optimal import OptimalNoise, optimal_noise
@@ -20,7 +23,9 @@ __version__ = "0.1.0"
 __all__ = [
     "benchmarks",
     "datasets",
+    "geo",
     "ledger",
+    "related",
     "BoundingLP",
     "CallableLoss",
     "InfeasibleError",
@@ -43,4 +48,16 @@ __all__ = [
     "OptimalNoise",
     "privacy_profile",
     "upper_bound",
+    "DataDependentMechanism",
+    "DataDependentProblem",
+    "DDBoundingLP",
+    "DDLowerBound",
+    "DDUpperBound",
+    "certify_family",
+    "coordinate_descent_loss",
+    "coordinate_descent_losses",
+    "dd_lower_bound",
+    "dd_max_privacy_shortfall",
+    "dd_upper_bound",
+    "family_privacy_profile",
 ]

@@ -1,0 +1,463 @@
+"""Data-dependent noise (Section 3, Appendix C.3, GitHub appendix): oracle, bounds, mechanism, options.
+
+The brute-force references below enumerate every event (union of unit cells I_i(β)) and every
+(pair of fine pieces, shift) explicitly from the paper's definitions; they share no code with
+dpdro.data_dependent beyond Partition and the loss objects.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+import dpdro
+from dpdro.data_dependent import (DataDependentMechanism, DataDependentProblem, DDBoundingLP, certify_family,
+                                  coordinate_descent_loss, coordinate_descent_losses, dd_lower_bound,
+                                  dd_max_privacy_shortfall, dd_upper_bound, family_privacy_profile)
+from dpdro.dd_monotone import is_monotone
+
+# ---------------------------------------------------------------------------- brute force
+
+
+def unit_densities(columns_pi, probs):
+    """Mass per unit cell on [columns_pi[0], columns_pi[-1]) for every distribution (rows of probs)."""
+    w = np.diff(columns_pi)
+    return np.stack([np.repeat(np.asarray(p)[: w.size] / w, w) for p in probs])
+
+
+def fine_triples(K, kd, lam, lower):
+    """(group of k, group of m, s) for every pair of fine pieces (k, m), from the paper's definitions:
+    upper bound s ∈ {m−k−1, m−k, m−k+1} ∩ [−kd, kd] (Algorithm 3 / Proposition 5); lower bound s = m−k."""
+    grp = np.searchsorted(lam, np.arange(K), side="right") - 1
+    out = set()
+    for k in range(K):
+        for m in range(K):
+            cands = [m - k] if lower else [m - k - 1, m - k, m - k + 1]
+            for s in cands:
+                if abs(s) <= kd:
+                    out.add((int(grp[k]), int(grp[m]), s))
+    return sorted(out)
+
+
+def event_rows(columns_pi, core_pi, l, m, s, exp_eps, n_c, M):
+    """Coefficient rows (over the stacked p_l blocks) of V(φ, A) + δ for every event A of the core."""
+    w = np.diff(columns_pi)
+    core_ticks = np.arange(core_pi[0], core_pi[-1])
+    rows = []
+    for mask in itertools.product((0, 1), repeat=core_ticks.size):
+        row = np.zeros(M * n_c)
+        for t in core_ticks[np.asarray(mask, dtype=bool)]:
+            j = np.searchsorted(columns_pi, t, side="right") - 1
+            row[l * n_c + j] += 1.0 / w[j]
+            u = t - s
+            if columns_pi[0] <= u < columns_pi[-1]:
+                jm = np.searchsorted(columns_pi, u, side="right") - 1
+                row[m * n_c + jm] -= exp_eps / w[jm]
+        rows.append(row)
+    return rows
+
+
+def brute_shortfall(prob, columns_pi, core_pi, P, triples):
+    n_c = P.shape[1]
+    M = P.shape[0]
+    x = P.ravel()
+    best = -np.inf
+    for (l, m, s) in triples:
+        for row in event_rows(columns_pi, core_pi, l, m, s, prob.exp_epsilon, n_c, M):
+            best = max(best, float(row @ x) - prob.delta)
+    return best
+
+
+def brute_lp(prob, part, *, lower, lam, cell_cost_weights):
+    """P′(π, β) or D′(π, β) with every event row explicit (HiGHS via scipy)."""
+    kd = prob.base_problem.shifts(part.beta)
+    g = prob.grouping(part.beta)
+    cols = part.padded(kd) if lower else part
+    M = lam.size - 1
+    a, b = cols.edges[:-1], cols.edges[1:]
+    loss = prob.base_problem.loss
+    c = loss.cell_infimum(a, b) if lower else loss.cell_average(a, b)
+    n_c = c.size + (1 if lower else 0)
+    if lower:
+        c = np.append(c, loss.tail_infimum(cols.edges[0], cols.edges[-1]))
+    cost = np.concatenate([w * c for w in cell_cost_weights])
+    rows = []
+    for (l, m, s) in fine_triples(g.K, kd, lam, lower):
+        rows += event_rows(cols.pi, part.pi, l, m, s, prob.exp_epsilon, n_c, M)
+    rows = np.unique(np.round(np.array(rows), 14), axis=0)
+    A_eq = np.kron(np.eye(M), np.ones((1, n_c)))
+    res = linprog(cost, A_ub=rows, b_ub=np.full(len(rows), prob.delta), A_eq=A_eq, b_eq=np.ones(M),
+                  bounds=(0, None), method="highs")
+    assert res.status == 0
+    return res.fun
+
+
+def pair_delta(n1, n2, phi, eps):
+    """∫ (p1(y) − e^ε p2(y − φ))_+ dy by exact integration between merged breakpoints."""
+    bps = np.unique(np.concatenate((n1.edges, n2.edges + phi)))
+    mid = 0.5 * (bps[1:] + bps[:-1])
+    d = n1.pdf(mid) - math.exp(eps) * n2.pdf(mid - phi)
+    return float(np.sum(np.diff(bps) * np.maximum(d, 0.0)))
+
+
+# ---------------------------------------------------------------------------- fixtures
+def tiny(**kw):
+    args = dict(epsilon=1.0, delta=0.2, sensitivity=0.5, phi_lo=0.0, phi_hi=1.5)
+    args.update(kw)
+    return DataDependentProblem(**args)
+
+
+RNG = np.random.default_rng(7)
+
+
+# ---------------------------------------------------------------------------- oracle vs brute force
+@pytest.mark.parametrize("pi", [np.arange(-2, 4), np.array([-3, -1, 0, 1, 3])])
+@pytest.mark.parametrize("lower", [False, True])
+def test_oracle_uniform_pieces_vs_brute(pi, lower):
+    prob = tiny()
+    part = dpdro.Partition(pi, 0.5)
+    lp = DDBoundingLP(prob, part, "lower" if lower else "upper")
+    g = prob.grouping(0.5)
+    assert g.K == 3
+    kd = 1
+    for _ in range(4):
+        P = RNG.random((lp.M, lp.n_c)) ** 3
+        P /= P.sum(axis=1, keepdims=True)
+        sf = dd_max_privacy_shortfall(prob, part, P, lower=lower)
+        cols = lp.columns.pi
+        ref = brute_shortfall(prob, cols, part.pi, P[:, : cols.size - 1] if not lower else P[:, : cols.size - 1],
+                              fine_triples(g.K, kd, np.arange(g.K + 1), lower))
+        assert sf.value == pytest.approx(ref, abs=1e-12)
+        # the reported worst event achieves the reported shortfall
+        l, m = sf.pair
+        assert sf.event.shape[1] == 2
+
+
+@pytest.mark.parametrize("pi", [np.arange(-2, 4), np.array([-3, -1, 0, 1, 3])])
+def test_oracle_nonuniform_pieces_vs_brute(pi):
+    """Algorithm G.1: pieces [0, .5), [.5, 1.5), [1.5, 2) on the β = 0.5 grid (λ = 0, 1, 3, 4)."""
+    prob = tiny(phi_hi=2.0, pieces=[0.0, 0.5, 1.5, 2.0])
+    part = dpdro.Partition(pi, 0.5)
+    g = prob.grouping(0.5)
+    assert g.K == 4 and g.lam.tolist() == [0, 1, 3, 4]
+    lp = DDBoundingLP(prob, part, "upper")
+    assert lp.M == 3
+    for _ in range(4):
+        P = RNG.random((3, lp.n_c)) ** 3
+        P /= P.sum(axis=1, keepdims=True)
+        sf = dd_max_privacy_shortfall(prob, part, P)
+        ref = brute_shortfall(prob, part.pi, part.pi, P, fine_triples(4, 1, g.lam, False))
+        assert sf.value == pytest.approx(ref, abs=1e-12)
+
+
+def test_shift_ranges_of_algorithm_g1():
+    """The G.1 range {λ_l′ − λ_{l+1}, …, λ_{l′+1} − λ_l} equals the union of Algorithm 3's shifts."""
+    prob = tiny(phi_hi=3.0, sensitivity=1.0, pieces=[0.0, 0.5, 2.0, 2.5, 3.0])
+    part = dpdro.Partition.uniform(L=3, beta=0.5)
+    lp = DDBoundingLP(prob, part, "upper")
+    got = set(zip(lp.t_l.tolist(), lp.t_m.tolist(), lp.table.shifts[lp.t_si].tolist()))
+    ref = {t for t in fine_triples(6, 2, prob.grouping(0.5).lam, False) if not (t[0] == t[1] and t[2] == 0)}
+    assert got == ref
+
+
+# ---------------------------------------------------------------------------- LP vs brute force
+@pytest.mark.parametrize("pieces", [None, [0.0, 0.5, 1.5]])
+def test_upper_lp_vs_brute(pieces):
+    prob = tiny(pieces=pieces)
+    part = dpdro.Partition.uniform(L=2, beta=0.5)
+    ub = dd_upper_bound(prob, part)
+    g = prob.grouping(0.5)
+    ref = brute_lp(prob, part, lower=False, lam=g.lam, cell_cost_weights=prob.weight_masses(g.edges))
+    assert ub.lp_value == pytest.approx(ref, abs=1e-8)
+    assert ub.value >= ref - 1e-9
+    assert ub.value == pytest.approx(ref, abs=1e-6)
+
+
+def test_lower_lp_vs_brute():
+    prob = tiny()
+    part = dpdro.Partition.uniform(L=2, beta=0.5)
+    lb = dd_lower_bound(prob, part)
+    g = prob.grouping(0.5)
+    w = prob.weight_infima(g.fine_edges) * 0.5
+    ref = brute_lp(prob, part, lower=True, lam=np.arange(g.K + 1), cell_cost_weights=w)
+    assert lb.lp_value == pytest.approx(ref, abs=1e-8)
+    assert lb.value <= ref + 1e-12
+    assert lb.value == pytest.approx(ref, abs=1e-7)
+
+
+def test_highs_vs_ecos():
+    prob = tiny()
+    part = dpdro.Partition.uniform(L=2, beta=0.5)
+    for kind in ("upper", "lower"):
+        lp = DDBoundingLP(prob, part, kind)
+        lp.add_all_shift_cuts()
+        a, b = lp.solve(), lp.solve_with("ECOS")
+        assert a.objective == pytest.approx(b.objective, abs=1e-6)
+
+
+# ---------------------------------------------------------------------------- bounds
+FIG3 = dict(epsilon=1.0, delta=0.2, sensitivity=2.0, phi_lo=0.0, phi_hi=4.0)
+
+
+def fig3_part(prob, beta):
+    A = math.ceil(prob.base_problem.truncated_laplace_half_width())
+    return dpdro.Partition.uniform(L=int(round(A / beta)), beta=beta)
+
+
+def test_bounds_sandwich_and_refine():
+    prob = DataDependentProblem(**FIG3)
+    vals = []
+    for beta in (1.0, 0.5):
+        part = fig3_part(prob, beta)
+        ub, lb = dd_upper_bound(prob, part), dd_lower_bound(prob, part)
+        assert ub.value >= lb.value
+        assert ub.mechanism.certify() <= prob.delta
+        # P′ ≤ P on the same grid: the data-independent optimum is feasible for P′
+        P = dpdro.upper_bound(prob.base_problem, part)
+        assert ub.lp_value <= P.lp_value + 1e-9
+        vals.append((ub.value, lb.value))
+    (u1, l1), (u2, l2) = vals
+    assert u2 <= u1 + 1e-9  # refining β (and the pieces of Φ) can only help the upper bound
+    assert l2 >= l1 - 1e-9
+    assert (u2 - l2) < (u1 - l1)
+
+
+def test_single_piece_reduces_to_data_independent():
+    """One piece over Φ with |Φ| ≥ Δf + β: P′(π, β) = P(π, β) and the grouped D′ = D(π, β)."""
+    prob = DataDependentProblem(epsilon=1.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=2.0, pieces=1)
+    part = dpdro.Partition.uniform(L=6, beta=0.25)
+    ub, P = dd_upper_bound(prob, part), dpdro.upper_bound(prob.base_problem, part)
+    assert ub.lp_value == pytest.approx(P.lp_value, abs=1e-8)
+    assert ub.value == pytest.approx(P.value, abs=1e-7)
+    lb, D = dd_lower_bound(prob, part, grouped=True), dpdro.lower_bound(prob.base_problem, part)
+    assert lb.lp_value == pytest.approx(D.lp_value, abs=1e-8)
+    assert lb.value == pytest.approx(D.value, abs=1e-7)
+
+
+@pytest.mark.parametrize("delta", [0.2, 1e-3])
+def test_certified_family(delta):
+    prob = DataDependentProblem(epsilon=1.0, delta=delta, sensitivity=1.0, phi_lo=0.0, phi_hi=1.0)
+    part = fig3_part(prob, 0.5)
+    ub = dd_upper_bound(prob, part)
+    mech = ub.mechanism
+    assert mech.n_pieces == 2
+    d = mech.certify()
+    assert d <= delta and d == ub.certified_delta
+    # independent check of the certificate: δ_{l,l′}(φ) at many (also off-lattice) admissible φ
+    e = mech.piece_edges
+    worst = 0.0
+    for l, m in itertools.product(range(2), repeat=2):
+        lo, hi = max(e[m] - e[l + 1], -1.0), min(e[m + 1] - e[l], 1.0)
+        for phi in np.linspace(lo, hi, 41):
+            worst = max(worst, pair_delta(mech.noises[l], mech.noises[m], phi, 1.0))
+    assert worst <= d + 1e-12
+    assert worst >= d - 1e-9  # the certificate is tight
+
+
+def test_certify_family_detects_violation():
+    lap = dpdro.Partition.uniform(L=4, beta=0.5)
+    a = dpdro.PiecewiseUniform(lap.edges, np.full(9, 1 / 9), grid=0.5)
+    b = dpdro.PiecewiseUniform(lap.edges, np.eye(9)[4], grid=0.5)
+    prof = family_privacy_profile([a, b], [0.0, 0.5, 1.0], 1.0, 1.0)
+    ref = max(pair_delta(x, y, phi, 1.0) for x, y in [(a, b), (b, a), (a, a), (b, b)]
+              for phi in np.linspace(-1, 1, 81))
+    assert prof.delta == pytest.approx(ref, abs=1e-12)
+    assert prof.delta >= ref
+
+
+# ---------------------------------------------------------------------------- options
+def test_monotone_data_independent():
+    base = dict(epsilon=3.0, delta=0.3, sensitivity=1.0)
+    part = dpdro.Partition.uniform(L=16, beta=0.125)
+    free = dpdro.upper_bound(dpdro.Problem(**base), part)
+    prob = dpdro.Problem(**base, monotone=True)
+    mono, mlow = dpdro.upper_bound(prob, part), dpdro.lower_bound(prob, part)
+    assert mono.value >= free.value - 1e-9
+    assert is_monotone(mono.noise)
+    assert dpdro.certify_delta(mono.noise, 3.0, 1.0) <= 0.3
+    assert mlow.value <= mono.value
+    assert mlow.value >= dpdro.lower_bound(dpdro.Problem(**base), part).value - 1e-9
+
+
+def test_monotone_lower_bound_valid_on_nonuniform_cells():
+    """The lower bound's monotone rows are implied for every monotone density: a Laplace-like monotone
+    histogram on a fine grid, aggregated to a graded partition, satisfies them."""
+    from dpdro.dd_monotone import monotone_matrix
+    part = dpdro.Partition.graded(0.25, half_width=3.0, fine_half_width=1.0, growth=1.5)
+    # a cell straddling 0 on purpose
+    pi = np.array([-12, -6, -3, -1, 2, 4, 8, 13])
+    for ticks in (part.pi, pi):
+        fine = np.arange(ticks[0], ticks[-1] + 1)
+        dens = np.exp(-np.abs(fine[:-1] + 0.5) / 3.0)
+        dens[fine[:-1] < 0] *= 2.0  # asymmetric but monotone on each side
+        mass = np.add.reduceat(dens, ticks[:-1] - ticks[0])
+        row = monotone_matrix(ticks, lower=True) @ mass
+        assert np.all(row <= 1e-12)
+
+
+def test_monotone_data_dependent():
+    prob = DataDependentProblem(**FIG3, monotone=True)
+    free = DataDependentProblem(**FIG3)
+    part = fig3_part(prob, 1.0)
+    ub, ubf = dd_upper_bound(prob, part), dd_upper_bound(free, part)
+    assert ub.value >= ubf.value - 1e-9
+    assert all(is_monotone(n) for n in ub.noises)
+    assert ub.mechanism.certify() <= prob.delta
+    assert dd_lower_bound(prob, part).value <= ub.value
+
+
+def test_caps():
+    prob = DataDependentProblem(**FIG3)
+    part = fig3_part(prob, 0.5)
+    free = dd_upper_bound(prob, part)
+    o = float(np.sort(free.piece_losses)[-2])  # binds for the worst piece
+    capped = DataDependentProblem(**FIG3, cap=o)
+    ub = dd_upper_bound(capped, part)
+    assert np.all(ub.piece_losses <= o)
+    assert ub.value >= free.value - 1e-9
+    assert ub.mechanism.certify() <= prob.delta
+    assert dd_lower_bound(capped, part).value <= ub.value
+    # a cap under another loss
+    c2 = DataDependentProblem(**FIG3, cap=10.0, cap_loss="l2")
+    ub2 = dd_upper_bound(c2, part)
+    assert np.all(ub2.mechanism.expected_losses("l2") <= 10.0)
+    with pytest.raises(dpdro.InfeasibleError):
+        dd_upper_bound(DataDependentProblem(**FIG3, cap=0.01), part)
+
+
+def test_coordinate_descent_loss():
+    c = coordinate_descent_loss(+1)
+    assert c(np.array([-2.0, -1.0, 0.0, 0.5, 3.0])).tolist() == [1001.0, 1.0, 0.0, 0.5, 3.0]
+    c = coordinate_descent_loss(-1)
+    assert c(np.array([-3.0, 2.0])).tolist() == [3.0, 1001.0]
+    c = coordinate_descent_loss(0)
+    assert c(np.array([-2.0, 2.0])).tolist() == [1001.0, 1001.0]
+    losses = coordinate_descent_losses([-4.0, -2.0, 0.0, 2.0, 4.0])
+    assert [float(x(np.array(-3.0))) for x in losses] == [3.0, 3.0, 2001.0, 2001.0]
+    part = dpdro.Partition.uniform(L=8, beta=1.0)
+    for lo, hi in ((2.0, 6.0), (-6.0, -2.0)):
+        edges = [lo, 0.5 * (lo + hi), hi]
+        losses = coordinate_descent_losses(edges)
+        prob = DataDependentProblem(epsilon=1.0, delta=0.1, sensitivity=2.0, phi_lo=lo, phi_hi=hi, pieces=edges,
+                                    loss=losses)
+        ub = dd_upper_bound(prob, part)
+        assert ub.mechanism.certify() <= 0.1
+        assert ub.piece_losses.tolist() == [n.expected_loss(c) for n, c in zip(ub.noises, losses)]
+        # the noise avoids the steep side opposite to the query's sign
+        assert all(np.sign(n.mean) == np.sign(lo) and abs(n.mean) > 1.0 for n in ub.noises)
+        assert dd_lower_bound(prob, part).value <= ub.value
+
+
+def test_weights():
+    w = (np.array([0.0, 1.0, 4.0]), np.array([3.0, 1.0]))
+    prob = DataDependentProblem(**{**FIG3, "phi_hi": 4.0}, weight=w)
+    m = prob.weight_masses([0.0, 0.5, 1.0, 2.0, 4.0])
+    assert m.sum() == pytest.approx(1.0)
+    assert m.tolist() == pytest.approx([0.25, 0.25, 1 / 6, 1 / 3])
+    probc = DataDependentProblem(**FIG3, weight=lambda x: 1.0 + x)
+    assert probc.weight_masses([0.0, 2.0, 4.0]).tolist() == pytest.approx([4 / 12, 8 / 12])
+    assert probc.weight_infima([0.0, 2.0, 4.0]).tolist() == pytest.approx([1 / 12, 3 / 12], abs=1e-6)
+    part = fig3_part(prob, 1.0)
+    ub = dd_upper_bound(prob, part)
+    assert ub.value == pytest.approx(float(np.sum(ub.weights * ub.piece_losses)), rel=1e-9)
+    assert dd_lower_bound(prob, part).value <= ub.value
+
+
+def test_mechanism_sampling():
+    prob = DataDependentProblem(**FIG3, pieces=2)
+    ub = dd_upper_bound(prob, fig3_part(prob, 1.0))
+    mech = ub.mechanism
+    assert mech.piece(0.0) == 0 and mech.piece(1.99) == 0 and mech.piece(2.0) == 1
+    assert mech.noise_for(3.0) is mech.noises[1]
+    x = mech.sample_noise(np.full(20000, 3.0), rng=1)
+    assert abs(x.mean() - mech.noises[1].mean) < 0.05
+    a, b = mech.release(1.0, rng=5), mech.release(1.0, rng=5)
+    assert a == b
+    with pytest.raises(ValueError, match="query value must lie in"):
+        mech.piece(4.0)
+    back = DataDependentMechanism.from_dict(mech.to_dict())
+    assert back.certify() == mech.certify()
+    assert all(np.array_equal(a.probs, b.probs) for a, b in zip(back.noises, mech.noises))
+
+
+# ---------------------------------------------------------------------------- bad inputs
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(epsilon=0.0), ValueError, "epsilon"),
+    (dict(delta=1.0), ValueError, "delta"),
+    (dict(sensitivity=-1.0), ValueError, "sensitivity"),
+    (dict(phi_hi=0.0), ValueError, "phi_hi must be > phi_lo"),
+    (dict(phi_lo=float("-inf")), ValueError, "finite"),
+    (dict(phi_lo="a"), TypeError, "phi_lo"),
+    (dict(pieces=0), ValueError, "pieces"),
+    (dict(pieces=[0.0, 1.0, 0.5, 1.5]), ValueError, "strictly increasing"),
+    (dict(pieces=[0.0, 1.0]), ValueError, "end at phi_hi"),
+    (dict(pieces=True), TypeError, "pieces"),
+    (dict(loss=["l1", "l1"]), ValueError, "explicit pieces"),
+    (dict(loss=["l1"], pieces=2), ValueError, "one entry per piece"),
+    (dict(weight=lambda x: -1.0), ValueError, "weight must be finite and >= 0"),
+    (dict(weight=lambda x: 0.0), ValueError, "positive mass"),
+    (dict(weight=(np.array([0.0, 1.0]), np.array([1.0]))), ValueError, "cover"),
+    (dict(weight=(np.array([0.0, 2.0]), np.array([-1.0]))), ValueError, ">= 0"),
+    (dict(weight=(np.array([0.0, 2.0]), np.array([0.0]))), ValueError, "positive mass"),
+    (dict(weight="uniform"), TypeError, "weight"),
+    (dict(monotone=1), TypeError, "monotone"),
+    (dict(cap=-1.0), ValueError, "cap"),
+    (dict(cap_loss="l2"), ValueError, "cap_loss given without cap"),
+])
+def test_bad_problem_inputs(kw, exc, match):
+    args = dict(epsilon=1.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=1.5)
+    args.update(kw)
+    with pytest.raises(exc, match=match):
+        DataDependentProblem(**args)
+
+
+def test_bad_grid_and_call_inputs():
+    prob = tiny(pieces=[0.0, 0.7, 1.5])
+    with pytest.raises(ValueError, match="beta must divide the width of Φ"):
+        prob.grouping(0.4)
+    with pytest.raises(ValueError, match="not on the β-grid"):
+        prob.grouping(0.5)
+    with pytest.raises(TypeError, match="DataDependentProblem"):
+        DDBoundingLP(prob.base_problem, dpdro.Partition.uniform(L=2, beta=0.5))
+    with pytest.raises(TypeError, match="Partition"):
+        DDBoundingLP(tiny(), [0, 1])
+    with pytest.raises(ValueError, match="kind"):
+        DDBoundingLP(tiny(), dpdro.Partition.uniform(L=2, beta=0.5), "middle")
+    with pytest.raises(ValueError, match="beta must divide the sensitivity"):
+        dd_upper_bound(tiny(sensitivity=0.4, phi_hi=1.0), dpdro.Partition.uniform(L=2, beta=0.25 * 1.2))
+    with pytest.raises(ValueError, match="probs must have shape"):
+        dd_max_privacy_shortfall(tiny(), dpdro.Partition.uniform(L=2, beta=0.5), np.ones((2, 5)) / 5)
+    with pytest.raises(dpdro.InfeasibleError, match="infeasible"):
+        dd_upper_bound(tiny(delta=0.01), dpdro.Partition.uniform(L=1, beta=0.5))
+    with pytest.raises(TypeError, match="monotone"):
+        dpdro.Problem(epsilon=1.0, delta=0.2, monotone="yes")
+    with pytest.raises(TypeError, match="noises must be a non-empty"):
+        DataDependentMechanism((), [0.0], 1.0, 0.1, 1.0)
+    nz = dpdro.PiecewiseUniform([0.0, 1.0], [1.0])
+    with pytest.raises(ValueError, match="piece_edges"):
+        DataDependentMechanism((nz,), [0.0, 1.0, 2.0], 1.0, 0.1, 1.0)
+    with pytest.raises(ValueError, match="delta"):
+        DataDependentMechanism((nz,), [0.0, 1.0], 1.0, 1.5, 1.0)
+    with pytest.raises(TypeError, match="PiecewiseUniform"):
+        certify_family([1, 2], [0, 1, 2], 1.0, 1.0)
+
+
+def test_event_cuts_match_shift_cuts():
+    """Algorithm 1 with single-event cuts (the paper's) and dpdro's whole-shift cuts agree."""
+    prob = tiny(pieces=[0.0, 0.5, 1.5])
+    part = dpdro.Partition(np.array([-3, -1, 0, 1, 3]), 0.5)
+    a, b = dd_upper_bound(prob, part, cuts="event"), dd_upper_bound(prob, part)
+    assert a.lp_value == pytest.approx(b.lp_value, abs=1e-8)
+    c, d = dd_lower_bound(prob, part, cuts="event"), dd_lower_bound(prob, part)
+    assert c.lp_value == pytest.approx(d.lp_value, abs=1e-8)
+    assert c.value <= d.lp_value + 1e-12
+
+
+def test_one_cell_support_is_infeasible():
+    """With one noise cell every segment is free: the budget rows alone must make the LP infeasible."""
+    with pytest.raises(dpdro.InfeasibleError):
+        dd_upper_bound(tiny(), dpdro.Partition.uniform(L=0, beta=0.5))
