@@ -39,7 +39,7 @@ from .oracle import geometry
 from .partition import Partition
 from .privacy import certify_delta, privacy_profile
 from .problem import InfeasibleError, Problem
-from .solvers import INF, HighsModel, LPSolution, solve_with_cvxpy
+from .solvers import INF, HighsModel, LPSolution
 
 __all__ = ["BoundingLP", "UpperBound", "LowerBound", "upper_bound", "lower_bound"]
 
@@ -275,18 +275,11 @@ class BoundingLP:
 
     def matrix(self) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray, np.ndarray]:
         """The current LP as (cost, A, row_lower, row_upper), for other solvers."""
-        lp = self.model.h.getLp()
-        a = lp.a_matrix_
-        mat = sp.csc_matrix((np.asarray(a.value_), np.asarray(a.index_), np.asarray(a.start_)),
-                            shape=(lp.num_row_, lp.num_col_)).tocsr()
-        return np.asarray(lp.col_cost_), mat, np.asarray(lp.row_lower_), np.asarray(lp.row_upper_)
+        return self.model.matrix()
 
     def solve_with(self, solver: str = "ECOS", **options) -> LPSolution:
         """Solve the current LP (with the cuts added so far) through cvxpy, e.g. with ECOS."""
-        cost, mat, lo, hi = self.matrix()
-        lo = np.where(lo <= -INF, -np.inf, lo)
-        hi = np.where(hi >= INF, np.inf, hi)
-        return solve_with_cvxpy(cost, mat, lo, hi, solver=solver, **options)
+        return self.model.solve_with(solver, **options)
 
     def infeasibility_message(self) -> str:
         p = self.problem

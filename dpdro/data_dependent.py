@@ -63,7 +63,7 @@ from .oracle import SegmentTable, event_intervals, geometry
 from .partition import Partition
 from .privacy import _U, _exp_down, _lattice
 from .problem import InfeasibleError, Problem
-from .solvers import INF, HighsModel, LPSolution, solve_with_cvxpy
+from .solvers import INF, HighsModel, LPSolution
 
 __all__ = [
     "DataDependentProblem",
@@ -611,17 +611,12 @@ class DDBoundingLP:
             self.model.set_row_upper(np.asarray(self._delta_rows), self._rhs)
 
     def matrix(self):
-        lp = self.model.h.getLp()
-        a = lp.a_matrix_
-        mat = sp.csc_matrix((np.asarray(a.value_), np.asarray(a.index_), np.asarray(a.start_)),
-                            shape=(lp.num_row_, lp.num_col_)).tocsr()
-        return np.asarray(lp.col_cost_), mat, np.asarray(lp.row_lower_), np.asarray(lp.row_upper_)
+        """The current LP as (cost, A, row_lower, row_upper), for other solvers."""
+        return self.model.matrix()
 
     def solve_with(self, solver: str = "ECOS", **options) -> LPSolution:
-        cost, mat, lo, hi = self.matrix()
-        lo = np.where(lo <= -INF, -np.inf, lo)
-        hi = np.where(hi >= INF, np.inf, hi)
-        return solve_with_cvxpy(cost, mat, lo, hi, solver=solver, **options)
+        """Solve the current LP through cvxpy (e.g. with ECOS): a cross-check of HiGHS."""
+        return self.model.solve_with(solver, **options)
 
     def infeasibility_message(self) -> str:
         p = self.problem

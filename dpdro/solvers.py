@@ -89,6 +89,21 @@ class HighsModel:
         return LPSolution("optimal", np.asarray(sol.col_value), np.asarray(sol.row_dual),
                           float(self.h.getInfo().objective_function_value), self.simplex_iterations)
 
+    def matrix(self) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray, np.ndarray]:
+        """The current LP as (cost, A, row_lower, row_upper), for other solvers."""
+        lp = self.h.getLp()
+        a = lp.a_matrix_
+        mat = sp.csc_matrix((np.asarray(a.value_), np.asarray(a.index_), np.asarray(a.start_)),
+                            shape=(lp.num_row_, lp.num_col_)).tocsr()
+        return np.asarray(lp.col_cost_), mat, np.asarray(lp.row_lower_), np.asarray(lp.row_upper_)
+
+    def solve_with(self, solver: str = "ECOS", **options) -> LPSolution:
+        """Solve the current LP through cvxpy (e.g. with ECOS) instead of HiGHS: a cross-check."""
+        cost, mat, lo, hi = self.matrix()
+        lo = np.where(lo <= -INF, -np.inf, lo)
+        hi = np.where(hi >= INF, np.inf, hi)
+        return solve_with_cvxpy(cost, mat, lo, hi, solver=solver, **options)
+
     @property
     def simplex_iterations(self) -> int:
         return int(self.h.getInfo().simplex_iteration_count)
