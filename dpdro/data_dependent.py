@@ -171,8 +171,6 @@ class DataDependentProblem:
         if not hi > lo:
             raise ValueError(f"phi_hi must be > phi_lo (Φ = [phi_lo, phi_hi) non-empty), got phi_lo={phi_lo!r}, phi_hi={phi_hi!r}")
         self.phi_lo, self.phi_hi = lo, hi
-        if not isinstance(monotone, (bool, np.bool_)):
-            raise TypeError(f"monotone must be True or False, got {monotone!r}")
         self.monotone = bool(monotone)
         # pieces
         if pieces is None:
