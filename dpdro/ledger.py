@@ -17,6 +17,7 @@ Statuses
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 from dataclasses import dataclass
@@ -126,18 +127,35 @@ def record(rows, path: str | Path = LEDGER_PATH) -> list[dict[str, str]]:
         dup = sorted({i for i in ids if ids.count(i) > 1})
         raise ValueError(f"duplicate ledger ids in one call: {dup}")
     path = Path(path)
-    table = {r["id"]: r for r in load(path)}
-    new = [r.as_dict() for r in rows]
-    table.update({r["id"]: r for r in new})
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        for key in sorted(table):
-            writer.writerow(table[key])
-    tmp.replace(path)
+    new = [r.as_dict() for r in rows]
+    with _locked(path):  # read-modify-write under a lock: concurrent notebooks cannot lose rows
+        table = {r["id"]: r for r in load(path)}
+        table.update({r["id"]: r for r in new})
+        tmp = path.with_suffix(".tmp")
+        with tmp.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
+            writer.writeheader()
+            for key in sorted(table):
+                writer.writerow(table[key])
+        tmp.replace(path)
     return new
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """An exclusive advisory lock on ``path.lock`` (POSIX ``flock``; no locking where unavailable)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    with open(path.with_name(path.name + ".lock"), "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def status_counts(rows=None) -> dict[str, int]:
