@@ -43,3 +43,18 @@ def test_compare():
     assert ledger.compare(100.0, 101.0, rel_tol=0.02) == "matches"
     with pytest.raises(TypeError):
         ledger.compare(1.0, None)
+
+
+def _write_many(args):
+    path, prefix = args
+    for i in range(30):
+        ledger.record([_row(f"{prefix}/{i:02d}")], path)
+
+
+def test_concurrent_writers_lose_no_rows(tmp_path):
+    import multiprocessing as mp
+
+    path = tmp_path / "ledger.csv"
+    with mp.get_context("fork").Pool(2) as pool:
+        pool.map(_write_many, [(path, "a"), (path, "b")])
+    assert len(ledger.load(path)) == 60
