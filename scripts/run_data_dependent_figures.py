@@ -18,18 +18,14 @@ on the 9 pieces with the same support) to the stored panels.
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import json
 import math
-import platform
-import socket
-import subprocess
 import time
 from pathlib import Path
 
-import numpy as np
 
 import dpdro
+from _provenance import provenance  # noqa: E402  (scripts/_provenance.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "data_dependent"
@@ -39,24 +35,6 @@ DF, BETA, PHI, PIECES = 10.0, 0.5, (0.0, 18.0), 9
 # the most informative panels first, so that a run cut short keeps them
 ORDER = [(1.0, 0.2), (0.5, 0.05), (2.0, 0.5), (5.0, 0.2), (1.0, 0.05), (1.0, 0.5), (0.5, 0.2), (0.5, 0.5),
          (2.0, 0.05), (2.0, 0.2), (5.0, 0.05), (5.0, 0.5)]
-
-
-def provenance(seconds: float, command: str) -> dict:
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                                    capture_output=True, text=True).stdout.strip())
-    except OSError:  # pragma: no cover
-        commit, dirty = "unknown", None
-    try:
-        from importlib.metadata import version
-        highs = version("highspy")
-    except Exception:  # pragma: no cover
-        highs = "unknown"
-    return {"dpdro_version": dpdro.__version__, "git_commit": commit, "git_dirty": dirty,
-            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "host": socket.gethostname(), "machine": platform.machine(), "python": platform.python_version(),
-            "highspy": highs, "seconds": round(seconds, 1), "command": command}
 
 
 def panel(eps: float, delta: float) -> dict:

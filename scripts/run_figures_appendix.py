@@ -33,12 +33,8 @@ Every file carries provenance: dpdro version, git commit, date, machine, Python/
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import json
 import math
-import platform
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -49,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import dpdro  # noqa: E402
+from _provenance import provenance  # noqa: E402  (scripts/_provenance.py)
 from dpdro.dd_monotone import is_monotone  # noqa: E402
 from dpdro.cutting_plane import run_cutting_plane  # noqa: E402
 
@@ -64,25 +61,6 @@ F4_SUPPORT, F4_SUPPORT_CHECK = 1.5, 2.25   # multiples of the truncated Laplace 
 # Monotone counterexample (GitHub appendix): ε = 3, δ = 0.3, ℓ1, Δf = 1 (the appendix does not state Δf;
 # its 0.1705 is reproduced by Δf = 1, see the notebook).
 CX = dict(epsilon=3.0, delta=0.3, sensitivity=1.0, loss="l1")
-
-
-def provenance(seconds: float) -> dict:
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                                    capture_output=True, text=True).stdout.strip())
-    except OSError:  # pragma: no cover
-        commit, dirty = "unknown", None
-    try:
-        from importlib.metadata import version
-        highs = version("highspy")
-    except Exception:  # pragma: no cover
-        highs = "unknown"
-    return {"dpdro_version": dpdro.__version__, "git_commit": commit, "git_dirty": dirty,
-            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "host": socket.gethostname(), "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
-            "python": platform.python_version(), "highspy": highs, "seconds": round(seconds, 1),
-            "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:])}
 
 
 def _pi(part: dpdro.Partition) -> list[int]:
