@@ -22,8 +22,11 @@ A mechanism is any callable ``mech(values, sensitivity, rng) -> noisy values`` (
 returned by :func:`dpdro.optimal_noise`) and adds ``sensitivity · ppf(U)``. Scaling a unit noise by Δf is
 exact for all four: the Gaussian and truncated Laplace calibrations are linear in Δf, and for the
 positively homogeneous ℓ1 loss, X is optimal for Δf = 1 iff Δf·X is optimal for Δf (a change of
-variables in the DRO problem). A data-dependent mechanism (the paper's "(OPT)" column) plugs in the same
-way: it receives the true values and may choose its noise from them (see :class:`NoiseMechanism`).
+variables in the DRO problem). A data-dependent mechanism (the paper's "(OPT)" column,
+:class:`DataDependentNoise`, built by :func:`make_data_dependent`) plugs in the same way: it receives the
+true values and chooses its noise from them; it declares ``needs_range = True`` and then also receives
+the range Φ of each statistic (``phi_lo``, ``phi_hi``). Its construction is documented in the section
+"(OPT)" below.
 
 Common random numbers: all mechanisms of one simulation draw their uniforms from identically seeded
 generators (and the coordinate descent shares its initial points and coordinate orders), so paired
@@ -71,6 +74,17 @@ from .datasets import Dataset, one_hot
 
 __all__ = [
     "AdditiveNoise",
+    "DDFamily",
+    "DataDependentNoise",
+    "NBDDFamily",
+    "PCDDDFamily",
+    "call_mechanism",
+    "dilate_noise",
+    "equal_mass_weight",
+    "make_data_dependent",
+    "nb_dd_edges",
+    "pcd_dd_edges",
+    "solve_dd_cached",
     "NoiseMechanism",
     "NonPrivate",
     "NBSettings",
@@ -93,8 +107,8 @@ __all__ = [
     "summarize",
 ]
 
-PENDING_DATA_DEPENDENT = "pending: data-dependent mechanism (issue 3)"
-MECHANISM_ORDER = ("GN", "AG", "TLN", "OPT")
+PENDING_DATA_DEPENDENT = "pending: data-dependent mechanism (issue 3)"  # kept for old result files
+MECHANISM_ORDER = ("GN", "AG", "TLN", "OPT", "(OPT)")
 _TINY = 1e-16  # uniforms are clipped to [_TINY, 1 - _TINY] so that Gaussian quantiles stay finite
 
 
@@ -338,13 +352,18 @@ def nb_noisy_stats(ds: Dataset, st: NBStats, mech: Callable, n_sims: int, rng: n
     identically seeded ``rng`` give every mechanism the same uniforms (common random numbers). Noisy
     counts are floored at ``count_floor`` and noisy standard deviations at the sd floor (post-processing).
     Zero counts are perturbed unless ``settings.perturb_zero_counts`` is False, in which case they stay 0.
+    Mechanisms with ``needs_range`` (the data-dependent (OPT)) also get the range Φ of each statistic:
+    [0, n] for counts (n the training-set size), [l_v, u_v] for means, [0, (u_v − l_v)/2] for the
+    population standard deviations.
     """
     S = int(n_sims)
     s_mean, s_sd = nb_sensitivities(ds, st.prior, settings)
-    prior = mech(np.broadcast_to(st.prior, (S,) + st.prior.shape), 1.0, rng)
-    counts = mech(np.broadcast_to(st.counts, (S,) + st.counts.shape), 1.0, rng)
-    means = mech(np.broadcast_to(st.means, (S,) + st.means.shape), s_mean, rng)
-    sds = mech(np.broadcast_to(st.sds, (S,) + st.sds.shape), s_sd, rng)
+    n = float(st.prior.sum())  # public training-set size: counts lie in [0, n]
+    lo, hi = ds.num_bounds[:, :1], ds.num_bounds[:, 1:]  # (V, 1): means in [l_v, u_v], sds in [0, (u_v - l_v)/2]
+    prior = call_mechanism(mech, np.broadcast_to(st.prior, (S,) + st.prior.shape), 1.0, rng, 0.0, n)
+    counts = call_mechanism(mech, np.broadcast_to(st.counts, (S,) + st.counts.shape), 1.0, rng, 0.0, n)
+    means = call_mechanism(mech, np.broadcast_to(st.means, (S,) + st.means.shape), s_mean, rng, lo, hi)
+    sds = call_mechanism(mech, np.broadcast_to(st.sds, (S,) + st.sds.shape), s_sd, rng, 0.0, (hi - lo) / 2.0)
     floor = settings.count_floor
     prior = np.maximum(prior, floor)
     counts = np.maximum(counts, floor)
@@ -406,20 +425,23 @@ def nb_errors(ds: Dataset, rows: np.ndarray, noisy: Mapping[str, np.ndarray], *,
 
 
 def run_naive_bayes(ds: Dataset, mechanisms: Mapping[str, Callable], *, n_splits: int, n_sims: int, seed: int = 0,
-                    settings: NBSettings = NBSettings()) -> dict:
+                    settings: NBSettings = NBSettings(), baseline: bool = True) -> dict:
     """DP naïve Bayes on ``n_splits`` random 80/20 splits × ``n_sims`` noise simulations per mechanism.
 
     Returns ``{"in": {name: (n_splits,)}, "out": {...}}``: per split, the error averaged over the
     simulations; ``"NB"`` is the non-private classifier (same floors). Seeds: the split and the noise
-    of split k come from ``SeedSequence([seed, k])``; every mechanism gets the same noise seed.
+    of split k come from ``SeedSequence([seed, k])``; every mechanism gets the same noise seed, so a
+    mechanism's errors do not depend on which other mechanisms are run with it (``baseline=False``
+    skips NB, e.g. to add one column to a stored run).
     """
-    res = {"in": {m: np.empty(n_splits) for m in [*mechanisms, "NB"]},
-           "out": {m: np.empty(n_splits) for m in [*mechanisms, "NB"]}}
+    extra = [("NB", NonPrivate())] if baseline else []
+    res = {"in": {m: np.empty(n_splits) for m in [*mechanisms, *dict(extra)]},
+           "out": {m: np.empty(n_splits) for m in [*mechanisms, *dict(extra)]}}
     for k in range(n_splits):
         s_split, s_noise, _ = _seeds(seed, k)
         train, test = split_indices(ds.n, np.random.default_rng(s_split))
         st = nb_statistics(ds, train)
-        for name, mech in [*mechanisms.items(), ("NB", NonPrivate())]:
+        for name, mech in [*mechanisms.items(), *extra]:
             sims = 1 if name == "NB" else n_sims
             noisy = nb_noisy_stats(ds, st, mech, sims, np.random.default_rng(s_noise), settings)
             res["in"][name][k] = nb_errors(ds, train, noisy).mean()
@@ -452,7 +474,8 @@ def pcd_train(X: np.ndarray, y: np.ndarray, mech: Callable, n_sims: int, rng_ini
 
     Per iteration t: each simulation draws its own K coordinates without replacement; update k of
     simulation s perturbs q = Σ_i σ(−y_i m_i)(−y_i x_{i,l}) (m the margins, exact by incremental update)
-    with ``mech(q, sensitivity, rng_noise)`` and sets h_l ← prox_{ηλ|·|}(h_l − η·q̃/n); h^t is the
+    with ``mech(q, sensitivity, rng_noise)`` (a mechanism with ``needs_range`` also gets Φ = [−n, n],
+    the GitHub appendix's range of the query) and sets h_l ← prox_{ηλ|·|}(h_l − η·q̃/n); h^t is the
     average of the K inner iterates. ``rng_init`` draws the initial points (uniform on [−1, 1]^d) and the
     coordinate orders, so identically seeded generators give every mechanism the same ones.
     """
@@ -479,7 +502,7 @@ def pcd_train(X: np.ndarray, y: np.ndarray, mech: Callable, n_sims: int, rng_ini
             q = -np.einsum("sn,sn->s", w, YXj)
             if record_queries:
                 queries.append(q.copy())
-            qn = mech(q, settings.sensitivity, rng_noise)
+            qn = call_mechanism(mech, q, settings.sensitivity, rng_noise, -float(n), float(n))
             old = H[rows, j]
             z = old - eta * qn / n
             new = np.sign(z) * np.maximum(np.abs(z) - eta * lam, 0.0)
@@ -500,21 +523,24 @@ def pcd_errors(H: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def run_pcd(ds: Dataset, mechanisms: Mapping[str, Callable], *, n_splits: int, n_sims: int, seed: int = 0,
-            settings: PCDSettings = PCDSettings(), design=None, nonprivate_sims: int | None = None) -> dict:
+            settings: PCDSettings = PCDSettings(), design=None, nonprivate_sims: int | None = None,
+            baseline: bool = True) -> dict:
     """DP proximal coordinate descent on ``n_splits`` random 80/20 splits × ``n_sims`` simulations.
 
     Returns ``{"in": {name: (n_splits,)}, "out": {...}}`` (errors of the last iterate averaged over the
     simulations); ``"PCD"`` is the non-private method (random too: initial point and coordinates) run
-    with ``nonprivate_sims`` (default ``n_sims``) simulations. ``design`` defaults to ``one_hot(ds)``.
+    with ``nonprivate_sims`` (default ``n_sims``) simulations (skipped if ``baseline=False``). ``design``
+    defaults to ``one_hot(ds)``.
     """
     design = one_hot(ds) if design is None else design
     X, y = design.X, design.y
-    names = [*mechanisms, "PCD"]
+    extra = [("PCD", NonPrivate("PCD"))] if baseline else []
+    names = [*mechanisms, *dict(extra)]
     res = {"in": {m: np.empty(n_splits) for m in names}, "out": {m: np.empty(n_splits) for m in names}}
     for k in range(n_splits):
         s_split, s_noise, s_init = _seeds(seed, k)
         train, test = split_indices(ds.n, np.random.default_rng(s_split))
-        for name, mech in [*mechanisms.items(), ("PCD", NonPrivate("PCD"))]:
+        for name, mech in [*mechanisms.items(), *extra]:
             sims = (nonprivate_sims or n_sims) if name == "PCD" else n_sims
             H = pcd_train(X[train], y[train], mech, sims, np.random.default_rng(s_init),
                           np.random.default_rng(s_noise), settings)
@@ -528,9 +554,11 @@ def run_pcd(ds: Dataset, mechanisms: Mapping[str, Callable], *, n_splits: int, n
 # ----------------------------------------------------------------------------------------------
 
 
-def summarize(res: Mapping, *, baseline: str, ours: str = "OPT", literature: Sequence[str] = ("GN", "AG", "TLN")) -> dict:
+def summarize(res: Mapping, *, baseline: str, ours: str = "OPT", literature: Sequence[str] = ("GN", "AG", "TLN"),
+              dd: str = "(OPT)") -> dict:
     """Table row from :func:`run_naive_bayes` / :func:`run_pcd` output: mean errors (%), Imp (%),
-    the best literature mechanism, and the one-sided paired t-test of ``ours`` against it (per sample)."""
+    the best literature mechanism, and the one-sided paired t-test of ``ours`` against it (per sample);
+    if the data-dependent column ``dd`` is present, also its Imp and t-test (``imp_dd``, ``t_dd``, ``p_dd``)."""
     out = {}
     for side in ("in", "out"):
         errs = {m: 100.0 * float(np.mean(v)) for m, v in res[side].items()}
@@ -542,6 +570,9 @@ def summarize(res: Mapping, *, baseline: str, ours: str = "OPT", literature: Seq
             row["imp"] = improvement(errs[best], errs[ours], errs[baseline])
             t, p = paired_one_sided_ttest(res[side][ours], res[side][best])
             row["t"], row["p"] = t, p
+            if dd in errs:  # the data-dependent column: Imp and t-test against the same best literature mechanism
+                row["imp_dd"] = improvement(errs[best], errs[dd], errs[baseline])
+                row["t_dd"], row["p_dd"] = paired_one_sided_ttest(res[side][dd], res[side][best])
         out[side] = row
     return out
 
@@ -585,3 +616,344 @@ def stored_results(table: int, variant: str = "paper", *, splits: int | None = N
 def dp_ranking(errors: Mapping[str, float], mechanisms: Sequence[str] = MECHANISM_ORDER) -> list[str]:
     """The DP mechanisms ordered from the smallest error to the largest (stable for ties)."""
     return sorted([m for m in mechanisms if m in errors], key=lambda m: errors[m])
+
+
+# ----------------------------------------------------------------------------------------------
+# The data-dependent mechanism "(OPT)" (Sections 5.2-5.3, GitHub appendix)
+# ----------------------------------------------------------------------------------------------
+#
+# How (OPT) is built (choices, each documented here and in the notebooks):
+#
+# * A data-dependent mechanism needs the bounded range Φ = [φ_lo, φ_hi] of each perturbed statistic
+#   (Observation 2). Naïve Bayes: counts n_{y=c} and n_{x_v=χ ∧ y=c} lie in [0, n] (n the public
+#   training-set size), means μ_{x_v|y=c} in [l_v, u_v], population standard deviations σ_{x_v|y=c} in
+#   [0, (u_v − l_v)/2]. Coordinate descent: the gradient sum lies in (−n, n) (GitHub appendix).
+# * All noises are computed for Δf = 1 on the query in units of its sensitivity, t = (ϕ − φ_lo)/Δf ∈
+#   [0, R), R = (φ_hi − φ_lo)/Δf; the added noise is Δf·X(t). For naïve Bayes (ℓ1 loss, positively
+#   homogeneous) this is exact, as for OPT. A mechanism designed for a range [0, R′) ⊇ [0, R] is also
+#   DP on [0, R] (restriction), so R is rounded *up* to a small set of keys and one problem is solved
+#   per key (``DDFamily.key``).
+# * Pieces (Algorithm G.1) and weights: the appendix optimises "7 noise distributions" on a partition of
+#   Φ "designed non-uniformly", with "50 equally sized intervals" of the noise support. For naïve Bayes
+#   we use 7 pieces, fine near the two *ends* of Φ, [0, .5, 1, 2, R−2, R−1, R−.5, R] (Δf units) when
+#   R ≥ 5.2, and 7 (or R/β, if fewer) equal pieces for smaller R: with the ℓ1 loss a data-dependent
+#   noise can only gain where the range ends (inside a piece wider than Δf + β the constraints are
+#   those of the data-independent problem), and near 0 is where small counts and standard deviations
+#   are. For coordinate descent we follow the appendix: fine pieces at the centre of Φ (query values
+#   accumulate around 0), coarse tails, one handcrafted loss per piece (dpdro.data_dependent.
+#   coordinate_descent_losses: ℓ1 up to the knee, slope 1000 on the sign-flipping side), knee 1 (the
+#   paper's knee is not given). Default design: the appendix's 42 pieces for cylinder-bands (width 0.5
+#   on [−10, 10), 0 an edge). The alternative "seven" design (−n, −3, −1, −0.2, 0.2, 1, 3, n, the
+#   appendix's "7 intervals") has a piece around 0 penalised on both sides, and its 7 optimal noises
+#   coincide in one symmetric noise (no gain; see 32_coordinate_descent).
+#   Weights w: the paper's w is uniform on Φ; with Φ = [0, n] and n up to 45,000 that would give the
+#   small pieces a weight of order 1e-5 (the LP would then barely care about them), so every piece gets
+#   the same mass 1/M (the appendix allows a non-uniform w "so that more importance is given to the
+#   intervals" of interest).
+# * Noise partition: Partition.uniform(L, β) with 2L = 50 cells covering the truncated Laplace support
+#   rounded up (naïve Bayes, Δf = 1: [−2.5, 2.5), β = 0.1; coordinate descent, Δf = 2: [−5, 5),
+#   β = 0.2 for "seven", β = 0.25 (40 cells) for the 42 pieces, whose edges must lie on the grid), as in
+#   the appendix ("50 equally sized intervals", support "rounding up the support needed
+#   by the Truncated Laplace mechanism").
+# * When a range is wide (R ≥ 5.2 for naïve Bayes, n ≥ PCD_DD_N0 for coordinate descent) the LP does not
+#   depend on R any more (pieces further apart than Δf share no constraint, equal piece masses), so one
+#   solve serves every R: its noises are reused with the piece edges moved to the actual range, and the
+#   moved mechanism is certified again (exactly, dpdro.data_dependent.certify_family) before use.
+# * Solved mechanisms are cached in results/ml/dd_mechanisms.json (DataDependentMechanism.to_dict()
+#   plus provenance) and re-certified (mechanism.certify() <= δ) on load.
+
+DD_CACHE = RESULTS_DIR / "dd_mechanisms.json"
+NB_DD_BETA, NB_DD_L = 0.1, 25  # Δf = 1: cells [-2.5, 2.5), 50 cells
+NB_DD_STEP = 0.5  # small ranges are rounded up to a multiple of this (Δf units)
+NB_DD_WIDE = 5.2  # from this R on, the end-refined 7-piece design (R-independent LP)
+DD_WIDE_SLACK = 1e-6  # the R-independent solves use δ − 1e-6: the exact certificate of a mechanism moved to
+# a range far from 0 carries a floating-point error bound growing with |edges| (≈ 5e-11 at R = 269)
+# Coordinate descent designs (query units, Δf = 2; tails from the outermost inner edge to ±n):
+#   "appendix42": the GitHub appendix's partition for cylinder-bands, [−n, −10), pieces of width 0.5 on
+#       [−10, 10), [10, n) (42 pieces, 0 is an edge); noise cells of width β = 0.25 on [−5, 5) (40 cells:
+#       50 cells of width 0.2 would not put the piece edges on the grid); solved on Φ = [−16, 16).
+#   "seven": 7 pieces −n, −3, −1, −0.2, 0.2, 1, 3, n (the appendix's "7 intervals", finer at the centre),
+#       50 cells of width 0.2 on [−5, 5); solved on Φ = [−6, 6).
+PCD_DD_DESIGNS = {
+    "appendix42": dict(inner=tuple(float(x) for x in np.arange(-20, 21) / 2.0), beta=0.25, L=20, n0=16.0),
+    "seven": dict(inner=(-3.0, -1.0, -0.2, 0.2, 1.0, 3.0), beta=0.2, L=25, n0=6.0),
+}
+PCD_DD_DESIGN = "appendix42"
+PCD_DD_BETA, PCD_DD_L = 0.2, 25  # the "seven" design (kept for reference)
+PCD_DD_INNER = PCD_DD_DESIGNS["seven"]["inner"]
+PCD_DD_N0 = 6.0
+
+
+def equal_mass_weight(edges: np.ndarray):
+    """The piecewise-constant density ``(edges, values)`` giving every piece [e_l, e_{l+1}) the same mass."""
+    e = np.asarray(edges, dtype=float)
+    return e, 1.0 / np.diff(e)
+
+
+def nb_dd_edges(R: float) -> np.ndarray:
+    """Piece edges (Δf units) of the naïve Bayes (OPT) on [0, R) (R a key of :class:`NBDDFamily`)."""
+    b = NB_DD_BETA
+    k = int(round(R / b))
+    if R >= NB_DD_WIDE - 1e-9:
+        ticks = np.array([0, 5, 10, 20, k - 20, k - 10, k - 5, k])
+    else:
+        ticks = np.unique(np.round(np.linspace(0, k, min(7, k) + 1)).astype(int))
+    return ticks * b
+
+
+def _dd_provenance(problem_desc: dict, ub, seconds: float) -> dict:
+    import datetime as _dt
+    import platform
+    import socket
+
+    from . import __version__
+
+    return dict(problem=problem_desc, value=float(ub.value), piece_losses=np.asarray(ub.piece_losses).tolist(),
+                weights=np.asarray(ub.weights).tolist(), certified_delta=float(ub.certified_delta),
+                iterations=int(ub.iterations), repair_weight=float(ub.repair_weight), seconds=round(seconds, 2),
+                dpdro_version=__version__, date=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                machine=f"{socket.gethostname()} ({platform.machine()}, shared)")
+
+
+def solve_dd_cached(key: str, build: Callable[[], tuple], *, cache: str | Path | None = DD_CACHE, solve: bool = True):
+    """The data-dependent mechanism ``key`` from the JSON cache, or solved and stored.
+
+    ``build()`` returns ``(problem, partition, description)``; the description (a JSON dict of the problem
+    parameters) must equal the cached one, else the entry is recomputed. The loaded mechanism is
+    re-certified: ``mechanism.certify() <= delta`` (ValueError otherwise). Returns ``(mechanism, info)``.
+    """
+    from .data_dependent import DataDependentMechanism, dd_upper_bound
+
+    problem, partition, desc = build()
+    store = {}
+    if cache is not None and Path(cache).is_file():
+        store = json.loads(Path(cache).read_text())
+    entry = store.get(key)
+    if entry is not None and entry["provenance"]["problem"] == desc:
+        mech = DataDependentMechanism.from_dict(entry["mechanism"])
+        info = entry["provenance"]
+    else:
+        if not solve:
+            raise KeyError(f"data-dependent mechanism {key!r} is not in the cache {cache}")
+        import time
+
+        t0 = time.perf_counter()
+        ub = dd_upper_bound(problem, partition)
+        mech = ub.mechanism
+        info = _dd_provenance(desc, ub, time.perf_counter() - t0)
+        if cache is not None:
+            store = json.loads(Path(cache).read_text()) if Path(cache).is_file() else {}
+            store[key] = dict(mechanism=mech.to_dict(), provenance=info)
+            Path(cache).parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(cache).with_suffix(".tmp")
+            tmp.write_text(json.dumps(dict(sorted(store.items())), indent=1))
+            tmp.replace(Path(cache))
+    certified = mech.certify()
+    if not certified <= mech.delta:
+        raise ValueError(f"cached data-dependent mechanism {key!r} is only ({mech.epsilon}, {certified})-DP, above "
+                         f"delta = {mech.delta}")
+    return mech, dict(info, recertified_delta=float(certified))
+
+
+def dilate_noise(noise, factor: float):
+    """The noise of ``factor · X`` for a PiecewiseUniform X (edges and grid scaled, probabilities kept)."""
+    from .noise import PiecewiseUniform
+
+    grid = None if noise.grid is None else noise.grid * factor
+    return PiecewiseUniform(noise.edges * factor, noise.probs, grid=grid, metadata=dict(noise.metadata))
+
+
+class DDFamily:
+    """Unit-sensitivity data-dependent mechanisms for query ranges of any width (base class).
+
+    ``embed(lo, hi, s)`` gives, elementwise, the designed range [lo′, lo′ + key·s] ⊇ [lo, hi] (``key`` in
+    units of the sensitivity s); ``mechanism(key)`` the certified unit mechanism on [0, key). A value at
+    the right end (t = key, e.g. a count equal to n) is assigned to the last piece: closing Φ on the
+    right changes no privacy constraint's supremum (δ_{l,l′}(φ) is continuous and the certificate
+    already maximises over the closed shift ranges).
+    """
+
+    def __init__(self, epsilon: float = 1.0, delta: float = 0.1, *, cache: str | Path | None = DD_CACHE, solve: bool = True):
+        self.epsilon, self.delta, self.cache, self.solve = float(epsilon), float(delta), cache, solve
+        self._mechs: dict[float, object] = {}
+        self._solves: dict[str, object] = {}
+        self.solved: dict[str, dict] = {}  # key -> provenance of the solves used
+
+    def mechanism(self, key: float):
+        key = float(key)
+        if key not in self._mechs:
+            self._mechs[key] = self._build(key)
+        return self._mechs[key]
+
+
+class NBDDFamily(DDFamily):
+    """(OPT) of naïve Bayes: ℓ1 loss, Δf = 1, Φ = [0, R) with the pieces of :func:`nb_dd_edges`."""
+
+    def embed(self, lo, hi, s):
+        R = (np.asarray(hi, float) - np.asarray(lo, float)) / np.asarray(s, float)
+        small = np.ceil((R + 1e-9) / NB_DD_STEP) * NB_DD_STEP
+        wide = np.maximum(np.ceil(np.round((R + 1e-9) / NB_DD_BETA, 6)) * NB_DD_BETA, NB_DD_WIDE)
+        key = np.where(R + 1e-9 >= NB_DD_WIDE - 0.1 - 1e-9, wide, small)
+        return np.asarray(lo, float), np.round(key, 6)
+
+    def build_problem(self, R: float):
+        """``(problem, partition, description)`` of the solve for the key R (Δf = 1, Φ = [0, R))."""
+        from .data_dependent import DataDependentProblem
+        from .partition import Partition
+
+        delta = self.delta - DD_WIDE_SLACK if R >= NB_DD_WIDE - 1e-9 else self.delta
+        e = nb_dd_edges(R)
+        prob = DataDependentProblem(epsilon=self.epsilon, delta=delta, sensitivity=1.0, loss="l1", phi_lo=0.0,
+                                    phi_hi=float(e[-1]), pieces=e, weight=equal_mass_weight(e))
+        desc = dict(kind="naive Bayes (OPT)", epsilon=self.epsilon, delta=delta, sensitivity=1.0, loss="l1",
+                    phi=[0.0, float(e[-1])], piece_edges=e.tolist(), weight="equal mass per piece",
+                    partition=dict(L=NB_DD_L, beta=NB_DD_BETA))
+        return prob, Partition.uniform(L=NB_DD_L, beta=NB_DD_BETA), desc
+
+    def _solve(self, R: float):
+        name = f"nb_l1_eps={self.epsilon:g}_delta={self.delta:g}_R={R:g}"
+        if name not in self._solves:
+            mech, info = solve_dd_cached(name, lambda: self.build_problem(R), cache=self.cache, solve=self.solve)
+            self._solves[name], self.solved[name] = mech, info
+        return self._solves[name]
+
+    def _build(self, key: float):
+        from .data_dependent import DataDependentMechanism
+
+        if key < NB_DD_WIDE - 1e-9:
+            return self._solve(key)
+        base = self._solve(NB_DD_WIDE)
+        if abs(key - NB_DD_WIDE) < 1e-9:
+            return base
+        mech = DataDependentMechanism(base.noises, nb_dd_edges(key), base.epsilon, self.delta, base.sensitivity)
+        d = mech.certify()
+        if not d <= mech.delta:  # pragma: no cover - the LP is R-independent from NB_DD_WIDE on
+            raise ValueError(f"moved mechanism for R = {key} is only ({mech.epsilon}, {d})-DP")
+        return mech
+
+
+def pcd_dd_edges(n: float, design: str = PCD_DD_DESIGN) -> np.ndarray:
+    """Piece edges (query units) of the coordinate-descent (OPT) on Φ = [−n, n) (``PCD_DD_DESIGNS``)."""
+    return np.array([-float(n), *PCD_DD_DESIGNS[design]["inner"], float(n)])
+
+
+class PCDDDFamily(DDFamily):
+    """(OPT) of proximal coordinate descent: handcrafted loss per piece, Δf = 2, Φ = [−n, n), pieces
+    :func:`pcd_dd_edges`; solved in query units and rescaled to Δf = 1 (position t = (ϕ + n)/2)."""
+
+    def __init__(self, epsilon: float = 1.0, delta: float = 0.1, *, knee: float = 1.0, slope: float = 1000.0,
+                 sensitivity: float = 2.0, design: str = PCD_DD_DESIGN, **kw):
+        super().__init__(epsilon, delta, **kw)
+        self.knee, self.slope, self.sensitivity = float(knee), float(slope), float(sensitivity)
+        if design not in PCD_DD_DESIGNS:
+            raise ValueError(f"design must be one of {sorted(PCD_DD_DESIGNS)}, got {design!r}")
+        self.design = design
+        self.n0 = PCD_DD_DESIGNS[design]["n0"]
+
+    def embed(self, lo, hi, s):
+        lo, hi, s = (np.asarray(a, float) for a in (lo, hi, s))
+        if np.any(np.abs(s - self.sensitivity) > 1e-12):
+            raise ValueError(f"PCDDDFamily is built for sensitivity {self.sensitivity}")
+        half = np.maximum(np.ceil(np.maximum(-lo, hi) + 1e-9), self.n0)  # Φ ⊆ [−n′, n′), n′ integer
+        return -half, np.round(2.0 * half / s, 6)
+
+    def query_mechanism(self):
+        """The solved mechanism in query units on [−n0, n0) (n0 of the design)."""
+        from .data_dependent import DataDependentProblem, coordinate_descent_losses
+        from .partition import Partition
+
+        delta = self.delta - DD_WIDE_SLACK
+        spec = PCD_DD_DESIGNS[self.design]
+
+        def build():
+            e = pcd_dd_edges(self.n0, self.design)
+            prob = DataDependentProblem(epsilon=self.epsilon, delta=delta, sensitivity=self.sensitivity,
+                                        loss=coordinate_descent_losses(e, knee=self.knee, slope=self.slope),
+                                        phi_lo=float(e[0]), phi_hi=float(e[-1]), pieces=e, weight=equal_mass_weight(e))
+            desc = dict(kind="coordinate descent (OPT)", epsilon=self.epsilon, delta=delta,
+                        sensitivity=self.sensitivity, loss=f"coordinate_descent_losses(knee={self.knee:g}, slope={self.slope:g})",
+                        phi=[float(e[0]), float(e[-1])], piece_edges=e.tolist(), weight="equal mass per piece",
+                        partition=dict(L=spec["L"], beta=spec["beta"]))
+            return prob, Partition.uniform(L=spec["L"], beta=spec["beta"]), desc
+
+        name = f"pcd_knee={self.knee:g}_slope={self.slope:g}_eps={self.epsilon:g}_delta={self.delta:g}_n0={self.n0:g}"
+        if self.design != "seven":
+            name += f"_design={self.design}"
+        if name not in self._solves:
+            mech, info = solve_dd_cached(name, build, cache=self.cache, solve=self.solve)
+            self._solves[name], self.solved[name] = mech, info
+        return self._solves[name]
+
+    def _build(self, key: float):
+        from .data_dependent import DataDependentMechanism
+
+        q = self.query_mechanism()
+        half = key * self.sensitivity / 2.0
+        e = pcd_dd_edges(half, self.design)
+        unit = DataDependentMechanism(tuple(dilate_noise(nz, 1.0 / self.sensitivity) for nz in q.noises),
+                                      (e + half) / self.sensitivity, q.epsilon, self.delta, 1.0)
+        d = unit.certify()
+        if not d <= unit.delta:  # pragma: no cover
+            raise ValueError(f"rescaled mechanism for n = {half} is only ({unit.epsilon}, {d})-DP")
+        return unit
+
+
+class DataDependentNoise:
+    """The "(OPT)" column: values + Δf·X(t), X(t) the noise of the piece containing t = (ϕ − φ_lo′)/Δf.
+
+    A mechanism ``mech(values, sensitivity, rng, *, phi_lo, phi_hi)`` (``needs_range = True``: the
+    experiment passes the range Φ of each statistic). Vectorised: one uniform per value, drawn in one
+    call (common random numbers with the additive mechanisms), then the values are grouped by range key
+    and piece and each group's uniforms are mapped through its piece's ``ppf`` with numpy.
+    """
+
+    needs_range = True
+
+    def __init__(self, family: DDFamily, name: str = "(OPT)"):
+        self.family, self.name = family, name
+
+    def unit_noise(self, values, sensitivity, u, *, phi_lo, phi_hi) -> np.ndarray:
+        v = np.asarray(values, dtype=float)
+        shape = v.shape
+        s = np.broadcast_to(np.asarray(sensitivity, dtype=float), shape)
+        lo = np.broadcast_to(np.asarray(phi_lo, dtype=float), shape)
+        hi = np.broadcast_to(np.asarray(phi_hi, dtype=float), shape)
+        if np.any(v < lo - 1e-9 * np.maximum(1.0, np.abs(lo))) or np.any(v > hi + 1e-9 * np.maximum(1.0, np.abs(hi))):
+            raise ValueError("a query value lies outside its range [phi_lo, phi_hi]")
+        lo2, key = self.family.embed(lo, hi, s)
+        key = np.broadcast_to(key, shape)
+        t = (v - lo2) / s
+        u = np.clip(np.asarray(u, dtype=float), _TINY, 1.0 - _TINY)
+        out = np.empty(shape)
+        flat_k, flat_t, flat_u, flat_o = key.ravel(), t.ravel(), u.ravel(), out.reshape(-1)
+        for k in np.unique(flat_k):
+            idx = np.nonzero(flat_k == k)[0]
+            mech = self.family.mechanism(k)
+            tt = np.clip(flat_t[idx], 0.0, np.nextafter(float(mech.piece_edges[-1]), -np.inf))
+            pc = np.atleast_1d(mech.piece(tt))
+            for l in np.unique(pc):
+                sel = idx[pc == l]
+                flat_o[sel] = mech.noises[l].ppf(flat_u[sel])
+        return out
+
+    def __call__(self, values, sensitivity, rng, *, phi_lo, phi_hi):
+        v = np.asarray(values, dtype=float)
+        u = rng.random(v.shape)
+        return v + np.asarray(sensitivity, dtype=float) * self.unit_noise(v, sensitivity, u, phi_lo=phi_lo, phi_hi=phi_hi)
+
+
+def call_mechanism(mech, values, sensitivity, rng, phi_lo, phi_hi):
+    """``mech(values, sensitivity, rng)``, passing the range Φ to mechanisms with ``needs_range``."""
+    if getattr(mech, "needs_range", False):
+        return mech(values, sensitivity, rng, phi_lo=phi_lo, phi_hi=phi_hi)
+    return mech(values, sensitivity, rng)
+
+
+def make_data_dependent(table: int, epsilon: float = 1.0, delta: float = 0.1, *, cache: str | Path | None = DD_CACHE,
+                        solve: bool = True, **kw) -> DataDependentNoise:
+    """The (OPT) mechanism of Table 2 (naïve Bayes) or Table 3 (coordinate descent)."""
+    if table == 2:
+        return DataDependentNoise(NBDDFamily(epsilon, delta, cache=cache, solve=solve))
+    if table == 3:
+        return DataDependentNoise(PCDDDFamily(epsilon, delta, cache=cache, solve=solve, **kw))
+    raise ValueError(f"table must be 2 or 3, got {table!r}")

@@ -4,12 +4,16 @@ coordinate descent on the offline UCI datasets, at a chosen scale, stored with p
 For each dataset, ``n_splits`` random 80/20 splits × ``n_sims`` noise simulations of the mechanisms
 GN (Gaussian), AG (analytic Gaussian), TLN (truncated Laplace), OPT (data-independent ℓ1-optimised
 noise from ``dpdro.optimal_noise``, cached in ``results/ml/opt_noise_eps=1_delta=0.1.json``) and the
-non-private method; the data-dependent "(OPT)" column is pending (issue 3). The output file
+non-private method, and the data-dependent "(OPT)" (``dpdro.experiments.make_data_dependent``: one
+``dd_upper_bound`` solve per distinct sensitivity-scaled problem, cached with provenance in
+``results/ml/dd_mechanisms.json`` and re-certified on load). The output file
 ``results/ml/table{2,3}_{variant}_{splits}x{sims}.json`` holds, per dataset, the per-split errors
 (averaged over simulations) of every mechanism, the table row (mean errors, Imp, t-test) and the
 seconds it took, plus provenance (dpdro version, git commit, date, machine, parameters). The file is
 rewritten after every dataset, so an interrupted run keeps what it finished; datasets already stored
-are skipped unless ``--force``.
+are skipped unless ``--force``; a stored dataset without the "(OPT)" column gets that column added
+(``--no-add-dd`` to skip; ``--redo-dd`` recomputes it): only (OPT) is run, with the same seeds, and merged into the stored per-split
+errors (every mechanism's errors are independent of the others run with it; common random numbers).
 
 Usage (CPU is shared: one instance, niced, in the background)::
 
@@ -44,6 +48,7 @@ from dpdro.datasets import available_datasets, load_dataset, one_hot  # noqa: E4
 
 OUT = ROOT / "results" / "ml"
 OPT_CACHE = OUT / "opt_noise_eps=1_delta=0.1.json"
+DD_CACHE = OUT / "dd_mechanisms.json"
 EPSILON, DELTA = 1.0, 0.1
 
 
@@ -60,27 +65,32 @@ def _git() -> dict:
     return dict(commit=commit, dpdro_modified=dirty)
 
 
-def provenance(args, opt_info) -> dict:
+def provenance(args, opt_info, dd=None) -> dict:
     return dict(
         dpdro_version=dpdro.__version__, **_git(), date=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         machine=f"{socket.gethostname()} ({platform.machine()}, {os.cpu_count()} cpus, shared)", python=platform.python_version(),
         numpy=np.__version__, command=" ".join(sys.argv), epsilon=EPSILON, delta=DELTA, seed=args.seed,
         n_splits=args.splits, n_sims=args.sims, variant=args.variant, opt_noise=opt_info,
-        data_dependent=ex.PENDING_DATA_DEPENDENT,
+        data_dependent=ex.PENDING_DATA_DEPENDENT if dd is None else dict(
+            mechanism="(OPT): dpdro.experiments.make_data_dependent (see its module section for the design)",
+            solves=dd.family.solved),
     )
 
 
-def run_one(table: int, name: str, mechs, args) -> dict:
+def run_one(table: int, name: str, mechs, args, *, baseline_run: bool = True):
     ds = load_dataset(name)
     t0 = time.perf_counter()
     if table == 2:
         settings = ex.NBSettings.authors() if args.variant == "authors" else ex.NBSettings()
-        res = ex.run_naive_bayes(ds, mechs, n_splits=args.splits, n_sims=args.sims, seed=args.seed, settings=settings)
+        res = ex.run_naive_bayes(ds, mechs, n_splits=args.splits, n_sims=args.sims, seed=args.seed, settings=settings,
+                                 baseline=baseline_run)
         baseline, extra = "NB", dict(n=ds.n, n_num=ds.n_num, n_cat=ds.n_cat, n_classes=ds.n_classes)
     else:
-        res = ex.run_pcd(ds, mechs, n_splits=args.splits, n_sims=args.sims, seed=args.seed)
+        res = ex.run_pcd(ds, mechs, n_splits=args.splits, n_sims=args.sims, seed=args.seed, baseline=baseline_run)
         baseline, extra = "PCD", dict(n=ds.n, d=one_hot(ds).X.shape[1])
     secs = time.perf_counter() - t0
+    if not baseline_run:
+        return res, secs
     summary = ex.summarize(res, baseline=baseline)
     per_split = {side: {m: v.tolist() for m, v in res[side].items()} for side in res}
     return dict(dataset=name, **extra, seconds=secs, per_split=per_split, summary=summary)
@@ -97,31 +107,56 @@ def main(argv=None) -> None:
     p.add_argument("--datasets", default="", help="comma-separated subset (default: all offline datasets)")
     p.add_argument("--skip", default="", help="comma-separated datasets to skip")
     p.add_argument("--force", action="store_true", help="recompute datasets already stored")
+    p.add_argument("--no-add-dd", action="store_true", help="do not add the (OPT) column to stored datasets lacking it")
+    p.add_argument("--redo-dd", action="store_true", help="recompute the (OPT) column of stored datasets (e.g. after a design change)")
     args = p.parse_args(argv)
     names = [d for d in (args.datasets.split(",") if args.datasets else available_datasets()) if d]
     names = [d for d in names if d not in set(args.skip.split(","))]
     noise, opt_info = ex.optimized_unit_noise(EPSILON, DELTA, cache=OPT_CACHE)
-    mechs = ex.make_mechanisms(EPSILON, DELTA, opt_noise=noise)
+    base_mechs = ex.make_mechanisms(EPSILON, DELTA, opt_noise=noise)
     tables = [2, 3] if args.table == "all" else [int(args.table)]
     for table in tables:
         if table == 3 and args.variant == "authors":
             print("table 3 has a single variant (the paper's and the authors' settings agree); using 'paper'")
         variant = "paper" if table == 3 else args.variant
+        dd = ex.make_data_dependent(table, EPSILON, DELTA, cache=DD_CACHE)
+        mechs = {**base_mechs, "(OPT)": dd}
+        vargs = argparse.Namespace(**{**vars(args), "variant": variant})
         path = result_path(table, variant, args.splits, args.sims)
         store = json.loads(path.read_text()) if path.is_file() else {"datasets": {}}
-        store["provenance"] = provenance(argparse.Namespace(**{**vars(args), "variant": variant}), opt_info)
+        old_prov = store.get("provenance")
         for name in names:
             if name in store["datasets"] and not args.force:
-                print(f"table {table} {name}: stored, skipped")
-                continue
-            row = run_one(table, name, mechs, argparse.Namespace(**{**vars(args), "variant": variant}))
+                row = store["datasets"][name]
+                if args.redo_dd:
+                    for side in ("in", "out"):
+                        row["per_split"][side].pop("(OPT)", None)
+                if "(OPT)" in row["per_split"]["in"] or args.no_add_dd:
+                    print(f"table {table} {name}: stored, skipped")
+                    continue
+                res, secs = run_one(table, name, {"(OPT)": dd}, vargs, baseline_run=False)
+                for side in ("in", "out"):
+                    row["per_split"][side]["(OPT)"] = res[side]["(OPT)"].tolist()
+                full = {side: {m: np.asarray(v) for m, v in row["per_split"][side].items()} for side in ("in", "out")}
+                row["summary"] = ex.summarize(full, baseline="NB" if table == 2 else "PCD")
+                row["seconds_dd"] = secs
+                row["dd_added"] = dict(date=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                                       note="(OPT) column added to a stored run (same seeds; other columns unchanged)")
+            else:
+                row = run_one(table, name, mechs, vargs)
             store["datasets"][name] = row
+            store["provenance"] = provenance(vargs, opt_info, dd)
+            if old_prov is not None and old_prov.get("data_dependent") == ex.PENDING_DATA_DEPENDENT:
+                store["provenance"]["original_run"] = {k: old_prov.get(k) for k in ("date", "commit", "command")}
+            elif old_prov is not None and "original_run" in old_prov:
+                store["provenance"]["original_run"] = old_prov["original_run"]
             OUT.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(".tmp")
             tmp.write_text(json.dumps(store, indent=1))
             tmp.replace(path)
             e = row["summary"]
-            print(f"table {table} {name}: {row['seconds']:.1f} s | in "
+            took = f"(OPT) added in {row['seconds_dd']:.1f} s" if "seconds_dd" in row else f"{row['seconds']:.1f} s"
+            print(f"table {table} {name}: {took} | in "
                   + " ".join(f"{m}={v:.2f}" for m, v in e["in"]["errors"].items())
                   + f" imp={e['in'].get('imp', float('nan')):.1f} p={e['in'].get('p', float('nan')):.2g}", flush=True)
         print(f"wrote {path}")

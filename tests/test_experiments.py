@@ -275,3 +275,125 @@ def test_stored_results_picks_the_largest_run(tmp_path):
     assert ex.stored_results(3, directory=tmp_path, dataset="ecoli")["file"] == "table3_paper_4x10.json"
     assert ex.stored_results(3, directory=tmp_path, splits=2, sims=5)["sims"] == 5
     assert ex.stored_results(2, directory=tmp_path) is None
+
+
+# ------------------------------------------------------------------------------- data-dependent (OPT)
+@pytest.fixture()
+def dd_cache(tmp_path):
+    """A private copy of the committed cache (missing entries are solved into the copy, never the repo)."""
+    src = ex.DD_CACHE
+    dst = tmp_path / "dd.json"
+    if src.is_file():
+        dst.write_text(src.read_text())
+    return dst
+
+
+def test_nb_dd_embed_rounds_ranges_up():
+    fam = ex.NBDDFamily(cache=None, solve=False)
+    lo, key = fam.embed(np.array([0.0, 1.0, 0.0, 0.0, -3.0]), np.array([0.3, 3.0, 4.9, 5.15, 400.0]),
+                        np.array([1.0, 1.0, 1.0, 1.0, 2.0]))
+    np.testing.assert_allclose(lo, [0.0, 1.0, 0.0, 0.0, -3.0])
+    np.testing.assert_allclose(key, [0.5, 2.5, 5.0, 5.2, 201.5])  # (hi - lo)/s rounded up (to 0.5, or 0.1 from 5.1)
+    e = ex.nb_dd_edges(201.5)
+    np.testing.assert_allclose(e, [0, 0.5, 1, 2, 199.5, 200.5, 201.0, 201.5])
+    assert ex.nb_dd_edges(1.0).size == 8 and ex.nb_dd_edges(0.5).size == 6  # 7 pieces, or R/β if fewer
+
+
+def test_dd_mechanism_vectorised_matches_piecewise_loop(dd_cache):
+    mech = ex.make_data_dependent(2, cache=dd_cache)
+    rng = np.random.default_rng(3)
+    lo = np.array([0.0, 0.0, -1.0, 0.0, 0.0, 2.0])
+    hi = np.array([3.0, 80.0, 1.0, 0.4, 80.0, 2.5])
+    s = np.array([1.0, 1.0, 0.5, 0.3, 1.0, 0.1])
+    vals = lo + rng.random((50, 6)) * (hi - lo)
+    vals[0] = lo
+    vals[1] = hi  # the range ends are included
+    noisy = mech(vals, s, np.random.default_rng(9), phi_lo=lo, phi_hi=hi)
+    u = np.clip(np.random.default_rng(9).random(vals.shape), 1e-16, 1 - 1e-16)
+    lo2, key = mech.family.embed(lo, hi, s)
+    for i in range(vals.shape[0]):
+        for j in range(6):
+            m = mech.family.mechanism(key[j])
+            t = min((vals[i, j] - lo2[j]) / s[j], np.nextafter(m.piece_edges[-1], 0))
+            x = float(m.noise_for(t).ppf(u[i, j]))
+            assert noisy[i, j] == pytest.approx(vals[i, j] + s[j] * x, abs=1e-12)
+    with pytest.raises(ValueError, match="outside its range"):
+        mech(np.array([4.0]), 1.0, rng, phi_lo=0.0, phi_hi=3.0)
+
+
+def test_dd_wide_ranges_reuse_one_certified_solve(dd_cache):
+    fam = ex.NBDDFamily(cache=dd_cache)
+    base = fam.mechanism(ex.NB_DD_WIDE)
+    wide = fam.mechanism(45001.0)
+    assert wide.certify() <= 0.1 and base.certify() <= 0.1
+    assert all(a is b for a, b in zip(wide.noises, base.noises)) and wide.piece_edges[-1] == 45001.0
+    # at the lower end of Φ the data-dependent noise beats the data-independent optimum (E|X| ≈ 0.69)
+    assert base.noises[0].expected_loss("l1") < 0.6 and wide.noises[3].expected_loss("l1") < 0.71
+    assert list(fam.solved) == ["nb_l1_eps=1_delta=0.1_R=5.2"]
+
+
+def test_pcd_dd_pieces_follow_the_sign_of_the_query(dd_cache):
+    fam = ex.PCDDDFamily(cache=dd_cache, design="seven")
+    lo, key = fam.embed(-100.0, 100.0, 2.0)
+    assert lo == -101.0 and key == 101.0  # Φ = [-100, 100] ⊂ [-101, 101)
+    unit = fam.mechanism(key)
+    assert unit.certify() <= 0.1 and unit.sensitivity == 1.0
+    q = fam.query_mechanism()
+    assert q.sensitivity == 2.0 and q.certify() <= 0.1
+    np.testing.assert_allclose((unit.piece_edges * 2.0) + lo, ex.pcd_dd_edges(101.0, "seven"))
+    np.testing.assert_allclose(unit.noises[3].edges * 2.0, q.noises[3].edges)
+    t = (np.array([-50.0, -2.0, -0.5, 0.0, 0.5, 2.0, 50.0]) - lo) / 2.0
+    assert unit.piece(t).tolist() == [0, 1, 2, 3, 4, 5, 6]
+
+
+def test_pcd_dd_appendix_partition():
+    e = ex.pcd_dd_edges(432.0)  # the GitHub appendix's cylinder-bands partition
+    assert e.size == 43 and e[0] == -432.0 and e[1] == -10.0 and e[-2] == 10.0 and np.allclose(np.diff(e[1:-1]), 0.5)
+    fam = ex.PCDDDFamily(cache=None, solve=False)
+    assert fam.design == "appendix42"
+    lo, key = fam.embed(-5.0, 5.0, 2.0)  # narrow ranges are embedded in the solved Φ = [-16, 16)
+    assert lo == -16.0 and key == 16.0
+    with pytest.raises(ValueError, match="design"):
+        ex.PCDDDFamily(design="nine")
+
+
+
+def test_pcd_dd_appendix_family_from_cache(dd_cache):
+    fam = ex.PCDDDFamily(cache=dd_cache)
+    lo, key = fam.embed(-432.0, 432.0, 2.0)
+    unit = fam.mechanism(key)
+    assert unit.n_pieces == 42 and unit.certify() <= 0.1
+    q = fam.query_mechanism()
+    # pieces of negative queries push the noise down, of positive queries up (away from a sign flip)
+    assert q.noises[0].mean < -0.3 < 0.3 < q.noises[-1].mean
+    t = (np.array([-100.0, -0.25, 0.25, 100.0]) - lo) / 2.0
+    assert unit.piece(t).tolist() == [0, 20, 21, 41]
+
+
+def test_dd_cache_is_recertified_on_load(dd_cache):
+    import json
+
+    key, build = "nb_l1_eps=1_delta=0.1_R=0.5", (lambda: ex.NBDDFamily().build_problem(0.5))
+    mech, info = ex.solve_dd_cached(key, build, cache=dd_cache)
+    assert info["recertified_delta"] <= 0.1 and mech.certify() <= 0.1
+    data = json.loads(dd_cache.read_text())
+    for nz in data[key]["mechanism"]["noises"]:  # tamper: every piece's noise a single cell at 0 (not private)
+        p = np.zeros(len(nz["probs"]))
+        p[len(p) // 2] = 1.0
+        nz["probs"] = p.tolist()
+    dd_cache.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="DP, above"):
+        ex.solve_dd_cached(key, build, cache=dd_cache, solve=False)
+
+
+def test_dd_column_independent_of_other_mechanisms(postop, dd_cache):
+    dd = ex.make_data_dependent(2, cache=dd_cache)
+    mechs = ex.make_mechanisms(1.0, 0.1, opt_noise=PiecewiseUniform(np.array([-2.0, -1.0, 0.0, 1.0, 2.0]),
+                                                                    np.array([0.1, 0.4, 0.4, 0.1])))
+    both = ex.run_naive_bayes(postop, {**mechs, "(OPT)": dd}, n_splits=2, n_sims=5, seed=1)
+    alone = ex.run_naive_bayes(postop, {"(OPT)": dd}, n_splits=2, n_sims=5, seed=1, baseline=False)
+    assert set(alone["in"]) == {"(OPT)"}
+    for side in ("in", "out"):
+        np.testing.assert_array_equal(both[side]["(OPT)"], alone[side]["(OPT)"])
+    row = ex.summarize(both, baseline="NB")["in"]
+    assert {"imp_dd", "t_dd", "p_dd"} <= set(row)
