@@ -67,7 +67,10 @@ def run_instance(eps, delta, betas, cap, targets, verbose=True):
         t_lo = time.perf_counter() - t1
         total += t_up + t_lo
         gap = (upper - lb.value) / lb.value if lb.value > 0 else math.inf
-        di_up = dpdro.upper_bound(prob.base_problem, part).value
+        try:  # the data-independent P on the nearest-integer support can be infeasible (ε = 1, β = 1/8)
+            di_up = dpdro.upper_bound(prob.base_problem, part).value
+        except dpdro.InfeasibleError:
+            di_up = math.nan
         di_lo = dpdro.lower_bound(prob.base_problem, part).value
         row = dict(beta=beta, K=K, N=part.n_cells, upper=upper, lower=lb.value, gap=gap, seconds_upper=t_up,
                    seconds_lower=t_lo, cumulative=total, di_upper=di_up, di_lower=di_lo,
