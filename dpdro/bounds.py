@@ -442,7 +442,14 @@ def _release(lp: BoundingLP, res: CuttingPlaneResult, **kwargs):
 
 def lower_bound(problem: Problem, partition: Partition, *, cuts: str = "shift", tol: float = 1e-9,
                 shift_stride: int | None = None, **kwargs) -> LowerBound:
-    """Solve D(π, β) by Algorithm 1 and return a valid lower bound on P (see module docstring).
+    """Solve D(π, β) by Algorithm 1 and return a lower bound on P (see module docstring).
+
+    .. warning:: Known defect. The bound is valid on *uniform* partitions (cells of width β, the
+       paper's D(L, β)). On non-uniform partitions D(π, β), as stated in Section 4.1 of the paper,
+       imposes the dual constraint only on average over each wide cell and can exceed the optimum:
+       scripts/check_nonuniform_lower_bound.py exhibits D(π, β) = 0.08221 against a certified
+       noise with loss 0.08190 (ε = 5, δ = 0.01, ℓ1). ``optimal_noise`` refines non-uniformly, so
+       its ``lower`` and ``gap`` are not certified until this is fixed.
 
     ``shift_stride`` restricts the privacy constraints to shifts that are multiples of
     ``shift_stride``·β (and ±Δf): a relaxation of D(π, β), hence still a valid lower bound, that is

@@ -20,6 +20,11 @@ explains less than a third of the gap, or when the upper track has had less than
 work of the lower one (counted in simplex iterations, so that runs are reproducible) and its last
 refinement still closed a tenth of the gap, the upper bound's grid is refined instead (k_U doubles).
 The only time-dependent decision is the optional ``time_limit``.
+
+Known defect: the lower-bound track refines non-uniformly, and D(π, β) on non-uniform partitions is
+not a valid lower bound in general (see :func:`dpdro.lower_bound` and
+scripts/check_nonuniform_lower_bound.py), so the reported lower bound and gap are not certified. The
+released noise and its upper bound are unaffected: the noise's δ is certified exactly.
 """
 
 from __future__ import annotations
