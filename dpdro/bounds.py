@@ -39,7 +39,7 @@ from .oracle import geometry
 from .partition import Partition
 from .privacy import certify_delta, privacy_profile
 from .problem import InfeasibleError, Problem
-from .solvers import INF, HighsModel, LPSolution
+from .solvers import INF, HighsModel, PrivacyLP
 
 __all__ = ["BoundingLP", "UpperBound", "LowerBound", "upper_bound", "lower_bound"]
 
@@ -47,7 +47,7 @@ _U = np.finfo(float).eps / 2
 _COEFF_SAFETY = 1e-12  # relative rounding of bounds for errors in cell coefficients and edges
 
 
-class BoundingLP:
+class BoundingLP(PrivacyLP):
     """P(π, β) (``kind="upper"``) or D(π, β) (``kind="lower"``) as an incrementally grown HiGHS LP.
 
     Columns: p on the decision cells (the partition, or its padding for the lower bound), the tail
@@ -262,24 +262,6 @@ class BoundingLP:
         """Every privacy constraint at once: the full LP, equivalent to all of E(L, β)."""
         for r in range(self.table.shifts.size):
             self.add_shift_cut(r)
-
-    # ------------------------------------------------------------------ solving
-    def solve(self) -> LPSolution:
-        return self.model.solve()
-
-    def set_delta(self, delta: float) -> None:
-        """Change the right-hand side δ of every privacy row (used by the repair step)."""
-        self._rhs = float(delta)
-        if self._delta_rows:
-            self.model.set_row_upper(np.asarray(self._delta_rows), self._rhs)
-
-    def matrix(self) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray, np.ndarray]:
-        """The current LP as (cost, A, row_lower, row_upper), for other solvers."""
-        return self.model.matrix()
-
-    def solve_with(self, solver: str = "ECOS", **options) -> LPSolution:
-        """Solve the current LP (with the cuts added so far) through cvxpy, e.g. with ECOS."""
-        return self.model.solve_with(solver, **options)
 
     def infeasibility_message(self) -> str:
         p = self.problem

@@ -63,7 +63,7 @@ from .oracle import SegmentTable, event_intervals, geometry
 from .partition import Partition
 from .privacy import _U, _exp_down, _lattice
 from .problem import InfeasibleError, Problem
-from .solvers import INF, HighsModel, LPSolution
+from .solvers import INF, HighsModel, PrivacyLP
 
 __all__ = [
     "DataDependentProblem",
@@ -328,7 +328,7 @@ class DataDependentProblem:
 
 
 # ============================================================================ the LP
-class DDBoundingLP:
+class DDBoundingLP(PrivacyLP):
     """P′(π, β) (``kind="upper"``) or D′(π, β) (``kind="lower"``) as an incrementally grown HiGHS LP.
 
     Columns: p_l on the decision cells for l = 0 … M−1 (blocks of ``n_c`` columns; the lower bound's
@@ -598,23 +598,6 @@ class DDBoundingLP:
     def add_all_shift_cuts(self) -> None:
         for r in range(self.n_groups):
             self.add_shift_cut(r)
-
-    # ------------------------------------------------------------------ solving
-    def solve(self) -> LPSolution:
-        return self.model.solve()
-
-    def set_delta(self, delta: float) -> None:
-        self._rhs = float(delta)
-        if self._delta_rows:
-            self.model.set_row_upper(np.asarray(self._delta_rows), self._rhs)
-
-    def matrix(self):
-        """The current LP as (cost, A, row_lower, row_upper), for other solvers."""
-        return self.model.matrix()
-
-    def solve_with(self, solver: str = "ECOS", **options) -> LPSolution:
-        """Solve the current LP through cvxpy (e.g. with ECOS): a cross-check of HiGHS."""
-        return self.model.solve_with(solver, **options)
 
     def infeasibility_message(self) -> str:
         p = self.problem

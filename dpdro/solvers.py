@@ -13,7 +13,7 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["LPSolution", "HighsModel", "solve_with_cvxpy"]
+__all__ = ["LPSolution", "HighsModel", "PrivacyLP", "solve_with_cvxpy"]
 
 INF = highspy.kHighsInf
 
@@ -107,6 +107,35 @@ class HighsModel:
     @property
     def simplex_iterations(self) -> int:
         return int(self.h.getInfo().simplex_iteration_count)
+
+
+class PrivacyLP:
+    """Shared solving interface of the bounding LPs (BoundingLP, DDBoundingLP).
+
+    Subclasses set ``self.model`` (a :class:`HighsModel`), ``self._rhs`` (the current δ) and
+    ``self._delta_rows`` (the rows whose upper bound is δ).
+    """
+
+    model: HighsModel
+    _rhs: float
+    _delta_rows: list
+
+    def solve(self) -> LPSolution:
+        return self.model.solve()
+
+    def set_delta(self, delta: float) -> None:
+        """Change the right-hand side δ of every privacy row (used by the repair step)."""
+        self._rhs = float(delta)
+        if self._delta_rows:
+            self.model.set_row_upper(np.asarray(self._delta_rows), self._rhs)
+
+    def matrix(self) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray, np.ndarray]:
+        """The current LP as (cost, A, row_lower, row_upper), for other solvers."""
+        return self.model.matrix()
+
+    def solve_with(self, solver: str = "ECOS", **options) -> LPSolution:
+        """Solve the current LP (with the cuts added so far) through cvxpy, e.g. with ECOS: a cross-check."""
+        return self.model.solve_with(solver, **options)
 
 
 def solve_with_cvxpy(cost, matrix, lower, upper, *, solver: str = "ECOS", **solver_options) -> LPSolution:
