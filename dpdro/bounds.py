@@ -3,10 +3,20 @@ r"""The bounding problems P(π, β) and D(π, β) of Section 4.1, assembled once
 Upper bound P(π, β): probabilities p(j) on the cells Π_j(β), j ∈ [N], objective coefficients the cell
 averages c_j(π, β), and every privacy constraint (φ, A) ∈ E(L, β).
 
-Lower bound D(π, β) (primal form, the strong dual of the dual problem, cf. problem (22)): the same
-constraints, but p lives on the padded index set N (Δf/β extra cells of width β at each end, which
-may carry mass that no event in F(L, β) sees), and the objective coefficients are the cell infima
-c̲_j(π, β). One extra column carries mass outside the padded support at cost inf{c(x)} over that
+Lower bound D(π, β) (primal form, the strong dual of the dual problem, cf. problem (22)): p lives
+on the padded index set N (Δf/β extra cells of width β at each end, which may carry mass that no
+event in F(L, β) sees), and the objective coefficients are the cell infima c̲_j(π, β). On uniform
+cells (the paper's D(L, β)) the constraints are those of P. On non-uniform cells they are the
+cell-union constraints p(S) − e^ε p(N_φ(S)) ≤ δ of :mod:`dpdro.oracle`, because the paper's D(π, β)
+is not a valid lower bound there (it spreads each wide cell's mass uniformly inside the cell; see
+scripts/check_nonuniform_lower_bound.py). For a shift φ all of them are equivalent to the flow system
+
+    p_j ≤ Σ_{m ∈ N_φ(j)} f_jm + u_j,   Σ_{j: m ∈ N_φ(j)} f_jm ≤ e^ε p_m,   Σ_j u_j ≤ δ,   f, u ≥ 0
+
+(LP duality for the max-closure problem max_S p(S) − e^ε p(N_φ(S))), which is the whole-shift cut
+of the non-uniform lower bound.
+
+One extra column of D(π, β) carries mass outside the padded support at cost inf{c(x)} over that
 region; it is redundant for losses that are monotone on each side of 0 (the paper's setting, proof
 of Proposition 3) and keeps the bound valid for every other loss.
 
@@ -18,8 +28,9 @@ Numbers you can trust
   mixture of the two δ's) and certified again. The reported upper bound is the mixture's exact
   expected loss, rounded up.
 * The reported lower bound is the objective of a dual-feasible point built from the solver's duals
-  (negative multipliers clipped, segment multipliers capped by their budget multiplier, θ recomputed
-  as the minimum over the dual constraints), i.e. a valid lower bound whatever the solver's accuracy,
+  (negative multipliers clipped, segment and cell multipliers capped by their budget multiplier,
+  capacity multipliers raised to the largest cell multiplier that routes to them, θ recomputed as
+  the minimum over the dual constraints), i.e. a valid lower bound whatever the solver's accuracy,
   rounded down by a bound on the floating-point error.
 """
 
@@ -35,7 +46,7 @@ import scipy.sparse as sp
 from .cutting_plane import CuttingPlaneResult, run_cutting_plane
 from .dd_monotone import monotone_matrix, monotone_noise
 from .noise import PiecewiseUniform
-from .oracle import geometry
+from .oracle import cell_union_shortfalls, cell_union_worst_event, geometry, neighbour_intervals
 from .partition import Partition
 from .privacy import certify_delta, privacy_profile
 from .problem import InfeasibleError, Problem
@@ -90,6 +101,11 @@ class BoundingLP(PrivacyLP):
         self._events: set[bytes] = set()
         self._rhs = problem.delta
         self.event_cuts_added = 0
+        # non-uniform D(π, β): cell-union constraints (module docstring), one flow block per shift
+        self.cell_unions = lower and not partition.is_uniform
+        self._flow: list[tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]] = []
+        if self.cell_unions:
+            self._lo, self._hi = neighbour_intervals(self.table, partition.n_cells)
         if getattr(problem, "monotone", False):
             # densities non-increasing in |x|; D(π, β) gets only the rows implied for every monotone
             # measure (no straddling cell, no tail column), see dpdro.dd_monotone. Right-hand side 0:
@@ -155,7 +171,12 @@ class BoundingLP(PrivacyLP):
     # ------------------------------------------------------------------ oracle
     def shortfalls(self, x: np.ndarray) -> np.ndarray:
         """max_A V(φ, A) for every candidate shift at the LP point x (δ included)."""
-        return self.table.worst_values(x[: self.columns.n_cells], self.problem.exp_epsilon) - self._rhs
+        p = x[: self.columns.n_cells]
+        if self.cell_unions:
+            off = self.table.core_offset
+            core = p[off:off + self.partition.n_cells]
+            return cell_union_shortfalls(self._lo, self._hi, core, p, self.problem.exp_epsilon) - self._rhs
+        return self.table.worst_values(p, self.problem.exp_epsilon) - self._rhs
 
     def has_full_cut(self, r: int) -> bool:
         """Whether every segment of shift r is already in the LP."""
@@ -224,12 +245,45 @@ class BoundingLP(PrivacyLP):
         return n + created
 
     def add_shift_cut(self, r: int) -> int:
-        """All constraints (φ_r, A), A ∈ F(L, β), at once: every segment of shift r."""
+        """All constraints (φ_r, A), A ∈ F(L, β), at once: every segment of shift r (on non-uniform
+        cells of the lower bound: the flow block of every cell union, see the module docstring)."""
+        if self.cell_unions:
+            return self._add_flow_block(r)
         self._full[r] = True
         return self.add_segments(r, np.ones(self.table.offsets[r + 1] - self.table.offsets[r], dtype=bool))
 
+    def _add_flow_block(self, r: int) -> int:
+        """p_j ≤ Σ f_jm + u_j, Σ_j f_jm ≤ e^ε p_m, Σ u_j ≤ δ for shift r; returns the rows added."""
+        if self._full[r]:
+            return 0
+        self._full[r] = True
+        t, n, off = self.table, self.partition.n_cells, self.table.core_offset
+        sl = slice(t.offsets[r], t.offsets[r + 1])
+        cell, col = t.cell[sl] - off, t.shifted[sl]  # one segment per pair (core cell, decision cell)
+        caps, cap_of = np.unique(col, return_inverse=True)
+        n_f, n_cap = cell.size, caps.size
+        first = int(self.model.add_cols(np.zeros(n_f + n))[0])
+        f, u = first + np.arange(n_f), first + n_f + np.arange(n)
+        cells, budget = np.arange(n), n + n_cap
+        rows = np.concatenate((cells, n + np.arange(n_cap), cell, n + cap_of, cells, np.full(n, budget)))
+        cols = np.concatenate((off + cells, caps, f, f, u, u))
+        vals = np.concatenate((np.ones(n), np.full(n_cap, -self.problem.exp_epsilon), -np.ones(n_f), np.ones(n_f),
+                               -np.ones(n), np.ones(n)))
+        mat = sp.csr_matrix((vals, (rows, cols)), shape=(n + n_cap + 1, self.model.n_cols))
+        upper = np.zeros(n + n_cap + 1)
+        upper[-1] = self._rhs
+        idx = self.model.add_rows(mat, -INF, upper)
+        self._p_rows.append(mat[:, : self.n_p])
+        self._delta_rows.append(int(idx[-1]))
+        self._budget[r] = idx[-1]
+        self._flow.append((idx[:n], idx[n:n + n_cap], int(idx[-1]), idx[cell], idx[n + cap_of]))
+        return int(idx.size)
+
     def add_worst_segments(self, r: int, x: np.ndarray) -> int:
-        """Lazy whole-shift cut: the segments of the worst event of shift r at x (Lemma C.15)."""
+        """Lazy whole-shift cut: the segments of the worst event of shift r at x (Lemma C.15); on
+        non-uniform cells of the lower bound the whole flow block (there is no lazy variant)."""
+        if self.cell_unions:
+            return self._add_flow_block(r)
         t = self.table
         sl = slice(t.offsets[r], t.offsets[r + 1])
         contrib = t.contributions(x[: self.columns.n_cells], self.problem.exp_epsilon)[sl]
@@ -239,18 +293,29 @@ class BoundingLP(PrivacyLP):
         """The single constraint (φ_r, A*) with A* the worst event at x (Algorithm 1). Returns False if
         that exact constraint is already in the LP."""
         t = self.table
-        sl = slice(t.offsets[r], t.offsets[r + 1])
-        contrib = t.contributions(x[: self.columns.n_cells], self.problem.exp_epsilon)[sl]
-        sel = contrib > 0
+        if self.cell_unions:  # the worst union S of core cells: p(S) − e^ε p(N_φ(S)) ≤ δ
+            p = x[: self.columns.n_cells]
+            off, n = t.core_offset, self.partition.n_cells
+            _, sel = cell_union_worst_event(self._lo[:, r], self._hi[:, r], p[off:off + n], p, self.problem.exp_epsilon)
+            met = np.zeros(self.n_p, dtype=np.int64)
+            np.add.at(met, self._lo[sel, r], 1)
+            np.add.at(met, self._hi[sel, r] + 1, -1)
+            coef = np.zeros(self.n_p)
+            coef[off:off + n][sel] = 1.0
+            coef -= self.problem.exp_epsilon * (np.cumsum(met) > 0)
+        else:
+            sl = slice(t.offsets[r], t.offsets[r + 1])
+            sel = t.contributions(x[: self.columns.n_cells], self.problem.exp_epsilon)[sl] > 0
         key = bytes(np.int64(r).tobytes()) + np.packbits(sel).tobytes()
         if key in self._events:
             return False
         self._events.add(key)
-        j, m, ln = t.cell[sl][sel], t.shifted[sl][sel], t.length[sl][sel].astype(float)
-        w = t.column_widths
-        coef = np.bincount(j, weights=ln / w[j], minlength=self.n_p)
-        cov = m >= 0
-        coef -= self.problem.exp_epsilon * np.bincount(m[cov], weights=ln[cov] / w[m[cov]], minlength=self.n_p)
+        if not self.cell_unions:
+            j, m, ln = t.cell[sl][sel], t.shifted[sl][sel], t.length[sl][sel].astype(float)
+            w = t.column_widths
+            coef = np.bincount(j, weights=ln / w[j], minlength=self.n_p)
+            cov = m >= 0
+            coef -= self.problem.exp_epsilon * np.bincount(m[cov], weights=ln[cov] / w[m[cov]], minlength=self.n_p)
         row = sp.csr_matrix(coef[None, :])
         idx = int(self.model.add_rows(row, -INF, self._rhs)[0])
         self._p_rows.append(row)
@@ -281,6 +346,9 @@ class BoundingLP(PrivacyLP):
         if self._seg_rows:
             seg = np.concatenate(self._seg_rows)
             y[seg] = np.minimum(y[seg], y[np.concatenate(self._seg_budget)])  # t-columns: μ_q ≤ ν_s
+        for cells, _caps, budget, pair_cell, pair_cap in self._flow:
+            y[cells] = np.minimum(y[cells], y[budget])  # u-columns: α_j ≤ ν
+            np.maximum.at(y, pair_cap, y[pair_cell])  # f-columns: κ_m ≥ α_j for m ∈ N_φ(j)
         p_rows = sp.vstack(self._p_rows).tocsr() if self._p_rows else sp.csr_matrix((0, self.n_p))
         # rows of p_rows are, in order, the non-simplex rows of the model except that every shift cut
         # contributes its segment rows followed by its budget row, matching the model's row order
@@ -426,12 +494,10 @@ def lower_bound(problem: Problem, partition: Partition, *, cuts: str = "shift", 
                 shift_stride: int | None = None, **kwargs) -> LowerBound:
     """Solve D(π, β) by Algorithm 1 and return a lower bound on P (see module docstring).
 
-    .. warning:: Known defect. The bound is valid on *uniform* partitions (cells of width β, the
-       paper's D(L, β)). On non-uniform partitions D(π, β), as stated in Section 4.1 of the paper,
-       imposes the dual constraint only on average over each wide cell and can exceed the optimum:
-       scripts/check_nonuniform_lower_bound.py exhibits D(π, β) = 0.08221 against a certified
-       noise with loss 0.08190 (ε = 5, δ = 0.01, ℓ1). ``optimal_noise`` refines non-uniformly, so
-       its ``lower`` and ``gap`` are not certified until this is fixed.
+    On uniform partitions this is the paper's D(L, β). On non-uniform partitions it is *not* the
+    D(π, β) of Section 4.1, which can exceed the optimum (scripts/check_nonuniform_lower_bound.py:
+    0.08221 against a certified noise with loss 0.08190 at ε = 5, δ = 0.01, ℓ1), but its valid
+    cell-union version (module docstring).
 
     ``shift_stride`` restricts the privacy constraints to shifts that are multiples of
     ``shift_stride``·β (and ±Δf): a relaxation of D(π, β), hence still a valid lower bound, that is

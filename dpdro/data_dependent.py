@@ -31,6 +31,8 @@ Lower bound D′(π, β) (Proposition 7, in primal form)
     objective of γ. This is the shift set E′_k(L, β) = B(β) ∩ (Φ − inf Φ_k) of Proposition 7; the
     statement of D′(π, β) in Appendix C.3 lists the larger set E′_km (shifts m − k ± 1), which the
     averaging argument does not justify, so dpdro uses the smaller, certainly valid set.
+    The noise partition must be uniform (cells of width β): on wider cells these segment
+    constraints are not a relaxation (see :func:`dpdro.lower_bound`), and a ValueError says so.
     ``grouped=True``: a lower bound on the best mechanism that is constant on the given pieces (the
     problem that P′(π, β) with the grouping λ restricts): one distribution per piece, weights ω_l, and
     the shifts strictly inside (λ_{l′} − λ_{l+1}, λ_{l′+1} − λ_l). With one piece of width ≥ Δf + β
@@ -346,6 +348,9 @@ class DDBoundingLP(PrivacyLP):
             raise TypeError(f"partition must be a dpdro.Partition, got {type(partition).__name__}")
         if kind not in ("upper", "lower"):
             raise ValueError(f"kind must be 'upper' or 'lower', got {kind!r}")
+        if kind == "lower" and not partition.is_uniform:
+            raise ValueError("D′(π, β) is implemented for uniform noise partitions (cells of width β) only: on wider "
+                             "cells the segment constraints of the paper are not a relaxation (see dpdro.lower_bound)")
         self.problem, self.partition, self.kind = problem, partition, kind
         base = problem.base_problem
         self.k = base.shifts(partition.beta)

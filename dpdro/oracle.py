@@ -16,8 +16,24 @@ It is piecewise affine in φ with breakpoints in B(β, π) = {(π_j − π_j′)
 per shift gives all segments (Lemma C.17); here the merge is vectorised over all candidate shifts,
 and the resulting :class:`SegmentTable` is reused by the whole-shift cuts of the bounding LPs.
 
-For the lower bound D(π, β) the same construction applies with the decision vector extended to the
-padded index set N (the shifted cells may lie in the padding; events stay inside the core).
+For the lower bound D(π, β) on *uniform* cells (width β, the paper's D(L, β)) the same construction
+applies with the decision vector extended to the padded index set N (the shifted cells may lie in the
+padding; events stay inside the core).
+
+On *non-uniform* cells the paper's D(π, β) (Section 4.1) is not a relaxation of P: its events cut
+cells into segments and spread each cell's mass uniformly, i.e. it imposes the dual constraint only
+on average over a wide cell (scripts/check_nonuniform_lower_bound.py has a counterexample). dpdro's
+D(π, β) there keeps only what the cell masses p_j = γ(Π_j) of *any* feasible γ must satisfy: for every
+union A = ∪_{j∈S} Π_j of core cells,
+
+    p(S) − e^ε p(N_φ(S)) ≤ δ,   N_φ(S) = {decision cells meeting A − φ},
+
+since γ(A − φ) ≤ p(N_φ(S)). On unit cells N_φ({j}) is the single cell Π_j − φ and this is D(L, β).
+For a fixed φ the sets N_φ({j}) are intervals of decision cells whose ends increase with j
+(:func:`neighbour_intervals`), so max_S p(S) − e^ε p(N_φ(S)) is Σ_j p_j minus a maximum flow in which
+cell j may send its mass to the cells of N_φ({j}), each of capacity e^ε p_m; the flow is computed by a
+greedy pass (:func:`cell_union_shortfalls`) and the maximising S by a chain recursion
+(:func:`cell_union_worst_event`).
 """
 
 from __future__ import annotations
@@ -29,7 +45,8 @@ import numpy as np
 from .partition import Partition
 from .problem import Problem
 
-__all__ = ["SegmentTable", "Shortfall", "candidate_shifts", "geometry", "max_privacy_shortfall", "padding_blocks"]
+__all__ = ["SegmentTable", "Shortfall", "candidate_shifts", "cell_union_shortfalls", "cell_union_worst_event", "geometry",
+           "max_privacy_shortfall", "neighbour_intervals", "padding_blocks"]
 
 
 def candidate_shifts(core_pi: np.ndarray, column_pi: np.ndarray, k: int) -> np.ndarray:
@@ -121,34 +138,118 @@ class Shortfall:
 def event_intervals(table: SegmentTable, mask: np.ndarray, beta: float) -> np.ndarray:
     """Merge the selected segments of one shift into disjoint intervals [a, b) in noise units."""
     lo = table.start[mask]
-    hi = lo + table.length[mask]
-    order = np.argsort(lo)
-    lo, hi = lo[order], hi[order]
-    if lo.size == 0:
+    return _merge_intervals(np.column_stack((lo, lo + table.length[mask]))) * beta
+
+
+def _merge_intervals(ticks: np.ndarray) -> np.ndarray:
+    """Disjoint, sorted union of half-open integer intervals [a, b) (rows of ``ticks``)."""
+    if ticks.shape[0] == 0:
         return np.zeros((0, 2))
+    ticks = ticks[np.argsort(ticks[:, 0])]
+    lo, hi = ticks[:, 0], ticks[:, 1]
     breaks = np.nonzero(lo[1:] != hi[:-1])[0]
     starts = np.concatenate(([lo[0]], lo[breaks + 1]))
     ends = np.concatenate((hi[breaks], [hi[-1]]))
-    return np.column_stack((starts, ends)) * beta
+    return np.column_stack((starts, ends)).astype(float)
 
 
 def padding_blocks(core_pi: np.ndarray, shifts: np.ndarray, k: int) -> tuple[np.ndarray, int]:
     """Decision cells of D(π, β) for the given shifts: the core cells plus padding blocks.
 
     Section 4.1 pads π with k = Δf/β unit cells at each end. A padding cell only enters the privacy
-    constraints through the preimages (segment − φ) of core segments, so unit cells that no preimage
-    boundary separates can be merged into one block with cost the infimum over the block: averaging
-    the densities inside such a block keeps every constraint satisfied (each term is a convex
-    function (q_j − e^ε q)_+ of the block density, Jensen) and does not raise the cost, so the merged
-    problem's value is at most D(π, β) and remains a valid lower bound. With every shift of B(β) the
-    blocks are exactly the unit cells of the paper. Returns the decision-cell edges and the index
-    of the first core cell.
+    constraints through the preimages (core − φ) of core cells, so unit cells that no preimage
+    boundary separates are merged into one block with cost the infimum over the block. This keeps the
+    bound valid: on unit core cells a block of width > 1 is invisible to every kept shift (its image
+    would contain a core edge), and the cell-union constraints used on non-uniform cells hold for
+    the masses of any column partition (a coarser one only enlarges N_φ(S)). With every shift of
+    B(β) the blocks are exactly the unit cells of the paper. Returns the decision-cell edges and the
+    index of the first core cell.
     """
     lo, hi = int(core_pi[0]), int(core_pi[-1])
     pre = (core_pi[None, :] - shifts[:, None]).ravel()
     left = np.unique(np.concatenate(([lo - k], pre[(pre > lo - k) & (pre < lo)])))
     right = np.unique(np.concatenate((pre[(pre > hi) & (pre < hi + k)], [hi + k])))
     return np.concatenate((left, core_pi, right)), int(left.size)
+
+
+def neighbour_intervals(table: SegmentTable, n_core: int) -> tuple[np.ndarray, np.ndarray]:
+    """First and last decision cell met by Π_j − φ, for every core cell j and shift φ of ``table``.
+
+    Returns two integer arrays of shape (n_core, n_shifts) (column indices); both are non-decreasing
+    in j. Requires a table of D(π, β), where every point of core − φ lies in a decision cell.
+    """
+    if np.any(table.shifted < 0):
+        raise ValueError("neighbour_intervals needs the segment table of D(π, β) (padded decision cells)")
+    key = table.shift_index * n_core + (table.cell - table.core_offset)  # non-decreasing: segments are sorted
+    grid = np.arange(table.shifts.size * n_core)
+    first = np.searchsorted(key, grid, side="left")
+    last = np.searchsorted(key, grid, side="right") - 1
+    if np.any(last < first):
+        raise ValueError("internal error: a core cell has no segment for some shift")
+    lo = table.shifted[first].reshape(table.shifts.size, n_core).T
+    hi = table.shifted[last].reshape(table.shifts.size, n_core).T
+    return np.ascontiguousarray(lo), np.ascontiguousarray(hi)
+
+
+def cell_union_shortfalls(lo: np.ndarray, hi: np.ndarray, p_core: np.ndarray, p_columns: np.ndarray,
+                          exp_eps: float) -> np.ndarray:
+    """max over unions S of core cells of p(S) − e^ε p(N_φ(S)), for every shift (δ not subtracted).
+
+    By max-flow/min-cut duality this is Σ_j p_j minus the largest flow in which core cell j sends
+    mass to the decision cells lo[j] … hi[j], each of capacity e^ε p_m. The ends of the intervals are
+    non-decreasing in j, and for such "staircase" graphs the greedy pass that routes each cell's mass,
+    in order, to the leftmost capacity still free is a maximum flow (an exchange argument: capacity
+    left of the current position is useless to every later cell). The pass runs over cells and is
+    vectorised over shifts. The value never under-states the true maximum (any flow is feasible), so
+    a cutting plane that trusts it never misses a violated shift; tests check it against brute force.
+    """
+    p_core = np.clip(np.asarray(p_core, dtype=float), 0.0, None)
+    cap = np.concatenate(([0.0], np.cumsum(exp_eps * np.clip(np.asarray(p_columns, dtype=float), 0.0, None))))
+    pos = np.zeros(lo.shape[1])  # how much of the cumulative capacity is used, per shift
+    unmet = np.zeros(lo.shape[1])
+    for j, pj in enumerate(p_core):
+        if pj == 0.0:
+            continue
+        start = np.maximum(pos, cap[lo[j]])
+        flow = np.clip(np.minimum(pj, cap[hi[j] + 1] - start), 0.0, None)
+        pos = start + flow
+        unmet += pj - flow
+    return unmet
+
+
+def cell_union_worst_event(lo: np.ndarray, hi: np.ndarray, p_core: np.ndarray, p_columns: np.ndarray,
+                           exp_eps: float) -> tuple[float, np.ndarray]:
+    """The maximising union S of core cells for one shift (``lo``, ``hi`` of length n_core).
+
+    Chain recursion: with S = {j_1 < j_2 < …} the intervals satisfy N(j_a) ∩ N(j_c) ⊆ N(j_b) for
+    a < b < c, so |∪ N| = Σ |N(j_b)| − Σ |N(j_b) ∩ N(j_{b+1})| and
+    g(j) = v_j + max(0, max_{i<j} g(i) + e^ε p(N(i) ∩ N(j))), v_j = p_j − e^ε p(N(j)).
+    Returns (max_S p(S) − e^ε p(N_φ(S)), boolean mask of S); O(n_core²).
+    """
+    p_core = np.asarray(p_core, dtype=float)
+    w = np.concatenate(([0.0], np.cumsum(exp_eps * np.asarray(p_columns, dtype=float))))
+    n = p_core.size
+    g = np.empty(n)
+    prev = np.full(n, -1)
+    for j in range(n):
+        best, arg = 0.0, -1
+        if j:
+            overlap = np.where(hi[:j] >= lo[j], w[np.minimum(hi[:j], hi[j]) + 1] - w[lo[j]], 0.0)
+            cand = g[:j] + overlap
+            i = int(np.argmax(cand))
+            if cand[i] > 0.0:
+                best, arg = float(cand[i]), i
+        g[j] = p_core[j] - (w[hi[j] + 1] - w[lo[j]]) + best
+        prev[j] = arg
+    mask = np.zeros(n, dtype=bool)
+    if n == 0 or g.max() <= 0.0:
+        return 0.0, mask
+    j = int(np.argmax(g))
+    value = float(g[j])
+    while j >= 0:
+        mask[j] = True
+        j = int(prev[j])
+    return value, mask
 
 
 def geometry(problem: Problem, partition: Partition, *, lower: bool = False,
@@ -183,7 +284,9 @@ def max_privacy_shortfall(problem: Problem, partition: Partition, p, *, lower: b
     ----------
     p : cell probabilities p(j), j ∈ [N] (or, with ``lower=True``, on the decision cells of D(π, β):
         the padded index set N, see :func:`padding_blocks`).
-    lower : search the constraints of D(π, β) instead (events inside the core, p on padded cells).
+    lower : search the constraints of D(π, β) instead (events inside the core, p on padded cells). On a
+        non-uniform partition these are the cell-union constraints of the module docstring, and A* is
+        a union of core cells.
     table : a precomputed :func:`geometry` to reuse across calls.
 
     Returns
@@ -194,6 +297,18 @@ def max_privacy_shortfall(problem: Problem, partition: Partition, p, *, lower: b
     p = np.asarray(p, dtype=float)
     if p.size < table.column_widths.size:
         raise ValueError(f"p must have {table.column_widths.size} entries, got {p.size}")
+    if lower and not partition.is_uniform:
+        lo, hi = neighbour_intervals(table, partition.n_cells)
+        p_cols = p[: table.column_widths.size]
+        p_core = p_cols[table.core_offset: table.core_offset + partition.n_cells]
+        values = cell_union_shortfalls(lo, hi, p_core, p_cols, problem.exp_epsilon) - problem.delta
+        r = int(np.argmax(values))
+        value, cells = cell_union_worst_event(lo[:, r], hi[:, r], p_core, p_cols, problem.exp_epsilon)
+        pi = partition.pi
+        ticks = np.column_stack((pi[:-1][cells], pi[1:][cells]))
+        event = _merge_intervals(ticks) * partition.beta
+        return Shortfall(phi=float(table.shifts[r] * partition.beta), event=event, value=value - problem.delta,
+                         by_shift=values, shifts=table.shifts * partition.beta)
     values = table.worst_values(p, problem.exp_epsilon) - problem.delta
     r = int(np.argmax(values))
     sl = slice(table.offsets[r], table.offsets[r + 1])

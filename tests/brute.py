@@ -1,7 +1,10 @@
 """Brute-force references for tiny grids: every event A ∈ F(L, β) is enumerated explicitly.
 
-These implement the paper's formulations literally (unions of unit cells I_i(β), shifts φ ∈ B(β))
-and share no code with dpdro's oracle or LP assembly beyond the Partition and loss objects.
+These implement the paper's formulations literally (unions of unit cells I_i(β), shifts φ ∈ B(β)),
+except that the lower bound on a non-uniform partition uses unions of whole core cells with every
+decision cell met by the shifted union charged in full (dpdro's valid D(π, β); the paper's version is
+not a relaxation there). They share no code with dpdro's oracle or LP assembly beyond the Partition
+and loss objects.
 """
 
 from __future__ import annotations
@@ -31,13 +34,46 @@ def unit_cell_coefficients(columns_pi, core_pi, s, mask, exp_eps):
     return row
 
 
+def cell_union_coefficients(columns_pi, core_pi, s, subset, exp_eps):
+    """Coefficients of p(S) − e^ε p(N_φ(S)) for the union S of the selected core cells, φ = s·β: the
+    constraints of the valid lower bound on non-uniform cells (every decision cell that meets
+    A − φ, A = ∪_{j∈S} Π_j, is charged in full)."""
+    columns_pi, core_pi = np.asarray(columns_pi), np.asarray(core_pi)
+    row = np.zeros(columns_pi.size - 1)
+    met = set()
+    for j in np.nonzero(np.asarray(subset, dtype=bool))[0]:
+        a, b = core_pi[j], core_pi[j + 1]
+        row[int(np.searchsorted(columns_pi, a, side="right")) - 1] += 1.0  # core cell j is this column
+        for m in range(columns_pi.size - 1):
+            if columns_pi[m] < b - s and columns_pi[m + 1] > a - s:
+                met.add(m)
+    for m in met:
+        row[m] -= exp_eps
+    return row
+
+
+def lower_rows(problem, columns_pi, core_pi, shifts):
+    """Every constraint row of D(π, β): unit-cell events on a uniform core (the paper's D(L, β)),
+    unions of core cells otherwise."""
+    uniform = bool(np.all(np.diff(core_pi) == 1))
+    rows = []
+    for s in shifts:
+        for mask in all_events(core_pi) if uniform else itertools.product((0, 1), repeat=len(core_pi) - 1):
+            f = unit_cell_coefficients if uniform else cell_union_coefficients
+            rows.append(f(columns_pi, core_pi, s, mask, problem.exp_epsilon))
+    return rows
+
+
 def all_events(core_pi):
     n = int(core_pi[-1] - core_pi[0])
     return itertools.product((0, 1), repeat=n)
 
 
-def brute_max_shortfall(problem, columns_pi, core_pi, p, shifts):
-    """max over φ ∈ shifts and all events A of V(φ, A) (δ included), by enumeration."""
+def brute_max_shortfall(problem, columns_pi, core_pi, p, shifts, *, lower=False):
+    """max over φ ∈ shifts and all events A of V(φ, A) (δ included), by enumeration (``lower``: the
+    constraints of D(π, β), see :func:`lower_rows`)."""
+    if lower:
+        return max(float(row @ p) for row in lower_rows(problem, columns_pi, core_pi, shifts)) - problem.delta
     best = -np.inf
     for s in shifts:
         for mask in all_events(core_pi):
@@ -54,8 +90,9 @@ def brute_lp(problem, partition, *, lower, shifts=None):
     cols = partition.padded(k) if lower else partition
     a, b = cols.edges[:-1], cols.edges[1:]
     cost = problem.loss.cell_infimum(a, b) if lower else problem.loss.cell_average(a, b)
-    rows = [unit_cell_coefficients(cols.pi, partition.pi, s, mask, problem.exp_epsilon)
-            for s in shifts for mask in all_events(partition.pi)]
+    rows = (lower_rows(problem, cols.pi, partition.pi, shifts) if lower else
+            [unit_cell_coefficients(cols.pi, partition.pi, s, mask, problem.exp_epsilon)
+             for s in shifts for mask in all_events(partition.pi)])
     rows = np.unique(np.round(np.array(rows), 14), axis=0)
     res = linprog(cost, A_ub=rows, b_ub=np.full(len(rows), problem.delta), A_eq=np.ones((1, cost.size)), b_eq=[1.0],
                   bounds=(0, None), method="highs")

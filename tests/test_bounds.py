@@ -7,7 +7,7 @@ import pytest
 import dpdro
 from dpdro.bounds import BoundingLP
 from dpdro.cutting_plane import run_cutting_plane
-from brute import brute_lp
+from brute import brute_lp, brute_max_shortfall
 
 TINY = [
     (dpdro.Partition.uniform(3, 0.5), 1.0, 0.3, "l1"),
@@ -158,3 +158,44 @@ def test_lower_bound_keeps_tail_for_non_monotone_loss():
     lb = dpdro.lower_bound(prob, part)
     assert lb.value <= loss.tail_infimum(part.padded(4).edges[0], part.padded(4).edges[-1]) + 1e-12
     assert lb.outside_mass > 0.5
+
+
+def test_nonuniform_lower_bound_admits_every_private_noise():
+    """Regression for the paper's D(π, β) on non-uniform cells (Section 4.1), which is not a relaxation:
+    the cell masses of a certified private noise violate its constraints by 0.16, so it could exceed
+    the optimum. dpdro's cell-union constraints hold for those masses (brute force over every union of
+    cells and every shift, and dpdro's oracle), and the lower bound stays below the noise's loss."""
+    prob = dpdro.Problem(epsilon=3.0, delta=0.1, sensitivity=1.0, loss="l1")
+    fine = dpdro.upper_bound(prob, dpdro.Partition.uniform(16, 1 / 8))  # support ±2.1 ⊃ the coarse core
+    assert dpdro.certify_delta(fine.noise, 3.0, 1.0) <= 0.1
+    part = dpdro.Partition([-4, -2, -1, 0, 1, 2, 3, 5], 0.5)
+    k = prob.shifts(part.beta)
+    cols = part.padded(k)
+    masses = np.diff(fine.noise.cdf(cols.edges))
+    paper = brute_max_shortfall(prob, cols.pi, part.pi, masses, range(-k, k + 1))  # segment events
+    ours = brute_max_shortfall(prob, cols.pi, part.pi, masses, range(-k, k + 1), lower=True)
+    assert paper > 0.15
+    assert ours <= 1e-12
+    lp = BoundingLP(prob, part, "lower")
+    assert lp.cell_unions and lp.shortfalls(np.append(masses, 0.0)).max() <= 1e-12
+    assert dpdro.lower_bound(prob, part).value <= fine.value
+
+
+def test_nonuniform_dual_bound_is_valid_for_any_multipliers():
+    """The dual repair of the flow blocks (cell multipliers ≤ budget, capacity ≥ routed cell
+    multipliers) gives a valid bound from any duals, and the exact one from the solver's."""
+    prob = dpdro.Problem(epsilon=2.0, delta=0.1, sensitivity=1.0, loss="l2")
+    part = dpdro.Partition.graded(0.25, half_width=3.0, fine_half_width=0.5, growth=1.6)
+    lp = BoundingLP(prob, part, "lower")
+    res = run_cutting_plane(lp)
+    assert lp.shift_cuts_added > 0
+    exact = lp.dual_bound(res.row_duals)
+    assert exact <= res.objective + 1e-12
+    assert exact == pytest.approx(res.objective, abs=1e-8)
+    full = BoundingLP(prob, part, "lower")
+    full.add_all_shift_cuts()
+    assert full.solve().objective == pytest.approx(res.objective, abs=1e-8)
+    rng = np.random.default_rng(1)
+    for scale in (1e-3, 1.0, 10.0):
+        noisy = res.row_duals + scale * rng.standard_normal(res.row_duals.size)
+        assert lp.dual_bound(noisy) <= res.objective + 1e-12

@@ -120,6 +120,10 @@ RNG = np.random.default_rng(7)
 def test_oracle_uniform_pieces_vs_brute(pi, lower):
     prob = tiny()
     part = dpdro.Partition(pi, 0.5)
+    if lower and not part.is_uniform:  # the paper's segment constraints are not a relaxation on wide cells
+        with pytest.raises(ValueError, match="uniform noise partitions"):
+            DDBoundingLP(prob, part, "lower")
+        return
     lp = DDBoundingLP(prob, part, "lower" if lower else "upper")
     g = prob.grouping(0.5)
     assert g.K == 3
@@ -452,6 +456,7 @@ def test_event_cuts_match_shift_cuts():
     part = dpdro.Partition(np.array([-3, -1, 0, 1, 3]), 0.5)
     a, b = dd_upper_bound(prob, part, cuts="event"), dd_upper_bound(prob, part)
     assert a.lp_value == pytest.approx(b.lp_value, abs=1e-8)
+    part = dpdro.Partition.uniform(3, 0.5)  # D′(π, β) needs cells of width β
     c, d = dd_lower_bound(prob, part, cuts="event"), dd_lower_bound(prob, part)
     assert c.lp_value == pytest.approx(d.lp_value, abs=1e-8)
     assert c.value <= d.lp_value + 1e-12

@@ -5,7 +5,7 @@ import pytest
 
 import dpdro
 from dpdro.oracle import candidate_shifts, geometry
-from brute import brute_max_shortfall, unit_cell_coefficients
+from brute import brute_max_shortfall, cell_union_coefficients, unit_cell_coefficients
 
 PARTITIONS = [
     dpdro.Partition.uniform(3, 0.5),  # 7 unit cells, Δf/β = 2
@@ -32,14 +32,20 @@ def test_oracle_matches_brute_force(partition, eps, delta, lower):
     for _ in range(3):
         p = random_p(columns.n_cells, rng)
         out = dpdro.max_privacy_shortfall(problem, partition, p, lower=lower)
-        brute = brute_max_shortfall(problem, columns.pi, partition.pi, p, range(-k, k + 1))
+        brute = brute_max_shortfall(problem, columns.pi, partition.pi, p, range(-k, k + 1), lower=lower)
         assert out.value == pytest.approx(brute, abs=1e-12)
+        assert out.by_shift.max() == pytest.approx(out.value, abs=1e-12)
         # the returned event attains the returned value
         mask = np.zeros(int(partition.pi[-1] - partition.pi[0]), dtype=int)
         for a, b in np.round(out.event / partition.beta).astype(int):
             mask[a - partition.pi[0]:b - partition.pi[0]] = 1
         s = int(round(out.phi / partition.beta))
-        row = unit_cell_coefficients(columns.pi, partition.pi, s, mask, problem.exp_epsilon)
+        if lower and not partition.is_uniform:  # D(π, β) on non-uniform cells: A* is a union of core cells
+            cells = mask[partition.pi[:-1] - partition.pi[0]].astype(bool)
+            assert np.array_equal(np.repeat(cells, partition.widths), mask.astype(bool))
+            row = cell_union_coefficients(columns.pi, partition.pi, s, cells, problem.exp_epsilon)
+        else:
+            row = unit_cell_coefficients(columns.pi, partition.pi, s, mask, problem.exp_epsilon)
         assert float(row @ p) - delta == pytest.approx(out.value, abs=1e-12)
 
 
