@@ -53,7 +53,7 @@ class OptimalNoise:
     lower: LowerBound
     partition: Partition
     seconds: float
-    history: list = field(default_factory=list)  # per round: dict(n_cells, beta, upper, lower, gap, seconds)
+    history: list = field(default_factory=list)  # per round: dict(round, k_upper, upper, lower_cells, lower_beta, lower, gap, seconds)
 
     @property
     def gap(self) -> float:
