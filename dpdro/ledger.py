@@ -116,9 +116,11 @@ def load(path: str | Path = LEDGER_PATH) -> list[dict[str, str]]:
         return sorted(reader, key=lambda r: r["id"])
 
 
-def record(rows, path: str | Path = LEDGER_PATH) -> list[dict[str, str]]:
+def record(rows, path: str | Path = LEDGER_PATH, *, complete: bool = False) -> list[dict[str, str]]:
     """Insert or replace ``rows`` (an iterable of :class:`Row`) by id, write the file, return the new rows.
 
+    ``complete=True`` says that ``rows`` are *all* the rows of their chapters: rows of those chapters
+    not among them (e.g. of table cells no longer computed) are removed, so stale values cannot linger.
     The write is atomic (temporary file + rename) and the file stays sorted by id.
     """
     rows = list(rows)
@@ -130,7 +132,8 @@ def record(rows, path: str | Path = LEDGER_PATH) -> list[dict[str, str]]:
     path.parent.mkdir(parents=True, exist_ok=True)
     new = [r.as_dict() for r in rows]
     with _locked(path):  # read-modify-write under a lock: concurrent notebooks cannot lose rows
-        table = {r["id"]: r for r in load(path)}
+        chapters = {r["chapter"] for r in new} if complete else set()
+        table = {r["id"]: r for r in load(path) if r["chapter"] not in chapters}
         table.update({r["id"]: r for r in new})
         tmp = path.with_suffix(".tmp")
         with tmp.open("w", newline="", encoding="utf-8") as fh:

@@ -24,6 +24,7 @@ Usage (CPU is shared: run one instance, niced, in the background)::
 
     nice -n 10 .venv/bin/python scripts/run_tables.py --time-limit 150
     nice -n 10 .venv/bin/python scripts/run_tables.py --retry --time-limit 600   # second pass
+    nice -n 10 .venv/bin/python scripts/run_tables.py --reverse --time-limit 150  # a second worker
 
 ``time_limit`` is wall-clock time (that of ``optimal_noise``), checked between refinement rounds, so
 a cell can overrun it by one round. On a loaded machine a cell gets less CPU in the same wall time;
@@ -198,6 +199,8 @@ def main() -> None:
     ap.add_argument("--summary", action="store_true", help="print the stored cells and exit")
     ap.add_argument("--verbose", action="store_true", help="print optimal_noise's rounds")
     ap.add_argument("--no-example1", action="store_true", help="do not compute Example 1's noise first")
+    ap.add_argument("--reverse", action="store_true",
+                    help="most expensive cells first (a second process with this flag shares the work)")
     args = ap.parse_args()
     if args.summary:
         summary(args.out)
@@ -212,7 +215,7 @@ def main() -> None:
     # ε ≥ 2 later (the optimal density is spiky and needs fine upper-bound grids), δ ≥ 1/2 last (the optimal
     # noise then has an atom at 0, which piecewise-uniform bounds resolve slowly)
     todo.sort(key=lambda t: (t[1] >= 0.5, t[0] >= 2, round(dpdro.Problem(epsilon=t[0], delta=t[1]).truncated_laplace_half_width(), 1),
-                             t[0], t[2]))
+                             t[0], t[2]), reverse=args.reverse)
     for eps, delta, loss in todo:
         path = args.out / cell_name(loss, eps, delta)
         old = json.loads(path.read_text()) if path.exists() else None

@@ -24,6 +24,18 @@ def test_record_upserts_and_sorts(tmp_path):
     assert path.read_text() == text  # rewriting an unchanged row leaves the file byte-identical
 
 
+def test_record_complete_drops_stale_rows_of_the_chapter(tmp_path):
+    """complete=True: a chapter's rows not in the new call disappear; other chapters are untouched."""
+    path = tmp_path / "ledger.csv"
+    other = Row(id="z/1", chapter="other", location="Table 2", quantity="q", paper=1.0, ours=1.0,
+                status="matches", scale="ci")
+    ledger.record([_row("a/1"), _row("a/2"), other], path)
+    ledger.record([_row("a/2", ours=1.0)], path)  # default: upsert only
+    assert [r["id"] for r in ledger.load(path)] == ["a/1", "a/2", "z/1"]
+    ledger.record([_row("a/2")], path, complete=True)
+    assert [r["id"] for r in ledger.load(path)] == ["a/2", "z/1"]
+
+
 def test_row_validation():
     with pytest.raises(ValueError, match="status"):
         _row(status="ok")

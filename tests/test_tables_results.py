@@ -37,19 +37,8 @@ def test_paper_tables_file():
     assert np.abs(t["table1"] - t["table4"] - t["table5"]).max() <= 0.01 + 1e-9
 
 
-# Known defect, kept visible rather than hidden: optimal_noise's lower-bound track solves the paper's
-# D(π, β) on non-uniform partitions, which is not a valid lower bound in general (its constraints
-# average the dual's indicator terms over wide cells). In this cell it exceeds the certified upper
-# bound. See scripts/check_nonuniform_lower_bound.py. strict: the mark must go when the defect is fixed.
-KNOWN_INVALID_LOWER = {
-    "l1_eps=5_delta=0.01": "D(π, β) on the adaptive non-uniform partition exceeds a certified upper bound",
-}
-
-
 def _cell_params():
-    return [pytest.param(c, id=p.stem, marks=[pytest.mark.xfail(reason=KNOWN_INVALID_LOWER[p.stem], strict=True)]
-                         if p.stem in KNOWN_INVALID_LOWER else [])
-            for p, c in zip(CELL_FILES, _cells())]
+    return [pytest.param(c, id=p.stem) for p, c in zip(CELL_FILES, _cells())]
 
 
 @pytest.mark.skipif(not CELL_FILES, reason="no stored cells (run scripts/run_tables.py)")
