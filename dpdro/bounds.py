@@ -36,8 +36,6 @@ Numbers you can trust
 
 from __future__ import annotations
 
-import math
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -293,29 +291,28 @@ class BoundingLP(PrivacyLP):
         """The single constraint (φ_r, A*) with A* the worst event at x (Algorithm 1). Returns False if
         that exact constraint is already in the LP."""
         t = self.table
+        p, e = x[: self.columns.n_cells], self.problem.exp_epsilon
         if self.cell_unions:  # the worst union S of core cells: p(S) − e^ε p(N_φ(S)) ≤ δ
-            p = x[: self.columns.n_cells]
             off, n = t.core_offset, self.partition.n_cells
-            _, sel = cell_union_worst_event(self._lo[:, r], self._hi[:, r], p[off:off + n], p, self.problem.exp_epsilon)
+            _, sel = cell_union_worst_event(self._lo[:, r], self._hi[:, r], p[off:off + n], p, e)
             met = np.zeros(self.n_p, dtype=np.int64)
             np.add.at(met, self._lo[sel, r], 1)
             np.add.at(met, self._hi[sel, r] + 1, -1)
             coef = np.zeros(self.n_p)
             coef[off:off + n][sel] = 1.0
-            coef -= self.problem.exp_epsilon * (np.cumsum(met) > 0)
-        else:
+            coef -= e * (np.cumsum(met) > 0)
+        else:  # the worst event: the segments with positive contribution (Lemma C.15)
             sl = slice(t.offsets[r], t.offsets[r + 1])
-            sel = t.contributions(x[: self.columns.n_cells], self.problem.exp_epsilon)[sl] > 0
-        key = bytes(np.int64(r).tobytes()) + np.packbits(sel).tobytes()
-        if key in self._events:
-            return False
-        self._events.add(key)
-        if not self.cell_unions:
+            sel = t.contributions(p, e)[sl] > 0
             j, m, ln = t.cell[sl][sel], t.shifted[sl][sel], t.length[sl][sel].astype(float)
             w = t.column_widths
             coef = np.bincount(j, weights=ln / w[j], minlength=self.n_p)
             cov = m >= 0
-            coef -= self.problem.exp_epsilon * np.bincount(m[cov], weights=ln[cov] / w[m[cov]], minlength=self.n_p)
+            coef -= e * np.bincount(m[cov], weights=ln[cov] / w[m[cov]], minlength=self.n_p)
+        key = bytes(np.int64(r).tobytes()) + np.packbits(sel).tobytes()
+        if key in self._events:
+            return False
+        self._events.add(key)
         row = sp.csr_matrix(coef[None, :])
         idx = int(self.model.add_rows(row, -INF, self._rhs)[0])
         self._p_rows.append(row)

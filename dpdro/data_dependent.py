@@ -48,9 +48,8 @@ certificate of the released family (:func:`certify_family`) with repair by mixin
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp

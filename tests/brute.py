@@ -56,12 +56,9 @@ def lower_rows(problem, columns_pi, core_pi, shifts):
     """Every constraint row of D(π, β): unit-cell events on a uniform core (the paper's D(L, β)),
     unions of core cells otherwise."""
     uniform = bool(np.all(np.diff(core_pi) == 1))
-    rows = []
-    for s in shifts:
-        for mask in all_events(core_pi) if uniform else itertools.product((0, 1), repeat=len(core_pi) - 1):
-            f = unit_cell_coefficients if uniform else cell_union_coefficients
-            rows.append(f(columns_pi, core_pi, s, mask, problem.exp_epsilon))
-    return rows
+    f = unit_cell_coefficients if uniform else cell_union_coefficients
+    events = list(all_events(core_pi) if uniform else itertools.product((0, 1), repeat=len(core_pi) - 1))
+    return [f(columns_pi, core_pi, s, mask, problem.exp_epsilon) for s in shifts for mask in events]
 
 
 def all_events(core_pi):
