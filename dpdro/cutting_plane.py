@@ -52,7 +52,9 @@ def run_cutting_plane(lp, *, cuts: str = "shift", tol: float = 1e-9, max_iter: i
     The relaxation starts without privacy constraints (S = ∅) and is re-solved warm after every round
     of cuts until no constraint has a shortfall above ``tol``, or until ``max_iter`` rounds or
     ``time_limit`` seconds (then ``converged`` is False: the relaxation's value is a lower bound on
-    the LP's, and its solution may violate privacy constraints).
+    the LP's, and its solution may violate privacy constraints). The time limit also bounds each
+    solve: a re-solve that runs out of time is abandoned and the result is the last relaxation solved
+    (its ``row_duals`` then cover only the rows that relaxation had).
     """
     if cuts not in ("shift", "event"):
         raise ValueError(f"cuts must be 'shift' or 'event', got {cuts!r}")
@@ -60,9 +62,16 @@ def run_cutting_plane(lp, *, cuts: str = "shift", tol: float = 1e-9, max_iter: i
     history = []
     converged = False
     work = 0
+    sol = None
     for it in range(1, max_iter + 1):
-        sol = lp.solve()
-        work += sol.iterations
+        remaining = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+        new = lp.solve(remaining)
+        work += new.iterations
+        if new.status == "time_limit":
+            if sol is None:
+                raise RuntimeError(f"the first LP solve ran out of the time limit of {time_limit:g} s")
+            break
+        sol = new
         if sol.status == "infeasible":
             raise InfeasibleError(lp.infeasibility_message())
         values = lp.shortfalls(sol.x)

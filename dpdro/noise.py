@@ -1,8 +1,11 @@
-"""The released noise: a mixture of uniform distributions on consecutive cells (a histogram density).
+"""The released noise: a mixture of uniform distributions on consecutive cells (a histogram density),
+optionally with a point mass at 0.
 
 This is the form (2) of the paper's restriction γ(A) = Σ_j p(j)·|A ∩ Π_j| / |Π_j|, and the sampler of
 the GitHub appendix ("Sampling noise from the optimized distribution"): pick cell j with probability
-p(j), then draw uniformly on Π_j.
+p(j), then draw uniformly on Π_j. The optional atom γ({0}) = a is the one extension used by
+``upper_bound(..., atom=True)``: for large ε and δ the optimal noise puts mass close to δ at 0, which a
+density constant on cells of width β can only approximate at an ℓ1 cost of about a·β/2.
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ class PiecewiseUniform:
     probs : array of N non-negative floats summing to one (a sum within 1e-6 of one is renormalised).
     grid : optional lattice step h with every edge an integer multiple of h; :func:`dpdro.certify_delta`
         then certifies exactly on that lattice. Noises returned by the solvers carry their β here.
+    atom : probability a ∈ [0, 1) of the point 0 (default 0: a density). With a > 0 the cells carry
+        the remaining mass, ``probs`` sums to 1 − a, and :meth:`pdf` is the density of that
+        absolutely continuous part.
 
     Notes
     -----
@@ -40,6 +46,7 @@ class PiecewiseUniform:
     probs: np.ndarray
     grid: float | None = None
     metadata: dict = field(default_factory=dict)
+    atom: float = 0.0
 
     def __post_init__(self):
         edges = np.asarray(self.edges, dtype=float)
@@ -52,12 +59,15 @@ class PiecewiseUniform:
             raise ValueError("edges must be finite and strictly increasing")
         if not np.all(np.isfinite(probs)) or np.any(probs < -1e-9):
             raise ValueError(f"probs must be finite and >= 0, got minimum {probs.min()!r}")
+        atom = float(self.atom)
+        if not (0.0 <= atom < 1.0):
+            raise ValueError(f"atom must lie in [0, 1), got {self.atom!r}")
         probs = np.clip(probs, 0.0, None)
         total = probs.sum()
-        if abs(total - 1.0) > 1e-6:
-            raise ValueError(f"probs must sum to 1, got {total!r}")
-        if abs(total - 1.0) > 1e-12:  # renormalise solver output; leave already normalised input bit-identical
-            probs = probs / total
+        if abs(total + atom - 1.0) > 1e-6:
+            raise ValueError(f"probs must sum to 1 - atom = {1.0 - atom!r}, got {total!r}")
+        if abs(total + atom - 1.0) > 1e-12:  # renormalise solver output; leave normalised input bit-identical
+            probs = probs * ((1.0 - atom) / total)
         if self.grid is not None:
             h = float(self.grid)
             ticks = edges / h
@@ -66,6 +76,7 @@ class PiecewiseUniform:
             object.__setattr__(self, "grid", h)
         object.__setattr__(self, "edges", edges)
         object.__setattr__(self, "probs", probs)
+        object.__setattr__(self, "atom", atom)
         self.edges.setflags(write=False)
         self.probs.setflags(write=False)
 
@@ -89,9 +100,11 @@ class PiecewiseUniform:
     @property
     def support(self) -> tuple[float, float]:
         nz = np.nonzero(self.probs > 0)[0]
-        return float(self.edges[nz[0]]), float(self.edges[nz[-1] + 1])
+        lo, hi = float(self.edges[nz[0]]), float(self.edges[nz[-1] + 1])  # the cells carry 1 − a > 0
+        return (min(lo, 0.0), max(hi, 0.0)) if self.atom > 0 else (lo, hi)
 
     def pdf(self, x):
+        """Density of the cells (the absolutely continuous part; the atom at 0 is not included)."""
         x = np.asarray(x, dtype=float)
         j = np.searchsorted(self.edges, x, side="right") - 1
         inside = (j >= 0) & (j < self.probs.size)
@@ -100,36 +113,65 @@ class PiecewiseUniform:
     def cdf(self, x):
         x = np.asarray(x, dtype=float)
         cum = np.concatenate(([0.0], np.cumsum(self.probs)))
-        return np.interp(x, self.edges, cum, left=0.0, right=1.0)
+        cont = np.interp(x, self.edges, cum, left=0.0, right=1.0 - self.atom)
+        return cont + self.atom * (x >= 0) if self.atom > 0 else cont
+
+    def _pieces(self) -> tuple[np.ndarray, np.ndarray]:
+        """Left ends and widths of the pieces in increasing order: the cells, the cell containing 0
+        split at 0, and the atom as a piece of width 0 at 0 (with their masses via :meth:`_piece_masses`)."""
+        if self.atom == 0:
+            return self.edges[:-1], self.widths
+        edges = np.union1d(self.edges, [0.0])
+        left = np.concatenate((edges[:-1], [0.0]))
+        width = np.concatenate((np.diff(edges), [0.0]))
+        order = np.lexsort((width > 0, left))  # the atom comes before the cell starting at 0
+        return left[order], width[order]
+
+    def _piece_masses(self, left: np.ndarray, width: np.ndarray) -> np.ndarray:
+        if self.atom == 0:
+            return self.probs
+        mid = left + 0.5 * width
+        j = np.clip(np.searchsorted(self.edges, mid, side="right") - 1, 0, self.probs.size - 1)
+        inside = (mid >= self.edges[0]) & (mid < self.edges[-1])
+        return np.where(width > 0, np.where(inside, self.densities[j] * width, 0.0), self.atom)
 
     def ppf(self, u):
-        """Inverse CDF (the left-continuous quantile), linear within each cell."""
+        """Inverse CDF (the left-continuous quantile), linear within each cell, 0 on the atom."""
         u = np.asarray(u, dtype=float)
         if np.any((u < 0) | (u > 1)):
             raise ValueError("ppf arguments must lie in [0, 1]")
-        cum = np.concatenate(([0.0], np.cumsum(self.probs)))
+        left, width = self._pieces()
+        mass = self._piece_masses(left, width)
+        cum = np.concatenate(([0.0], np.cumsum(mass)))
         cum[-1] = 1.0
-        j = np.clip(np.searchsorted(cum, u, side="left") - 1, 0, self.probs.size - 1)
-        # skip empty cells: move to the first cell with positive mass at or after j
-        nz = np.nonzero(self.probs > 0)[0]
+        j = np.clip(np.searchsorted(cum, u, side="left") - 1, 0, mass.size - 1)
+        # skip empty pieces: move to the first piece with positive mass at or after j
+        nz = np.nonzero(mass > 0)[0]
         j = nz[np.clip(np.searchsorted(nz, j), 0, nz.size - 1)]
-        frac = np.clip((u - cum[j]) / self.probs[j], 0.0, 1.0)
-        return np.where(u >= 1.0, self.support[1], self.edges[j] + frac * self.widths[j])
+        frac = np.clip((u - cum[j]) / mass[j], 0.0, 1.0)
+        return np.where(u >= 1.0, self.support[1], left[j] + frac * width[j])
 
     def sample(self, size=None, rng=None):
-        """Draw noise: a cell with probability p(j), then a uniform point in it (GitHub appendix)."""
+        """Draw noise: a cell with probability p(j), then a uniform point in it (GitHub appendix); the
+        atom, if any, is drawn as 0 with probability a."""
         rng = np.random.default_rng(rng)
-        j = rng.choice(self.probs.size, size=size, p=self.probs)
-        return self.edges[j] + rng.random(size) * self.widths[j]
+        if self.atom == 0:
+            j = rng.choice(self.probs.size, size=size, p=self.probs)
+            return self.edges[j] + rng.random(size) * self.widths[j]
+        n = self.probs.size
+        j = rng.choice(n + 1, size=size, p=np.append(self.probs, self.atom))  # j = n: the atom
+        jc = np.minimum(j, n - 1)
+        return np.where(j < n, self.edges[jc] + rng.random(size) * self.widths[jc], 0.0)
 
     def expected_loss(self, loss="l1") -> float:
-        """E c(X) = Σ_j p(j)·c_j with c_j the cell averages (exact for the built-in losses)."""
+        """E c(X) = Σ_j p(j)·c_j + a·c(0) with c_j the cell averages (exact for the built-in losses)."""
         loss = make_loss(loss)
         nz = self.probs > 0
-        return float(np.sum(self.probs[nz] * loss.cell_average(self.edges[:-1][nz], self.edges[1:][nz])))
+        cells = float(np.sum(self.probs[nz] * loss.cell_average(self.edges[:-1][nz], self.edges[1:][nz])))
+        return cells + self.atom * float(loss(np.array([0.0]))[0]) if self.atom > 0 else cells
 
     @property
-    def mean(self) -> float:
+    def mean(self) -> float:  # (the atom at 0 adds nothing to the first and second moments)
         return float(np.sum(self.probs * 0.5 * (self.edges[:-1] + self.edges[1:])))
 
     @property
@@ -143,12 +185,17 @@ class PiecewiseUniform:
         return float(np.sqrt(self.var))
 
     def to_scipy(self) -> stats.rv_histogram:
-        """The same distribution as a ``scipy.stats.rv_histogram``."""
+        """The same distribution as a ``scipy.stats.rv_histogram`` (a density: no atom allowed)."""
+        if self.atom > 0:
+            raise ValueError(f"this noise has an atom of mass {self.atom:g} at 0, which scipy.stats.rv_histogram "
+                             "cannot represent; use the noise's own cdf, ppf and sample")
         return stats.rv_histogram((self.probs, self.edges), density=False)
 
     # ------------------------------------------------------------------ serialisation
     def to_dict(self) -> dict:
         out = {"edges": self.edges.tolist(), "probs": self.probs.tolist(), "grid": self.grid, "metadata": self.metadata}
+        if self.atom > 0:
+            out["atom"] = self.atom
         return out
 
     def to_json(self, **kwargs) -> str:
@@ -157,7 +204,7 @@ class PiecewiseUniform:
     @classmethod
     def from_dict(cls, data: dict) -> "PiecewiseUniform":
         return cls(np.asarray(data["edges"], dtype=float), np.asarray(data["probs"], dtype=float),
-                   grid=data.get("grid"), metadata=dict(data.get("metadata") or {}))
+                   grid=data.get("grid"), metadata=dict(data.get("metadata") or {}), atom=float(data.get("atom", 0.0)))
 
     @classmethod
     def from_json(cls, text: str) -> "PiecewiseUniform":
@@ -165,4 +212,5 @@ class PiecewiseUniform:
 
     def __repr__(self) -> str:
         lo, hi = self.support
-        return f"PiecewiseUniform({self.probs.size} cells on [{lo:.4g}, {hi:.4g}), std={self.std:.4g})"
+        atom = f", atom {self.atom:.4g} at 0" if self.atom > 0 else ""
+        return f"PiecewiseUniform({self.probs.size} cells on [{lo:.4g}, {hi:.4g}){atom}, std={self.std:.4g})"

@@ -99,7 +99,8 @@ def _coefficient_penalty(problem: Problem, partition: Partition, lb: LowerBound)
 
 def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, k_start: int = 8, support_factor: float = 1.5,
                   max_rounds: int = 40, max_k: int = 256, max_lower_shifts: int = 32, upper_share: float = 0.25,
-                  max_cells: int = 40000, time_limit: float | None = None, verbose: bool = False) -> OptimalNoise:
+                  max_cells: int = 40000, time_limit: float | None = None, atom: bool = False,
+                  verbose: bool = False) -> OptimalNoise:
     """Certified near-optimal noise: refine until (P − D)/D ≤ ``rel_gap`` (see the module docstring).
 
     Parameters
@@ -111,9 +112,13 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, k_start: int = 8, 
     max_lower_shifts : the lower bound keeps the shifts on the grid Δf/min(k_U, max_lower_shifts).
     upper_share : refine the upper grid whenever its solves have taken less than this fraction of the
         simplex iterations spent on lower bounds (and its last refinement paid off).
+    atom : let the upper bound put a point mass at 0 (``upper_bound(..., atom=True)``); worth it for
+        large ε and δ, where the optimal noise has mass close to δ at 0.
     max_rounds, max_k, max_cells, time_limit : stop refining when one is exceeded (``max_k`` bounds
         k_U, ``max_cells`` the lower bound's cells); the result then reports the gap it reached
-        (``result.gap``).
+        (``result.gap``). ``time_limit`` (wall-clock seconds) is checked between rounds and also cuts
+        short a lower bound's cutting planes (whose last relaxation still gives a valid bound); an
+        upper bound is always solved to the end, so a round can overrun the limit by its upper bound.
 
     Returns
     -------
@@ -126,7 +131,7 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, k_start: int = 8, 
         raise TypeError(f"problem must be a dpdro.Problem, got {type(problem).__name__}")
     t0 = time.perf_counter()
     k_up = int(k_start)
-    ub = upper_bound(problem, _upper_partition(problem, k_up, support_factor))
+    ub = upper_bound(problem, _upper_partition(problem, k_up, support_factor), atom=atom)
     # work spent on each track, kept balanced; measured in simplex iterations (not seconds) so that
     # the sequence of refinements, and hence the result, is the same on every run
     w_up, w_low = ub.simplex_iterations, 0
@@ -137,7 +142,9 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, k_start: int = 8, 
         k_low = max(k_low, k_up)  # the lower bound's grid must contain the shifts
         low_part = _upper_partition(problem, k_low, low_factor)
         stride = k_low // math.gcd(k_low, min(k_up, max_lower_shifts))
-        lb = lower_bound(problem, low_part, shift_stride=stride)
+        # the lower bound's cutting planes stop at the time limit: any relaxation's bound is valid
+        left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1.0)
+        lb = lower_bound(problem, low_part, shift_stride=stride, time_limit=left)
         w_low += lb.simplex_iterations
         if best_lb is None or lb.value > best_lb.value:
             best_lb = lb
@@ -161,7 +168,7 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, k_start: int = 8, 
         worth_work = w_up < upper_share * w_low and last_gain >= 0.1 * slack
         if 2 * k_up <= max_k and (pen.sum() < slack / 3 or worth_work):
             k_up *= 2
-            ub = upper_bound(problem, _upper_partition(problem, k_up, support_factor))
+            ub = upper_bound(problem, _upper_partition(problem, k_up, support_factor), atom=atom)
             w_up += ub.simplex_iterations
             last_gain = best_ub.value - ub.value
             if ub.value < best_ub.value:

@@ -11,6 +11,14 @@ difference or at ±Δf. When every edge is a multiple of a lattice step h that d
 breakpoints are the multiples of h and δ(s·h) = Σ_i (g_i − e^ε g_{i−s})_+ with g the mass per lattice
 cell; otherwise every pairwise edge difference in [−Δf, Δf] is tried.
 
+A noise with an atom γ({0}) = a (``PiecewiseUniform.atom``) and cell density p has, for φ ≠ 0,
+
+    δ(φ) = sup_A γ(A) − e^ε γ(A − φ) = a + ∫ (p(y) − e^ε·p(y − φ))_+ dy,
+
+because the worst event contains the point 0 (gaining a) and not the point φ (whose image A − φ would
+contain the atom), and changing A at two points does not change the integrals of p. So a is added to
+δ(φ) at every shift φ ≠ 0 (δ(0) = 0).
+
 All sums are done in floating point and the result is rounded **up** by a rigorous bound on the
 rounding error (e^ε is rounded down; see the comments in the code for the bound, which does not grow
 with e^ε), so the returned δ is never below the true value and exceeds it by ~1e-15·(number of
@@ -85,7 +93,7 @@ def _lattice(noise: PiecewiseUniform, sensitivity: float) -> tuple[np.ndarray, i
 
 def _lattice_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float, ticks: np.ndarray, k: int,
                      h: float) -> PrivacyProfile:
-    probs = noise.probs / noise.probs.sum()
+    probs = noise.probs * ((1.0 - noise.atom) / noise.probs.sum())
     widths = np.diff(ticks)
     g = np.repeat(probs / widths, widths)  # mass per lattice cell, over ticks[0] .. ticks[-1]
     n = g.size
@@ -110,12 +118,12 @@ def _lattice_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float
     # images of that edge, where it lies in [0, max density].
     eta = float(np.max(np.abs(noise.edges - ticks * h))) + 2 * _U * max(1.0, float(np.max(np.abs(noise.edges))))
     err += 2 * n_edges * max_dens * (eta + abs(sensitivity - k * h) + 2 * _U * sensitivity)
-    return PrivacyProfile(shifts * h, deltas, err, "lattice")
+    return _with_atom(PrivacyProfile(shifts * h, deltas, err, "lattice"), noise.atom)
 
 
 def _breakpoint_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float) -> PrivacyProfile:
     e = noise.edges
-    dens = noise.densities / noise.probs.sum()
+    dens = noise.densities * ((1.0 - noise.atom) / noise.probs.sum())
     diffs = (e[:, None] - e[None, :]).ravel()
     phis = np.unique(np.concatenate((diffs[np.abs(diffs) <= sensitivity], [-sensitivity, sensitivity])))
     e_lo = _exp_down(epsilon)
@@ -137,7 +145,16 @@ def _breakpoint_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: fl
     # in every breakpoint, segment length and candidate shift, each acting on an integrand in
     # [0, max density]
     err = 8.1 * _U + 1.01 * n * _U * deltas + 8 * n * _U * scale * float(np.max(dens))
-    return PrivacyProfile(phis, deltas, err, "breakpoints")
+    return _with_atom(PrivacyProfile(phis, deltas, err, "breakpoints"), noise.atom)
+
+
+def _with_atom(profile: PrivacyProfile, atom: float) -> PrivacyProfile:
+    """δ(φ) + a at every shift φ ≠ 0 (module docstring), with the rounding of that addition."""
+    if atom == 0:
+        return profile
+    add = np.where(profile.phis != 0, atom, 0.0)
+    deltas = profile.deltas + add
+    return PrivacyProfile(profile.phis, deltas, profile.error_bound + 2 * _U * deltas, profile.method)
 
 
 def privacy_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float) -> PrivacyProfile:

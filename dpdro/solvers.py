@@ -20,7 +20,7 @@ INF = highspy.kHighsInf
 
 @dataclass
 class LPSolution:
-    status: str  # "optimal" or "infeasible" (anything else raises)
+    status: str  # "optimal", "infeasible" or "time_limit" (anything else raises)
     x: np.ndarray | None
     row_duals: np.ndarray | None
     objective: float
@@ -71,9 +71,14 @@ class HighsModel:
         rows = np.asarray(rows, dtype=np.int32)
         self.h.changeRowsBounds(rows.size, rows, np.full(rows.size, -INF), np.broadcast_to(np.asarray(upper, float), (rows.size,)).copy())
 
-    def solve(self) -> LPSolution:
+    def solve(self, time_limit: float | None = None) -> LPSolution:
+        """Re-solve from the current basis; with ``time_limit`` (seconds) a solve that runs out of time
+        returns status "time_limit" and no solution."""
+        self.h.setOptionValue("time_limit", INF if time_limit is None else max(float(time_limit), 1e-3))
         self.h.run()
         status = self.h.getModelStatus()
+        if status == highspy.HighsModelStatus.kTimeLimit:
+            return LPSolution("time_limit", None, None, np.nan, self.simplex_iterations)
         if status == highspy.HighsModelStatus.kInfeasible:
             return LPSolution("infeasible", None, None, np.inf, self.simplex_iterations)
         if status != highspy.HighsModelStatus.kOptimal:
@@ -120,8 +125,8 @@ class PrivacyLP:
     _rhs: float
     _delta_rows: list
 
-    def solve(self) -> LPSolution:
-        return self.model.solve()
+    def solve(self, time_limit: float | None = None) -> LPSolution:
+        return self.model.solve(time_limit)
 
     def set_delta(self, delta: float) -> None:
         """Change the right-hand side δ of every privacy row (used by the repair step)."""

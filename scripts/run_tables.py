@@ -25,6 +25,10 @@ Usage (CPU is shared: run one instance, niced, in the background)::
     nice -n 10 .venv/bin/python scripts/run_tables.py --time-limit 150
     nice -n 10 .venv/bin/python scripts/run_tables.py --retry --time-limit 600   # second pass
     nice -n 10 .venv/bin/python scripts/run_tables.py --reverse --time-limit 150  # a second worker
+    nice -n 10 .venv/bin/python scripts/run_tables.py --retry --atom --min-eps 2 --min-delta 0.2 --time-limit 240
+
+``--atom`` lets the upper bound put a point mass at 0 (``optimal_noise(..., atom=True)``), which the
+optimal noise has for large ε and δ; the cell records it (``atom`` and the released ``atom_mass``).
 
 ``time_limit`` is wall-clock time (that of ``optimal_noise``), checked between refinement rounds, so
 a cell can overrun it by one round. On a loaded machine a cell gets less CPU in the same wall time;
@@ -117,10 +121,11 @@ def benchmarks(eps: float, delta: float, loss: str) -> dict:
     }
 
 
-def solve_cell(eps: float, delta: float, loss: str, time_limit: float, verbose: bool = False) -> dict:
+def solve_cell(eps: float, delta: float, loss: str, time_limit: float, verbose: bool = False,
+               atom: bool = False) -> dict:
     prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=1.0, loss=loss)
     t0 = time.perf_counter()
-    res = dpdro.optimal_noise(prob, rel_gap=REL_GAP, time_limit=time_limit, verbose=verbose)
+    res = dpdro.optimal_noise(prob, rel_gap=REL_GAP, time_limit=time_limit, atom=atom, verbose=verbose)
     seconds = time.perf_counter() - t0
     cert = dpdro.certify_delta(res.noise, eps, 1.0)
     last = res.history[-1] if res.history else {}
@@ -131,6 +136,8 @@ def solve_cell(eps: float, delta: float, loss: str, time_limit: float, verbose: 
         "loss": loss,
         "rel_gap_target": REL_GAP,
         "time_limit": time_limit,
+        "atom": atom,
+        "atom_mass": res.noise.atom,
         "upper": res.upper.value,
         "lower": res.lower.value,
         "gap": res.gap,
@@ -194,6 +201,8 @@ def main() -> None:
     ap.add_argument("--losses", default="l1,l2")
     ap.add_argument("--max-eps", type=float, default=math.inf, help="only cells with ε ≤ this")
     ap.add_argument("--min-eps", type=float, default=0.0, help="only cells with ε ≥ this")
+    ap.add_argument("--min-delta", type=float, default=0.0, help="only cells with δ ≥ this")
+    ap.add_argument("--atom", action="store_true", help="let the upper bound put a point mass at 0")
     ap.add_argument("--retry", action="store_true", help="recompute stored cells that missed the 1%% target")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--summary", action="store_true", help="print the stored cells and exit")
@@ -209,7 +218,8 @@ def main() -> None:
     if not args.no_example1 and not EXAMPLE1.exists():
         example1()
     losses = args.losses.split(",")
-    todo = [(e, d, l) for e in EPSILONS for l in losses for d in DELTAS if args.min_eps <= e <= args.max_eps]
+    todo = [(e, d, l) for e in EPSILONS for l in losses for d in DELTAS
+            if args.min_eps <= e <= args.max_eps and d >= args.min_delta]
     # cheapest first: the LP sizes grow with the truncated-Laplace half-width A (in units of Δf), from
     # 0.67 at (ε, δ) = (0.005, 0.75) to 81 at (0.005, 0.005); the largest cells need many minutes
     # ε ≥ 2 later (the optimal density is spiky and needs fine upper-bound grids), δ ≥ 1/2 last (the optimal
@@ -221,13 +231,14 @@ def main() -> None:
         old = json.loads(path.read_text()) if path.exists() else None
         if old is not None and (old["reached_target"] or not args.retry):
             continue
-        if old is not None and old.get("time_limit", 0) >= args.time_limit:
-            continue  # already tried with at least this much time
+        if old is not None and old.get("time_limit", 0) >= args.time_limit and old.get("atom", False) == args.atom:
+            continue  # already tried the same way with at least this much time
         if args.verbose:
             print(f"--- {loss} eps={eps:g} delta={delta:g}", flush=True)
-        cell = solve_cell(eps, delta, loss, args.time_limit, args.verbose)
+        cell = solve_cell(eps, delta, loss, args.time_limit, args.verbose, args.atom)
         if old is not None and old["gap"] <= cell["gap"]:
             old["retried_with_time_limit"] = args.time_limit
+            old["retried_with_atom"] = args.atom
             cell = old
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(cell, indent=1, sort_keys=True) + "\n")

@@ -79,17 +79,21 @@ def brute_max_shortfall(problem, columns_pi, core_pi, p, shifts, *, lower=False)
     return best
 
 
-def brute_lp(problem, partition, *, lower, shifts=None):
+def brute_lp(problem, partition, *, lower, shifts=None, atom=False):
     """P(π, β) (lower=False) or D(π, β) (lower=True) with every event of E(L, β) as an explicit row
-    (optionally only for the given shifts, in units of β)."""
+    (optionally only for the given shifts, in units of β). ``atom``: P(π, β) with a point mass a at 0,
+    which adds a to V(φ, A ∪ {0}) for every φ ≠ 0 (the worst event takes the point 0, never the point φ)."""
     k = problem.shifts(partition.beta)
     shifts = range(-k, k + 1) if shifts is None else shifts
     cols = partition.padded(k) if lower else partition
     a, b = cols.edges[:-1], cols.edges[1:]
     cost = problem.loss.cell_infimum(a, b) if lower else problem.loss.cell_average(a, b)
     rows = (lower_rows(problem, cols.pi, partition.pi, shifts) if lower else
-            [unit_cell_coefficients(cols.pi, partition.pi, s, mask, problem.exp_epsilon)
+            [np.append(unit_cell_coefficients(cols.pi, partition.pi, s, mask, problem.exp_epsilon), float(s != 0))
+             if atom else unit_cell_coefficients(cols.pi, partition.pi, s, mask, problem.exp_epsilon)
              for s in shifts for mask in all_events(partition.pi)])
+    if atom:
+        cost = np.append(cost, float(problem.loss(np.array([0.0]))[0]))
     rows = np.unique(np.round(np.array(rows), 14), axis=0)
     res = linprog(cost, A_ub=rows, b_ub=np.full(len(rows), problem.delta), A_eq=np.ones((1, cost.size)), b_eq=[1.0],
                   bounds=(0, None), method="highs")

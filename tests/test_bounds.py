@@ -199,3 +199,73 @@ def test_nonuniform_dual_bound_is_valid_for_any_multipliers():
     for scale in (1e-3, 1.0, 10.0):
         noisy = res.row_duals + scale * rng.standard_normal(res.row_duals.size)
         assert lp.dual_bound(noisy) <= res.objective + 1e-12
+
+
+@pytest.mark.parametrize("case", [TINY[0], TINY[2], TINY[4]], ids=_id)
+def test_atom_upper_bound_equals_brute_force_lp(case):
+    """P(π, β) with a point mass at 0: both cut types reach the LP with every event as a row and the
+    atom in every row with φ ≠ 0; the released noise (atom included) is certified, and never worse
+    than without the atom."""
+    part, eps, delta, loss = case
+    prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=1.0, loss=loss)
+    p_full = brute_lp(prob, part, lower=False, atom=True)
+    assert p_full <= brute_lp(prob, part, lower=False) + 1e-12
+    for cuts in ("shift", "event"):
+        ub = dpdro.upper_bound(prob, part, cuts=cuts, atom=True)
+        assert ub.lp_value == pytest.approx(p_full, abs=1e-8)
+        assert ub.value >= p_full - 1e-12 and ub.value == pytest.approx(p_full, abs=1e-7)
+        assert dpdro.certify_delta(ub.noise, eps, 1.0) <= delta
+
+
+def test_atom_pays_off_at_large_epsilon_and_delta():
+    """ℓ1, ε = 5, δ = 0.75: the optimal noise puts mass close to δ at 0; with the atom column the
+    upper bound drops below what the cells alone reach on a 4 times finer grid."""
+    prob = dpdro.Problem(epsilon=5.0, delta=0.75, sensitivity=1.0, loss="l1")
+    coarse = dpdro.upper_bound(prob, dpdro.Partition.uniform(24, 1 / 8), atom=True)
+    fine = dpdro.upper_bound(prob, dpdro.Partition.uniform(96, 1 / 32))
+    assert coarse.value < fine.value
+    assert 0.7 < coarse.noise.atom <= 0.75
+    assert dpdro.certify_delta(coarse.noise, 5.0, 1.0) <= 0.75
+    assert dpdro.lower_bound(prob, dpdro.Partition.uniform(24, 1 / 8)).value <= coarse.value
+
+
+def test_atom_rules():
+    prob = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l1")
+    part = dpdro.Partition.uniform(8, 0.25)
+    with pytest.raises(ValueError, match="upper bound"):
+        BoundingLP(prob, part, "lower", atom=True)
+    one_sided = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l1", support=(0.25, 6.0))
+    ub = dpdro.upper_bound(one_sided, dpdro.Partition(np.arange(1, 26), 0.25), atom=True)
+    assert ub.noise.atom == 0.0  # 0 lies outside the support: the atom column is fixed at 0
+
+
+def test_time_limit_abandons_a_solve_and_keeps_a_valid_bound():
+    """A re-solve that runs out of time is abandoned: the result is the last relaxation solved, whose
+    duals (padded with zero multipliers for the rows added since) still give a valid lower bound."""
+    from dpdro.solvers import LPSolution
+
+    prob = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l1")
+    part = dpdro.Partition.uniform(12, 0.25)
+    full = dpdro.lower_bound(prob, part)
+    lp = BoundingLP(prob, part, "lower")
+    real, limits = lp.solve, []
+
+    def solve(time_limit=None):
+        limits.append(time_limit)
+        return LPSolution("time_limit", None, None, np.nan) if len(limits) == 3 else real(time_limit)
+
+    lp.solve = solve
+    res = run_cutting_plane(lp, time_limit=100.0)
+    assert not res.converged and len(limits) == 3 and all(0 < t <= 100.0 for t in limits)
+    assert res.row_duals.size < lp.model.n_rows  # rows were added after the last relaxation solved
+    bound = lp.dual_bound(res.row_duals)
+    assert bound <= res.objective + 1e-12 and bound == pytest.approx(res.objective, abs=1e-8)
+    assert bound <= full.value + 1e-12
+
+
+def test_highs_time_limit_is_per_solve():
+    prob = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l1")
+    lp = BoundingLP(prob, dpdro.Partition.uniform(160, 1 / 32), "upper")
+    lp.add_all_shift_cuts()
+    assert lp.solve(1e-3).status == "time_limit"
+    assert lp.solve().status == "optimal"  # the limit does not stay set

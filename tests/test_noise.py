@@ -63,3 +63,52 @@ def test_solver_noise_round_trip():
     assert np.array_equal(back.probs, ub.noise.probs)
     assert dpdro.certify_delta(back, 1.0, 1.0) <= 0.2
     assert back.metadata["epsilon"] == 1.0
+
+
+@pytest.fixture
+def with_atom():
+    """0.3 at the point 0 and 0.7 spread over cells, one of which contains 0 in its interior."""
+    return dpdro.PiecewiseUniform([-1.0, -0.25, 0.5, 2.0], [0.2, 0.3, 0.2], atom=0.3, metadata={"a": 1})
+
+
+def test_atom_cdf_ppf_and_sampling(with_atom):
+    n = with_atom
+    assert n.cdf(-1e-12) == pytest.approx(0.2 + 0.3 * 0.25 / 0.75)
+    assert n.cdf(0.0) - n.cdf(-1e-12) == pytest.approx(0.3)  # the jump of the atom
+    assert n.cdf(5.0) == 1.0 and n.cdf(-5.0) == 0.0
+    lo = float(n.cdf(-1e-15))
+    u = np.array([0.0, 0.1, lo - 1e-9, lo + 1e-9, lo + 0.15, lo + 0.3 - 1e-9, lo + 0.3 + 1e-6, 0.99, 1.0])
+    x = n.ppf(u)
+    assert x[3] == 0.0 and x[4] == 0.0 and x[5] == 0.0 and x[2] < 0 < x[6]
+    assert np.allclose(n.cdf(x[[1, 2, 6, 7]]), u[[1, 2, 6, 7]], atol=1e-9)
+    assert x[0] == -1.0 and x[-1] == 2.0 and n.support == (-1.0, 2.0)
+    draws = n.sample(40000, rng=np.random.default_rng(3))
+    assert abs(np.mean(draws == 0.0) - 0.3) < 0.015
+    cont = draws[draws != 0.0]
+    cond = lambda t: (n.cdf(t) - 0.3 * (np.asarray(t) >= 0)) / 0.7  # noqa: E731 - the cells' conditional cdf
+    assert stats.kstest(cont, cond).pvalue > 0.01
+
+
+def test_atom_loss_moments_and_round_trip(with_atom):
+    n = with_atom
+    for loss in ("l1", "l2"):
+        c = dpdro.make_loss(loss)
+        cells = integrate.quad(lambda x: n.pdf(x) * float(c(x)), -1, 2, points=[-0.25, 0, 0.5], limit=200)[0]
+        assert n.expected_loss(loss) == pytest.approx(cells + 0.3 * float(c(np.array([0.0]))[0]), rel=1e-9)
+    assert n.mean == pytest.approx(integrate.quad(lambda x: x * n.pdf(x), -1, 2, points=[-0.25, 0.5])[0], rel=1e-9)
+    assert n.var == pytest.approx(n.expected_loss("l2") - n.mean**2, rel=1e-9)
+    back = dpdro.PiecewiseUniform.from_json(n.to_json())
+    assert back.atom == n.atom and np.array_equal(back.probs, n.probs) and back.metadata == n.metadata
+    assert "atom" not in dpdro.PiecewiseUniform([0.0, 1.0], [1.0]).to_dict()  # old files stay unchanged
+    with pytest.raises(ValueError, match="atom of mass 0.3"):
+        n.to_scipy()
+    assert "atom 0.3 at 0" in repr(n)
+
+
+def test_atom_validation():
+    with pytest.raises(ValueError, match=r"atom must lie in \[0, 1\)"):
+        dpdro.PiecewiseUniform([0.0, 1.0], [0.0], atom=1.0)
+    with pytest.raises(ValueError, match="atom must lie"):
+        dpdro.PiecewiseUniform([0.0, 1.0], [1.0], atom=-0.1)
+    with pytest.raises(ValueError, match="probs must sum to 1 - atom"):
+        dpdro.PiecewiseUniform([0.0, 1.0], [1.0], atom=0.2)

@@ -21,3 +21,15 @@ def test_optimal_noise_reaches_gap_and_is_certified(eps, delta, loss, target):
     assert res.lower.value == max(h["lower"] for h in res.history)
     assert all(h["upper"] >= res.upper.value for h in res.history)
 
+
+
+
+def test_optimal_noise_with_atom():
+    """ε = 4, δ = 0.6, ℓ1: the optimal noise has mass close to δ at 0. With the atom the certified gap
+    reaches 10% on a coarse grid, below the loss of the cells alone on the same grid."""
+    prob = dpdro.Problem(epsilon=4.0, delta=0.6, sensitivity=1.0, loss="l1")
+    res = dpdro.optimal_noise(prob, rel_gap=0.1, max_k=16, atom=True)
+    assert res.gap <= 0.1 and res.lower.value <= res.upper.value
+    assert 0.5 < res.noise.atom <= 0.6
+    assert dpdro.certify_delta(res.noise, 4.0, 1.0) <= 0.6
+    assert dpdro.upper_bound(prob, res.partition).value > 1.1 * res.upper.value

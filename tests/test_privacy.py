@@ -119,6 +119,32 @@ def test_certificate_never_below_truth_at_tiny_delta():
     assert float(exact) <= d <= float(exact) + 1e-14
 
 
+@pytest.mark.parametrize("on_lattice", [True, False])
+def test_atom_adds_its_mass_at_every_nonzero_shift(on_lattice):
+    """δ of a noise with an atom a at 0 is a + max_φ ∫(p(y) − e^ε p(y − φ))_+ dy. Checked against the
+    noise without atom that puts the mass a in a narrow cell [0, w) (certified by the exact
+    breakpoint method, which knows nothing of atoms): its δ is at most that, and within O(w) of it."""
+    h, a = 0.25, 0.35
+    edges = np.array([-6, -3, -1, 0, 2, 3, 7]) * h
+    cells = np.array([0.05, 0.15, 0.1, 0.2, 0.1, 0.05])
+    cells = cells / cells.sum() * (1 - a)
+    noise = dpdro.PiecewiseUniform(edges, cells, grid=h if on_lattice else None, atom=a)
+    eps, sens = 1.2, 0.5
+    prof = privacy_profile(noise, eps, sens)
+    assert prof.method == "lattice"  # found even without a grid argument
+    plain = privacy_profile(dpdro.PiecewiseUniform(edges, cells / (1 - a), grid=h), eps, sens)
+    assert np.allclose(prof.deltas, (1 - a) * plain.deltas + a * (prof.phis != 0), atol=1e-15)
+    w = 1e-7 * np.sqrt(2.0)
+    j = int(np.searchsorted(edges, 0.0))  # the cell [0, 2h) is split at w
+    narrow_edges = np.insert(edges, j + 1, w)
+    dens = cells[j] / (edges[j + 1] - edges[j])
+    narrow_probs = np.concatenate((cells[:j], [a + dens * w, cells[j] - dens * w], cells[j + 1:]))
+    narrow = _breakpoint_profile(dpdro.PiecewiseUniform(narrow_edges, narrow_probs), eps, sens).delta
+    d = prof.delta
+    assert narrow <= d + 1e-12
+    assert narrow >= d - 2 * np.exp(eps) * np.max(cells / np.diff(edges)) * w - 1e-12
+
+
 def test_bad_inputs():
     noise = dpdro.PiecewiseUniform([0.0, 1.0], [1.0])
     with pytest.raises(TypeError, match="PiecewiseUniform"):
