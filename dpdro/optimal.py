@@ -100,15 +100,18 @@ def _coefficient_penalty(problem: Problem, partition: Partition, lb: LowerBound)
 def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, k_start: int = 8, support_factor: float = 1.5,
                   max_rounds: int = 40, max_k: int = 256, max_lower_shifts: int = 32, upper_share: float = 0.25,
                   max_cells: int = 40000, time_limit: float | None = None, atom: bool = False,
-                  verbose: bool = False) -> OptimalNoise:
+                  lower_support_factor: float | None = None, verbose: bool = False) -> OptimalNoise:
     """Certified near-optimal noise: refine until (P − D)/D ≤ ``rel_gap`` (see the module docstring).
 
     Parameters
     ----------
     rel_gap : target relative gap between the certified upper and lower bounds.
     k_start : first upper-bound grid β_U = Δf/k_start.
-    support_factor : upper-bound support as a multiple of the truncated-Laplace half-width (the
-        lower bound uses twice as much and grows it when its solution leaks mass outside).
+    support_factor : upper-bound support as a multiple of the truncated-Laplace half-width.
+    lower_support_factor : the lower bound's first support, in the same unit (default twice
+        ``support_factor``); it grows by half whenever the lower bound's solution leaks enough mass
+        outside, so a small value is always safe, and much faster at large ε, where the optimal
+        noise is concentrated well inside the truncated-Laplace support.
     max_lower_shifts : the lower bound keeps the shifts on the grid Δf/min(k_U, max_lower_shifts).
     upper_share : refine the upper grid whenever its solves have taken less than this fraction of the
         simplex iterations spent on lower bounds (and its last refinement paid off).
@@ -135,7 +138,10 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, k_start: int = 8, 
     # work spent on each track, kept balanced; measured in simplex iterations (not seconds) so that
     # the sequence of refinements, and hence the result, is the same on every run
     w_up, w_low = ub.simplex_iterations, 0
-    k_low, low_factor = 2 * k_up, 2 * support_factor
+    k_low = 2 * k_up
+    low_factor = 2 * support_factor if lower_support_factor is None else float(lower_support_factor)
+    if not (low_factor > 0 and math.isfinite(low_factor)):
+        raise ValueError(f"lower_support_factor must be finite and > 0, got {lower_support_factor!r}")
     best_ub, best_lb, history = ub, None, []
     last_gain = math.inf  # improvement of the upper bound at its last refinement
     for rnd in range(1, max_rounds + 1):

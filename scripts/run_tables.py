@@ -29,6 +29,9 @@ Usage (CPU is shared: run one instance, niced, in the background)::
 
 ``--atom`` lets the upper bound put a point mass at 0 (``optimal_noise(..., atom=True)``), which the
 optimal noise has for large ε and δ; the cell records it (``atom`` and the released ``atom_mass``).
+``--lower-support`` and ``--lower-shifts`` pass ``lower_support_factor`` and ``max_lower_shifts`` to
+``optimal_noise`` (recorded under ``options``); at ε = 5 a small lower-bound support (the optimal noise
+lives well inside the truncated-Laplace support) and more shifts tighten the lower bound per second.
 
 ``time_limit`` is wall-clock time (that of ``optimal_noise``), checked between refinement rounds, so
 a cell can overrun it by one round. On a loaded machine a cell gets less CPU in the same wall time;
@@ -122,10 +125,11 @@ def benchmarks(eps: float, delta: float, loss: str) -> dict:
 
 
 def solve_cell(eps: float, delta: float, loss: str, time_limit: float, verbose: bool = False,
-               atom: bool = False) -> dict:
+               atom: bool = False, options: dict | None = None) -> dict:
     prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=1.0, loss=loss)
+    options = dict(options or {})
     t0 = time.perf_counter()
-    res = dpdro.optimal_noise(prob, rel_gap=REL_GAP, time_limit=time_limit, atom=atom, verbose=verbose)
+    res = dpdro.optimal_noise(prob, rel_gap=REL_GAP, time_limit=time_limit, atom=atom, verbose=verbose, **options)
     seconds = time.perf_counter() - t0
     cert = dpdro.certify_delta(res.noise, eps, 1.0)
     last = res.history[-1] if res.history else {}
@@ -138,6 +142,7 @@ def solve_cell(eps: float, delta: float, loss: str, time_limit: float, verbose: 
         "time_limit": time_limit,
         "atom": atom,
         "atom_mass": res.noise.atom,
+        "options": options,
         "upper": res.upper.value,
         "lower": res.lower.value,
         "gap": res.gap,
@@ -203,6 +208,9 @@ def main() -> None:
     ap.add_argument("--min-eps", type=float, default=0.0, help="only cells with ε ≥ this")
     ap.add_argument("--min-delta", type=float, default=0.0, help="only cells with δ ≥ this")
     ap.add_argument("--atom", action="store_true", help="let the upper bound put a point mass at 0")
+    ap.add_argument("--lower-support", type=float, default=None,
+                    help="optimal_noise's lower_support_factor (default: twice the upper bound's)")
+    ap.add_argument("--lower-shifts", type=int, default=None, help="optimal_noise's max_lower_shifts (default 32)")
     ap.add_argument("--retry", action="store_true", help="recompute stored cells that missed the 1%% target")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--summary", action="store_true", help="print the stored cells and exit")
@@ -218,6 +226,8 @@ def main() -> None:
     if not args.no_example1 and not EXAMPLE1.exists():
         example1()
     losses = args.losses.split(",")
+    options = {k: v for k, v in (("lower_support_factor", args.lower_support),
+                                 ("max_lower_shifts", args.lower_shifts)) if v is not None}
     todo = [(e, d, l) for e in EPSILONS for l in losses for d in DELTAS
             if args.min_eps <= e <= args.max_eps and d >= args.min_delta]
     # cheapest first: the LP sizes grow with the truncated-Laplace half-width A (in units of Δf), from
@@ -231,14 +241,16 @@ def main() -> None:
         old = json.loads(path.read_text()) if path.exists() else None
         if old is not None and (old["reached_target"] or not args.retry):
             continue
-        if old is not None and old.get("time_limit", 0) >= args.time_limit and old.get("atom", False) == args.atom:
+        if (old is not None and old.get("time_limit", 0) >= args.time_limit and old.get("atom", False) == args.atom
+                and old.get("options", {}) == options):
             continue  # already tried the same way with at least this much time
         if args.verbose:
             print(f"--- {loss} eps={eps:g} delta={delta:g}", flush=True)
-        cell = solve_cell(eps, delta, loss, args.time_limit, args.verbose, args.atom)
+        cell = solve_cell(eps, delta, loss, args.time_limit, args.verbose, args.atom, options)
         if old is not None and old["gap"] <= cell["gap"]:
             old["retried_with_time_limit"] = args.time_limit
             old["retried_with_atom"] = args.atom
+            old["retried_with_options"] = options
             cell = old
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(cell, indent=1, sort_keys=True) + "\n")

@@ -33,3 +33,14 @@ def test_optimal_noise_with_atom():
     assert 0.5 < res.noise.atom <= 0.6
     assert dpdro.certify_delta(res.noise, 4.0, 1.0) <= 0.6
     assert dpdro.upper_bound(prob, res.partition).value > 1.1 * res.upper.value
+
+
+def test_lower_support_factor():
+    """A smaller first lower-bound support gives a smaller first lower-bound LP; the bounds stay valid."""
+    prob = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l1")
+    wide = dpdro.optimal_noise(prob, rel_gap=0.05)
+    small = dpdro.optimal_noise(prob, rel_gap=0.05, lower_support_factor=0.75)
+    assert small.history[0]["lower_cells"] < wide.history[0]["lower_cells"]
+    assert small.gap <= 0.05 and small.lower.value <= wide.upper.value and wide.lower.value <= small.upper.value
+    with pytest.raises(ValueError, match="lower_support_factor"):
+        dpdro.optimal_noise(prob, lower_support_factor=0.0)
