@@ -54,7 +54,8 @@ def run_cutting_plane(lp, *, cuts: str = "shift", tol: float = 1e-9, max_iter: i
     ``time_limit`` seconds (then ``converged`` is False: the relaxation's value is a lower bound on
     the LP's, and its solution may violate privacy constraints). The time limit also bounds each
     solve: a re-solve that runs out of time is abandoned and the result is the last relaxation solved
-    (its ``row_duals`` then cover only the rows that relaxation had).
+    (its ``row_duals`` then cover only the rows that relaxation had). If the very first solve runs out
+    of time there is no relaxation to return: ``TimeoutError``.
     """
     if cuts not in ("shift", "event"):
         raise ValueError(f"cuts must be 'shift' or 'event', got {cuts!r}")
@@ -69,7 +70,7 @@ def run_cutting_plane(lp, *, cuts: str = "shift", tol: float = 1e-9, max_iter: i
         work += new.iterations
         if new.status == "time_limit":
             if sol is None:
-                raise RuntimeError(f"the first LP solve ran out of the time limit of {time_limit:g} s")
+                raise TimeoutError(f"the first LP solve ran out of the time limit of {time_limit:g} s")
             break
         sol = new
         if sol.status == "infeasible":

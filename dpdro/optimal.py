@@ -150,7 +150,12 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, k_start: int = 8, 
         stride = k_low // math.gcd(k_low, min(k_up, max_lower_shifts))
         # the lower bound's cutting planes stop at the time limit: any relaxation's bound is valid
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1.0)
-        lb = lower_bound(problem, low_part, shift_stride=stride, time_limit=left)
+        try:
+            lb = lower_bound(problem, low_part, shift_stride=stride, time_limit=left)
+        except TimeoutError:  # not even its first relaxation solved in time: keep the bounds so far
+            if best_lb is None:
+                raise
+            break
         w_low += lb.simplex_iterations
         if best_lb is None or lb.value > best_lb.value:
             best_lb = lb

@@ -211,6 +211,9 @@ def main() -> None:
     ap.add_argument("--lower-support", type=float, default=None,
                     help="optimal_noise's lower_support_factor (default: twice the upper bound's)")
     ap.add_argument("--lower-shifts", type=int, default=None, help="optimal_noise's max_lower_shifts (default 32)")
+    ap.add_argument("--max-k", type=int, default=None,
+                    help="optimal_noise's max_k (default 256); the upper bound ignores the time limit, so a cap on "
+                         "its grid bounds the overrun")
     ap.add_argument("--retry", action="store_true", help="recompute stored cells that missed the 1%% target")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--summary", action="store_true", help="print the stored cells and exit")
@@ -227,7 +230,7 @@ def main() -> None:
         example1()
     losses = args.losses.split(",")
     options = {k: v for k, v in (("lower_support_factor", args.lower_support),
-                                 ("max_lower_shifts", args.lower_shifts)) if v is not None}
+                                 ("max_lower_shifts", args.lower_shifts), ("max_k", args.max_k)) if v is not None}
     todo = [(e, d, l) for e in EPSILONS for l in losses for d in DELTAS
             if args.min_eps <= e <= args.max_eps and d >= args.min_delta]
     # cheapest first: the LP sizes grow with the truncated-Laplace half-width A (in units of Δf), from

@@ -261,6 +261,10 @@ def test_time_limit_abandons_a_solve_and_keeps_a_valid_bound():
     bound = lp.dual_bound(res.row_duals)
     assert bound <= res.objective + 1e-12 and bound == pytest.approx(res.objective, abs=1e-8)
     assert bound <= full.value + 1e-12
+    lp = BoundingLP(prob, part, "lower")
+    lp.solve = lambda time_limit=None: LPSolution("time_limit", None, None, np.nan)
+    with pytest.raises(TimeoutError, match="first LP solve"):
+        run_cutting_plane(lp, time_limit=1.0)
 
 
 def test_highs_time_limit_is_per_solve():

@@ -3,6 +3,7 @@
 import pytest
 
 import dpdro
+import dpdro.optimal
 from dpdro.optimal import relative_gap
 
 
@@ -44,3 +45,22 @@ def test_lower_support_factor():
     assert small.gap <= 0.05 and small.lower.value <= wide.upper.value and wide.lower.value <= small.upper.value
     with pytest.raises(ValueError, match="lower_support_factor"):
         dpdro.optimal_noise(prob, lower_support_factor=0.0)
+
+
+def test_out_of_time_lower_bound_ends_refinement(monkeypatch):
+    """A lower bound that cannot solve even its first relaxation in the time left ends the refinement;
+    the bounds found so far are returned (they are valid)."""
+    real, calls = dpdro.optimal.lower_bound, []
+
+    def lower_bound(*args, **kwargs):
+        calls.append(kwargs["time_limit"])
+        if len(calls) == 2:
+            raise TimeoutError("the first LP solve ran out of the time limit of 1 s")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dpdro.optimal, "lower_bound", lower_bound)
+    prob = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l1")
+    res = dpdro.optimal_noise(prob, rel_gap=1e-4, time_limit=600)
+    assert len(calls) == 2 and all(t is not None and t <= 600 for t in calls)
+    assert len(res.history) == 1 and res.lower.value <= res.upper.value
+    assert dpdro.certify_delta(res.noise, 1.0, 1.0) <= 0.2

@@ -51,6 +51,8 @@ def test_stored_cell(cell):
     assert cell["reached_target"] == (cell["gap"] <= cell["rel_gap_target"])
     # the released noise is private: its exact delta (computed independently of the LP) is at most delta
     assert cell["certified_delta"] <= delta and cell["certified_ok"]
+    # an atom a at 0 adds a to δ(φ) at every shift φ ≠ 0, so a private noise has a ≤ δ
+    assert 0.0 <= cell.get("atom_mass", 0.0) <= delta and (cell.get("atom", False) or cell.get("atom_mass", 0.0) == 0.0)
     # consistency with the closed-form benchmarks: a private mechanism cannot beat the lower bound D,
     # and the valid near-optimal lower bound cannot exceed the certified upper bound P
     tl = bm.TruncatedLaplace(epsilon=eps, delta=delta).expected_loss(loss)
