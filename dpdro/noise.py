@@ -28,7 +28,7 @@ class PiecewiseUniform:
     Parameters
     ----------
     edges : array of N + 1 strictly increasing finite floats.
-    probs : array of N non-negative floats summing to one (a sum within 1e-6 of one is renormalised).
+    probs : array of N non-negative floats summing to 1 − ``atom`` (a sum within 1e-6 of it is renormalised).
     grid : optional lattice step h with every edge an integer multiple of h; :func:`dpdro.certify_delta`
         then certifies exactly on that lattice. Noises returned by the solvers carry their β here.
     atom : probability a ∈ [0, 1) of the point 0 (default 0: a density). With a > 0 the cells carry
