@@ -67,7 +67,7 @@ class PiecewiseUniform:
         if abs(total + atom - 1.0) > 1e-6:
             raise ValueError(f"probs must sum to 1 - atom = {1.0 - atom!r}, got {total!r}")
         if abs(total + atom - 1.0) > 1e-12:  # renormalise solver output; leave normalised input bit-identical
-            probs = probs * ((1.0 - atom) / total)
+            probs = probs / (total / (1.0 - atom))  # (bit-identical to probs / total without atom)
         if self.grid is not None:
             h = float(self.grid)
             ticks = edges / h

@@ -93,7 +93,7 @@ def _lattice(noise: PiecewiseUniform, sensitivity: float) -> tuple[np.ndarray, i
 
 def _lattice_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float, ticks: np.ndarray, k: int,
                      h: float) -> PrivacyProfile:
-    probs = noise.probs * ((1.0 - noise.atom) / noise.probs.sum())
+    probs = noise.probs / (noise.probs.sum() / (1.0 - noise.atom))  # (bit-identical to p / Σp without atom)
     widths = np.diff(ticks)
     g = np.repeat(probs / widths, widths)  # mass per lattice cell, over ticks[0] .. ticks[-1]
     n = g.size
@@ -123,7 +123,7 @@ def _lattice_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float
 
 def _breakpoint_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float) -> PrivacyProfile:
     e = noise.edges
-    dens = noise.densities * ((1.0 - noise.atom) / noise.probs.sum())
+    dens = noise.densities / (noise.probs.sum() / (1.0 - noise.atom))
     diffs = (e[:, None] - e[None, :]).ravel()
     phis = np.unique(np.concatenate((diffs[np.abs(diffs) <= sensitivity], [-sensitivity, sensitivity])))
     e_lo = _exp_down(epsilon)
