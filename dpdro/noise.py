@@ -116,32 +116,28 @@ class PiecewiseUniform:
         cont = np.interp(x, self.edges, cum, left=0.0, right=1.0 - self.atom)
         return cont + self.atom * (x >= 0) if self.atom > 0 else cont
 
-    def _pieces(self) -> tuple[np.ndarray, np.ndarray]:
-        """Left ends and widths of the pieces in increasing order: the cells, the cell containing 0
-        split at 0, and the atom as a piece of width 0 at 0 (with their masses via :meth:`_piece_masses`)."""
+    def _pieces(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Left ends, widths and masses of the pieces in increasing order: the cells (the one containing
+        0 split at 0) and the atom as a piece of width 0 at 0."""
         if self.atom == 0:
-            return self.edges[:-1], self.widths
+            return self.edges[:-1], self.widths, self.probs
         edges = np.union1d(self.edges, [0.0])
         left = np.concatenate((edges[:-1], [0.0]))
         width = np.concatenate((np.diff(edges), [0.0]))
         order = np.lexsort((width > 0, left))  # the atom comes before the cell starting at 0
-        return left[order], width[order]
-
-    def _piece_masses(self, left: np.ndarray, width: np.ndarray) -> np.ndarray:
-        if self.atom == 0:
-            return self.probs
+        left, width = left[order], width[order]
         mid = left + 0.5 * width
         j = np.clip(np.searchsorted(self.edges, mid, side="right") - 1, 0, self.probs.size - 1)
         inside = (mid >= self.edges[0]) & (mid < self.edges[-1])
-        return np.where(width > 0, np.where(inside, self.densities[j] * width, 0.0), self.atom)
+        mass = np.where(width > 0, np.where(inside, self.densities[j] * width, 0.0), self.atom)
+        return left, width, mass
 
     def ppf(self, u):
         """Inverse CDF (the left-continuous quantile), linear within each cell, 0 on the atom."""
         u = np.asarray(u, dtype=float)
         if np.any((u < 0) | (u > 1)):
             raise ValueError("ppf arguments must lie in [0, 1]")
-        left, width = self._pieces()
-        mass = self._piece_masses(left, width)
+        left, width, mass = self._pieces()
         cum = np.concatenate(([0.0], np.cumsum(mass)))
         cum[-1] = 1.0
         j = np.clip(np.searchsorted(cum, u, side="left") - 1, 0, mass.size - 1)
