@@ -7,6 +7,10 @@ infimum of c outside the padded support (constraints (15a) in the proof of Propo
 paper drops because its losses are monotone on each side of the origin; :meth:`Loss.tail_infimum`
 keeps the bound valid for every loss.
 
+The randomized-rounding lower bound (``lower_bound(..., coefficients="rounding")``, see
+:mod:`dpdro.bounds`) instead charges each grid point jβ the loss c(jβ) and subtracts once the largest
+excess of the linear interpolation of c on the grid βℤ over c, :meth:`Loss.grid_interpolation_excess`.
+
 Every loss must satisfy Assumption 1 of the paper: c ≥ 0, continuous, and c(x) → ∞ as |x| → ∞.
 """
 
@@ -63,6 +67,13 @@ class Loss:
         """Infimum of c over (−∞, a] ∪ [b, ∞), the region outside the padded support of D(π, β)."""
         raise NotImplementedError  # pragma: no cover
 
+    def grid_interpolation_excess(self, beta: float) -> float | None:
+        """sup_x (Îc(x) − c(x)) ≥ 0, where Îc interpolates c linearly between the grid points of βℤ.
+
+        ``None`` when no finite bound is known (the randomized-rounding lower bound then refuses the loss).
+        """
+        return None
+
     def __repr__(self) -> str:
         return f"<dpdro loss {self.name}>"
 
@@ -105,6 +116,19 @@ class PowerLoss(_MonotoneSides):
             ratio = np.where(d < 1.0, np.expm1((k + 1) * np.log1p(-d)) / (-d), 1.0)
         out[one] = hi**k * ratio / (k + 1)
         return out
+
+    def grid_interpolation_excess(self, beta):
+        """0 for k ≤ 1 (|x|^k is concave on each side of the grid point 0). For 1 < k ≤ 2, c'' decreases
+        in |x|, so the excess is largest on [0, β]: max_x β^{k−1}x − x^k at x = β·k^{−1/(k−1)}, which is
+        β²/4 for k = 2. ``None`` for k > 2 (the excess grows without bound in |x|)."""
+        beta = check_positive("beta", beta)
+        k = self.k
+        if k <= 1:
+            return 0.0
+        if k > 2:
+            return None
+        x = beta * k ** (-1.0 / (k - 1.0))
+        return float(beta ** (k - 1) * x - x**k)
 
 
 class PiecewiseLinear(Loss):
@@ -162,6 +186,15 @@ class PiecewiseLinear(Loss):
         for t, v in zip(self.knots, self.values):
             out = np.where((a <= t) & (t <= b), np.minimum(out, v), out)
         return out
+
+    def grid_interpolation_excess(self, beta):
+        """Exact: Îc − c is piecewise linear, 0 at the grid points and linear beyond the outer knots, so its
+        supremum is attained at a knot."""
+        beta = check_positive("beta", beta)
+        lo = np.floor(self.knots / beta) * beta
+        hi = lo + beta
+        interp = self(lo) + (self(hi) - self(lo)) * (self.knots - lo) / beta
+        return float(max(0.0, np.max(interp - self.values)))
 
     def tail_infimum(self, a, b):
         left = min([float(self(a))] + [float(v) for t, v in zip(self.knots, self.values) if t <= a])

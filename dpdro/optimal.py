@@ -90,17 +90,21 @@ def _upper_partition(problem: Problem, k: int, support_factor: float) -> Partiti
     return Partition(np.arange(int(lo), int(hi) + 1), beta)
 
 
-def _coefficient_penalty(problem: Problem, partition: Partition, lb: LowerBound) -> np.ndarray:
-    """p_j (c_j − c̲_j) per core cell of the lower bound's solution."""
+def _coefficient_penalty(problem: Problem, partition: Partition, lb: LowerBound, coefficients: str) -> float:
+    """What the lower bound's objective coefficients cost it: Σ_j p_j (c_j − c̲_j) over its core cells
+    for the cell infima; at most e_β for the randomized-rounding coefficients (E c(Y) ≤ E c(X) + e_β)."""
+    if coefficients == "rounding":
+        return float(problem.loss.grid_interpolation_excess(partition.beta))
     a, b = partition.edges[:-1], partition.edges[1:]
     core = lb.p[lb.core_offset:lb.core_offset + partition.n_cells]
-    return core * (problem.loss.cell_average(a, b) - problem.loss.cell_infimum(a, b))
+    return float(np.sum(core * (problem.loss.cell_average(a, b) - problem.loss.cell_infimum(a, b))))
 
 
 def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, k_start: int = 8, support_factor: float = 1.5,
                   max_rounds: int = 40, max_k: int = 256, max_lower_shifts: int = 32, upper_share: float = 0.25,
                   max_cells: int = 40000, time_limit: float | None = None, atom: bool = False,
-                  lower_support_factor: float | None = None, verbose: bool = False) -> OptimalNoise:
+                  lower_support_factor: float | None = None, lower_coefficients: str = "infimum",
+                  verbose: bool = False) -> OptimalNoise:
     """Certified near-optimal noise: refine until (P − D)/D ≤ ``rel_gap`` (see the module docstring).
 
     Parameters
@@ -117,6 +121,11 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, k_start: int = 8, 
         simplex iterations spent on lower bounds (and its last refinement paid off).
     atom : let the upper bound put a point mass at 0 (``upper_bound(..., atom=True)``); worth it for
         large ε and δ, where the optimal noise has mass close to δ at 0.
+    lower_coefficients : the lower bound's objective coefficients, ``"infimum"`` (the paper's cell
+        infima c̲_j) or ``"rounding"`` (the grid values c(jβ) minus the loss's grid interpolation excess,
+        a tighter valid bound by randomized rounding, see :mod:`dpdro.bounds`). With ``"rounding"`` the
+        coefficient penalty is at most e_β (0 for ℓ1), so the upper grid and the lower bound's shifts
+        are refined first, up to ``max_k`` and ``max_lower_shifts``.
     max_rounds, max_k, max_cells, time_limit : stop refining when one is exceeded (``max_k`` bounds
         k_U, ``max_cells`` the lower bound's cells); the result then reports the gap it reached
         (``result.gap``). ``time_limit`` (wall-clock seconds) is checked between rounds and also cuts
@@ -132,6 +141,8 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, k_start: int = 8, 
         raise ValueError(f"rel_gap must be finite and > 0, got {rel_gap!r}")
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpdro.Problem, got {type(problem).__name__}")
+    if lower_coefficients not in ("infimum", "rounding"):
+        raise ValueError(f"lower_coefficients must be 'infimum' or 'rounding', got {lower_coefficients!r}")
     t0 = time.perf_counter()
     k_up = int(k_start)
     ub = upper_bound(problem, _upper_partition(problem, k_up, support_factor), atom=atom)
@@ -151,7 +162,7 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, k_start: int = 8, 
         # the lower bound's cutting planes stop at the time limit: any relaxation's bound is valid
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1.0)
         try:
-            lb = lower_bound(problem, low_part, shift_stride=stride, time_limit=left)
+            lb = lower_bound(problem, low_part, shift_stride=stride, time_limit=left, coefficients=lower_coefficients)
         except TimeoutError:  # not even its first relaxation solved in time: keep the bounds so far
             if best_lb is None:
                 raise
@@ -172,12 +183,12 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, k_start: int = 8, 
         if lb.outside_mass * tail > 0.1 * (best_ub.value - lb.value):
             low_factor *= 1.5
             continue
-        pen = _coefficient_penalty(problem, low_part, lb)
+        pen = _coefficient_penalty(problem, low_part, lb, lower_coefficients)
         # refine the upper grid (and the lower bound's shifts with it) when the lower bound's
         # coefficients no longer explain the gap, or when the upper track has had less work
         slack = best_ub.value - lb.value
         worth_work = w_up < upper_share * w_low and last_gain >= 0.1 * slack
-        if 2 * k_up <= max_k and (pen.sum() < slack / 3 or worth_work):
+        if 2 * k_up <= max_k and (pen < slack / 3 or worth_work):
             k_up *= 2
             ub = upper_bound(problem, _upper_partition(problem, k_up, support_factor), atom=atom)
             w_up += ub.simplex_iterations

@@ -29,9 +29,13 @@ Usage (CPU is shared: run one instance, niced, in the background)::
 
 ``--atom`` lets the upper bound put a point mass at 0 (``optimal_noise(..., atom=True)``), which the
 optimal noise has for large ε and δ; the cell records it (``atom`` and the released ``atom_mass``).
-``--lower-support`` and ``--lower-shifts`` pass ``lower_support_factor`` and ``max_lower_shifts`` to
-``optimal_noise`` (recorded under ``options``); at ε = 5 a small lower-bound support (the optimal noise
-lives well inside the truncated-Laplace support) and more shifts tighten the lower bound per second.
+``--lower-support``, ``--lower-shifts`` and ``--lower-coefficients`` pass ``lower_support_factor``,
+``max_lower_shifts`` and ``lower_coefficients`` to ``optimal_noise`` (recorded under ``options``); at
+ε = 5 a small lower-bound support (the optimal noise lives well inside the truncated-Laplace support),
+more shifts and the randomized-rounding coefficients tighten the lower bound per second::
+
+    nice -n 10 .venv/bin/python scripts/run_tables.py --retry --atom --min-eps 2 --lower-support 1.0 \
+        --lower-shifts 128 --lower-coefficients rounding --max-k 128 --time-limit 600
 
 ``time_limit`` is wall-clock time (that of ``optimal_noise``), checked between refinement rounds, so
 a cell can overrun it by one round. On a loaded machine a cell gets less CPU in the same wall time;
@@ -211,6 +215,8 @@ def main() -> None:
     ap.add_argument("--lower-support", type=float, default=None,
                     help="optimal_noise's lower_support_factor (default: twice the upper bound's)")
     ap.add_argument("--lower-shifts", type=int, default=None, help="optimal_noise's max_lower_shifts (default 32)")
+    ap.add_argument("--lower-coefficients", choices=["infimum", "rounding"], default=None,
+                    help="optimal_noise's lower_coefficients (default 'infimum', the paper's cell infima)")
     ap.add_argument("--max-k", type=int, default=None,
                     help="optimal_noise's max_k (default 256); the upper bound ignores the time limit, so a cap on "
                          "its grid bounds the overrun")
@@ -230,7 +236,8 @@ def main() -> None:
         example1()
     losses = args.losses.split(",")
     options = {k: v for k, v in (("lower_support_factor", args.lower_support),
-                                 ("max_lower_shifts", args.lower_shifts), ("max_k", args.max_k)) if v is not None}
+                                 ("max_lower_shifts", args.lower_shifts), ("max_k", args.max_k),
+                                 ("lower_coefficients", args.lower_coefficients)) if v is not None}
     todo = [(e, d, l) for e in EPSILONS for l in losses for d in DELTAS
             if args.min_eps <= e <= args.max_eps and d >= args.min_delta]
     # cheapest first: the LP sizes grow with the truncated-Laplace half-width A (in units of Δf), from
