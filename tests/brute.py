@@ -79,15 +79,19 @@ def brute_max_shortfall(problem, columns_pi, core_pi, p, shifts, *, lower=False)
     return best
 
 
-def brute_lp(problem, partition, *, lower, shifts=None, atom=False):
+def brute_lp(problem, partition, *, lower, shifts=None, atom=False, rounding=False):
     """P(π, β) (lower=False) or D(π, β) (lower=True) with every event of E(L, β) as an explicit row
     (optionally only for the given shifts, in units of β). ``atom``: P(π, β) with a point mass a at 0,
-    which adds a to V(φ, A ∪ {0}) for every φ ≠ 0 (the worst event takes the point 0, never the point φ)."""
+    which adds a to V(φ, A ∪ {0}) for every φ ≠ 0 (the worst event takes the point 0, never the point φ).
+    ``rounding``: D(π, β) with the randomized-rounding coefficients, i.e. the point masses q_j at the
+    grid points jβ (the left edges) charged c(jβ), with the loss's grid interpolation excess subtracted."""
     k = problem.shifts(partition.beta)
     shifts = range(-k, k + 1) if shifts is None else shifts
     cols = partition.padded(k) if lower else partition
     a, b = cols.edges[:-1], cols.edges[1:]
     cost = problem.loss.cell_infimum(a, b) if lower else problem.loss.cell_average(a, b)
+    if rounding:
+        cost = problem.loss(a)
     rows = (lower_rows(problem, cols.pi, partition.pi, shifts) if lower else
             [np.append(unit_cell_coefficients(cols.pi, partition.pi, s, mask, problem.exp_epsilon), float(s != 0))
              if atom else unit_cell_coefficients(cols.pi, partition.pi, s, mask, problem.exp_epsilon)
@@ -97,4 +101,6 @@ def brute_lp(problem, partition, *, lower, shifts=None, atom=False):
     rows = np.unique(np.round(np.array(rows), 14), axis=0)
     res = linprog(cost, A_ub=rows, b_ub=np.full(len(rows), problem.delta), A_eq=np.ones((1, cost.size)), b_eq=[1.0],
                   bounds=(0, None), method="highs")
-    return res.fun if res.status == 0 else None
+    if res.status != 0:
+        return None
+    return res.fun - (problem.loss.grid_interpolation_excess(partition.beta) if rounding else 0.0)

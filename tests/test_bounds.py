@@ -273,3 +273,105 @@ def test_highs_time_limit_is_per_solve():
     lp.add_all_shift_cuts()
     assert lp.solve(1e-3).status == "time_limit"
     assert lp.solve().status == "optimal"  # the limit does not stay set
+
+
+# ---------------------------------------------------------------------------- randomized rounding
+def _rounded_law(noise, beta, lo, hi):
+    """Law q of Y = β⌊X/β + U⌋ for X ~ noise on the grid points jβ, j = lo..hi (exact: on each piece
+    between grid points the hat weights are linear, so the midpoint rule integrates them exactly)."""
+    q = np.zeros(hi - lo + 1)
+    q[-lo] += noise.atom  # the atom at 0 stays at 0
+    dens = noise.densities
+    for a, b, d in zip(noise.edges[:-1], noise.edges[1:], dens):
+        cuts = np.unique(np.concatenate(([a, b], beta * np.arange(np.ceil(a / beta), np.floor(b / beta) + 1))))
+        cuts = cuts[(cuts >= a) & (cuts <= b)]
+        for u, v in zip(cuts[:-1], cuts[1:]):
+            mid = 0.5 * (u + v)
+            i = int(np.floor(mid / beta))
+            t = mid / beta - i
+            q[i - lo] += d * (v - u) * (1 - t)
+            q[i + 1 - lo] += d * (v - u) * t
+    return q
+
+
+@pytest.mark.parametrize("loss", ["l1", "l2"])
+def test_randomized_rounding_preserves_privacy_and_loss(loss):
+    """The lemma behind coefficients='rounding', checked on released noises that are not on the rounding
+    grid (a private noise translated by 0.037 and one on the grid 1/12): the rounded law q satisfies
+    q(B) ≤ e^ε q(B + mβ) + δ for every set B of grid points and every grid shift (worst B in closed form)
+    and Σ_j q_j c(jβ) lies in [E c(X), E c(X) + e_β]."""
+    eps, delta, beta = 1.0, 0.2, 0.25
+    prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=1.0, loss=loss)
+    noises = [dpdro.upper_bound(prob, dpdro.Partition.uniform(36, 1 / 12)).noise,
+              dpdro.upper_bound(prob, dpdro.Partition.uniform(10, 0.25), atom=True).noise]
+    n0 = noises[0]
+    noises.append(dpdro.PiecewiseUniform(n0.edges + 0.037, n0.probs))  # translation keeps (ε, δ)-DP
+    for noise in noises:
+        assert dpdro.certify_delta(noise, eps, 1.0) <= delta
+        lo, hi = int(np.floor(noise.edges[0] / beta)) - 5, int(np.ceil(noise.edges[-1] / beta)) + 5
+        q = _rounded_law(noise, beta, lo, hi)
+        assert q.sum() == pytest.approx(1.0, abs=1e-12)
+        for m in range(-4, 5):  # Δf/β = 4
+            shifted = np.roll(q, -m)  # q_{j+m}; the 5 empty points at each end make the wrap harmless
+            assert np.sum(np.maximum(q - np.e**eps * shifted, 0.0)) <= delta + 1e-12
+        grid = beta * np.arange(lo, hi + 1)
+        value, true = float(q @ prob.loss(grid)), noise.expected_loss(loss)
+        e = prob.loss.grid_interpolation_excess(beta)
+        assert true - 1e-12 <= value <= true + e + 1e-12
+        if loss == "l1":
+            assert value == pytest.approx(true, abs=1e-12)  # ℓ1 is linear between grid points
+
+
+@pytest.mark.parametrize("case", [c for c in TINY if c[0].is_uniform], ids=_id)
+def test_rounding_lower_bound_equals_brute_force_lp(case):
+    """coefficients='rounding': cutting planes = the LP on the grid points with every event as a row."""
+    part, eps, delta, loss = case
+    prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=1.0, loss=loss)
+    full = brute_lp(prob, part, lower=True, rounding=True)
+    for cuts in ("shift", "event"):
+        lb = dpdro.lower_bound(prob, part, cuts=cuts, coefficients="rounding")
+        assert lb.value <= full + 1e-12 and lb.value == pytest.approx(full, abs=1e-7)
+    assert dpdro.lower_bound(prob, part).value <= lb.value + 1e-12
+
+
+@pytest.mark.parametrize("eps, delta, loss", [(5.0, 0.1, "l1"), (5.0, 0.5, "l2"), (1.0, 0.2, "l1"), (0.5, 0.05, "l2"),
+                                              (2.0, 0.3, dpdro.Pinball(0.3))])
+def test_rounding_lower_bound_between_infimum_bound_and_certified_upper_bound(eps, delta, loss):
+    """Cell infima ≤ randomized rounding ≤ a certified private noise's loss, on the grids optimal_noise uses."""
+    prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=1.0, loss=loss)
+    half = prob.truncated_laplace_half_width()
+    part = dpdro.Partition.uniform(int(np.ceil(2 * half * 16)), 1 / 16)
+    inf = dpdro.lower_bound(prob, part)
+    rnd = dpdro.lower_bound(prob, part, coefficients="rounding")
+    ub = dpdro.upper_bound(prob, dpdro.Partition.uniform(int(np.ceil(1.5 * half * 16)), 1 / 16), atom=True)
+    assert dpdro.certify_delta(ub.noise, eps, 1.0) <= delta
+    assert inf.value <= rnd.value <= ub.value
+
+
+def test_rounding_lower_bound_closes_the_large_epsilon_gap():
+    """At (ε, δ) = (5, 0.1), ℓ1, β = Δf/32 with every shift the cell infima lose about β/2 per unit mass;
+    the rounding coefficients do not (measured: 0.0614 → 0.0730 against the certified 0.0756)."""
+    prob = dpdro.Problem(epsilon=5.0, delta=0.1, sensitivity=1.0, loss="l1")
+    part = dpdro.Partition.uniform(64, 1 / 32)
+    inf = dpdro.lower_bound(prob, part).value
+    rnd = dpdro.lower_bound(prob, part, coefficients="rounding").value
+    ub = dpdro.upper_bound(prob, dpdro.Partition.uniform(64, 1 / 32), atom=True).value
+    assert (ub - rnd) / rnd < 0.04 < 0.2 < (ub - inf) / inf
+
+
+def test_rounding_rules():
+    prob = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l1")
+    uniform = dpdro.Partition.uniform(8, 0.25)
+    with pytest.raises(ValueError, match="infimum' or 'rounding"):
+        dpdro.lower_bound(prob, uniform, coefficients="average")
+    with pytest.raises(ValueError, match="lower bound"):
+        BoundingLP(prob, uniform, "upper", coefficients="rounding")
+    with pytest.raises(ValueError, match="uniform partition"):
+        dpdro.lower_bound(prob, dpdro.Partition([-4, -2, -1, 0, 1, 2, 4], 0.25), coefficients="rounding")
+    for other in (dpdro.Problem(epsilon=1.0, delta=0.2, monotone=True),
+                  dpdro.Problem(epsilon=1.0, delta=0.2, support=(-1.0, 1.0))):
+        with pytest.raises(ValueError, match="monotone problems or a Problem.support"):
+            dpdro.lower_bound(other, uniform, coefficients="rounding")
+    with pytest.raises(ValueError, match="interpolation excess"):
+        dpdro.lower_bound(dpdro.Problem(epsilon=1.0, delta=0.2, loss=dpdro.PowerLoss(3.0)), uniform,
+                          coefficients="rounding")

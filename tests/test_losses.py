@@ -76,3 +76,35 @@ def test_make_loss_roundtrip():
     cl = dpdro.make_loss(lambda x: np.abs(x) ** 1.5)
     assert isinstance(cl, dpdro.CallableLoss)
     assert cl.cell_average(0.0, 1.0) == pytest.approx(1 / 2.5, rel=1e-9)
+
+
+def _interpolation_excess_numeric(loss, beta, lo=-6.0, hi=6.0, per_cell=400):
+    """sup (Îc − c) on [lo, hi] by dense evaluation, Îc the linear interpolation on the grid βℤ."""
+    x = np.linspace(lo, hi, int(round((hi - lo) / beta)) * per_cell + 1)
+    a = np.floor(x / beta) * beta
+    t = (x - a) / beta
+    return float(np.max((1 - t) * loss(a) + t * loss(a + beta) - loss(x)))
+
+
+@pytest.mark.parametrize("loss, beta", [
+    (dpdro.make_loss("l1"), 0.25), (dpdro.make_loss("l2"), 0.25), (dpdro.make_loss("l2"), 1 / 3),
+    (dpdro.PowerLoss(0.5), 0.5), (dpdro.PowerLoss(1.5), 0.25), (dpdro.Pinball(0.2), 0.25),
+    (dpdro.asymmetric_loss(), 0.1),
+    (dpdro.PiecewiseLinear([-1.0, 0.0, 2.0], [1.0, 0.0, 3.0], left_slope=-2.0, right_slope=0.5), 0.25),  # knots on the grid
+    (dpdro.PiecewiseLinear([-0.9, 0.1, 2.0], [1.0, 0.0, 3.0], left_slope=-2.0, right_slope=0.5), 0.25),  # knots off the grid
+], ids=lambda v: v.name if isinstance(v, dpdro.Loss) else f"beta={v:.3g}")
+def test_grid_interpolation_excess_matches_dense_evaluation(loss, beta):
+    """The randomized-rounding lower bound subtracts sup(Îc − c): closed forms against a dense scan."""
+    e = loss.grid_interpolation_excess(beta)
+    numeric = _interpolation_excess_numeric(loss, beta)
+    assert e >= numeric - 1e-12  # never too small (the bound would be invalid)
+    assert e == pytest.approx(max(numeric, 0.0), abs=1e-6 * beta**2 + 1e-12)  # and tight
+
+
+def test_grid_interpolation_excess_closed_forms_and_unavailable():
+    assert dpdro.make_loss("l1").grid_interpolation_excess(0.1) == 0.0
+    assert dpdro.make_loss("l2").grid_interpolation_excess(0.1) == pytest.approx(0.0025, rel=1e-14)
+    assert dpdro.PowerLoss(3.0).grid_interpolation_excess(0.1) is None  # unbounded in |x|
+    assert dpdro.CallableLoss(lambda x: np.abs(x), name="abs").grid_interpolation_excess(0.1) is None
+    with pytest.raises(ValueError):
+        dpdro.make_loss("l2").grid_interpolation_excess(0.0)

@@ -36,6 +36,21 @@ def test_optimal_noise_with_atom():
     assert dpdro.upper_bound(prob, res.partition).value > 1.1 * res.upper.value
 
 
+def test_optimal_noise_with_rounding_coefficients():
+    """(ε, δ) = (5, 0.1), ℓ1: the cell infima stall at a gap of several percent within k_U ≤ 64; the
+    randomized-rounding lower bound reaches 1% there, and stays below the certified upper bound."""
+    prob = dpdro.Problem(epsilon=5.0, delta=0.1, sensitivity=1.0, loss="l1")
+    opts = dict(rel_gap=0.01, max_k=64, max_lower_shifts=64, lower_support_factor=1.0, atom=True, max_cells=600)
+    inf = dpdro.optimal_noise(prob, **opts)
+    rnd = dpdro.optimal_noise(prob, lower_coefficients="rounding", **opts)
+    assert inf.gap > 0.03
+    assert rnd.gap <= 0.01 and rnd.lower.value <= rnd.upper.value
+    assert inf.lower.value < rnd.lower.value <= inf.upper.value
+    assert dpdro.certify_delta(rnd.noise, 5.0, 1.0) <= 0.1
+    with pytest.raises(ValueError, match="lower_coefficients"):
+        dpdro.optimal_noise(prob, lower_coefficients="average")
+
+
 def test_lower_support_factor():
     """A smaller first lower-bound support gives a smaller first lower-bound LP; the bounds stay valid."""
     prob = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l1")
