@@ -67,6 +67,23 @@ def test_stored_cell(cell):
     assert cell["seconds"] > 0
 
 
+def test_every_cell_stored_and_below_target():
+    """Issue 5: all 200 cells (10 ε × 10 δ × ℓ1, ℓ2) are certified to a relative gap below 1%."""
+    cells = {(c["loss"], c["epsilon"], c["delta"]): c for c in _cells()}
+    assert set(cells) == {(l, e, d) for l in ("l1", "l2") for e in EPS for d in DELTAS}
+    assert all(c["reached_target"] and c["rel_gap_target"] == 0.01 for c in cells.values())
+
+
+def test_lower_bounds_below_atom_plus_staircase():
+    """An atom of mass δ at 0 plus (1 − δ) times the staircase (optimal ε-DP noise) is (ε, δ)-DP with
+    E|X| = (1 − δ)·Δ e^{ε/2}/(e^ε − 1): no valid lower bound may exceed it (tight at ε = 5, δ ≥ 0.5)."""
+    from dpdro.related import staircase_l1
+
+    for c in _cells():
+        if c["loss"] == "l1":
+            assert c["lower"] <= (1 - c["delta"]) * staircase_l1(c["epsilon"])
+
+
 def test_example1_stored():
     path = TABLES / "example1_optimal.json"
     if not path.exists():
