@@ -36,9 +36,9 @@ for X ~ γ feasible and U ~ U[0, 1) independent, Y = β⌊X/β + U⌋ lies on th
 
 Identifying the cell [jβ, (j + 1)β) with the grid point jβ, q is therefore feasible for the constraints
 of D(L, β) (which only ever involve unions of cells and grid shifts) with objective Σ_j q_j c(jβ), and
-the optimal value minus e_β is a lower bound on P. For ℓ1 it differs from P only through the finitely
-many events and shifts; at (ε, δ) = (5, 0.1), β = Δf/256, shifts on Δf/32 it gives 0.07304 against 0.07161
-with the cell infima. Not available for monotone problems or a ``Problem.support`` (the rounded noise
+the optimal value minus e_β is a lower bound on P. For ℓ1 its objective is exact (e_β = 0): all it relaxes
+is that events and shifts live on the grid. At (ε, δ) = (5, 0.1), β = Δf/256, shifts on Δf/32 it gives
+0.07304 against 0.07161 with the cell infima. Not available for monotone problems or a ``Problem.support`` (the rounded noise
 need not keep either property) or for losses without a finite e_β (e.g. |x|^k with k > 2).
 
 One extra column of D(π, β) carries mass outside the padded support at cost inf{c(x)} over that
@@ -410,8 +410,9 @@ class BoundingLP(PrivacyLP):
         theta = float(np.min((reduced - (nnz + 4) * 1.01 * _U * magnitude)[self.allowed]))
         penalty = self._rhs * float(yr[np.asarray(self._delta_rows, dtype=int) - 1].sum()) if self._delta_rows else 0.0
         penalty *= 1.0 + (len(self._delta_rows) + 4) * _U
-        bound = theta - penalty - _round_up(self.excess)
-        bound -= _COEFF_SAFETY * abs(bound) + 4 * _U * (abs(theta) + penalty + self.excess)
+        excess = _round_up(self.excess) if self.excess else 0.0  # e_β of the rounding coefficients
+        bound = theta - penalty - excess
+        bound -= _COEFF_SAFETY * abs(bound) + 4 * _U * (abs(theta) + penalty + excess)
         return float(np.nextafter(bound, -np.inf))
 
 
