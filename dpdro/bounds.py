@@ -36,10 +36,11 @@ for X ~ γ feasible and U ~ U[0, 1) independent, Y = β⌊X/β + U⌋ lies on th
 
 Identifying the cell [jβ, (j + 1)β) with the grid point jβ, q is therefore feasible for the constraints
 of D(L, β) (which only ever involve unions of cells and grid shifts) with objective Σ_j q_j c(jβ), and
-the optimal value minus e_β is a lower bound on P. For ℓ1 its objective is exact (e_β = 0): all it relaxes
-is that events and shifts live on the grid. At (ε, δ) = (5, 0.1), β = Δf/256, shifts on Δf/32 it gives
-0.07304 against 0.07161 with the cell infima. Not available for monotone problems or a ``Problem.support`` (the rounded noise
-need not keep either property) or for losses without a finite e_β (e.g. |x|^k with k > 2).
+the optimal value minus e_β is a lower bound on P. For ℓ1 its objective is exact (e_β = 0): all it
+relaxes is that events and shifts live on the grid. At (ε, δ) = (5, 0.1), β = Δf/256, shifts on Δf/32
+it gives 0.07304 against 0.07161 with the cell infima. Not available for monotone problems or a
+``Problem.support`` (the rounded noise need not keep either property) or for losses without a finite
+e_β (e.g. |x|^k with k > 2).
 
 One extra column of D(π, β) carries mass outside the padded support at cost inf{c(x)} over that
 region; it is redundant for losses that are monotone on each side of 0 (the paper's setting, proof
