@@ -3,61 +3,48 @@
 A reproducible companion to Selvi, Liu and Wiesemann, *Differential Privacy via Distributionally
 Robust Optimization*. The upper bound P(π, β) releases a piecewise-uniform noise whose privacy is
 certified exactly; the lower bound D(π, β) certifies how far from optimal it can be.
+
+The data-dependent problem P′ lives in its own namespace with the same names
+(``from dpdro import data_dependent as dd; dd.Problem(...)``), the literature mechanisms dpdro
+compares against in :mod:`dpdro.mechanisms`.
 """
 
-from . import benchmarks, datasets, geo, ledger, related
-from .bounds import BoundingLP, LowerBound, UpperBound, lower_bound, upper_bound
-from .data_dependent import (DataDependentMechanism, DataDependentProblem, DDBoundingLP, DDLowerBound,
-                             DDUpperBound, certify_family, coordinate_descent_loss, coordinate_descent_losses,
-                             dd_lower_bound, dd_max_privacy_shortfall, dd_upper_bound, family_privacy_profile)
+from . import data_dependent, mechanisms
+from .bounds import LowerBound, UpperBound, lower_bound, upper_bound
 from .losses import CallableLoss, Loss, PiecewiseLinear, Pinball, PowerLoss, asymmetric_loss, make_loss
 from .noise import PiecewiseUniform
-from .optimal import OptimalNoise, optimal_noise
+from .optimal import OptimalNoise, optimal_noise, relative_gap
 from .oracle import Shortfall, max_privacy_shortfall
 from .partition import Partition
-from .privacy import certify_delta, privacy_profile
+from .privacy import PrivacyProfile, certify_delta, privacy_profile
 from .problem import InfeasibleError, Problem
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "benchmarks",
-    "datasets",
-    "geo",
-    "ledger",
-    "related",
-    "BoundingLP",
     "CallableLoss",
     "InfeasibleError",
     "Loss",
     "LowerBound",
+    "OptimalNoise",
     "Partition",
     "PiecewiseLinear",
     "PiecewiseUniform",
     "Pinball",
     "PowerLoss",
+    "PrivacyProfile",
     "Problem",
     "Shortfall",
     "UpperBound",
     "asymmetric_loss",
     "certify_delta",
+    "data_dependent",
     "lower_bound",
     "make_loss",
     "max_privacy_shortfall",
+    "mechanisms",
     "optimal_noise",
-    "OptimalNoise",
     "privacy_profile",
+    "relative_gap",
     "upper_bound",
-    "DataDependentMechanism",
-    "DataDependentProblem",
-    "DDBoundingLP",
-    "DDLowerBound",
-    "DDUpperBound",
-    "certify_family",
-    "coordinate_descent_loss",
-    "coordinate_descent_losses",
-    "dd_lower_bound",
-    "dd_max_privacy_shortfall",
-    "dd_upper_bound",
-    "family_privacy_profile",
 ]

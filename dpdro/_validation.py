@@ -68,3 +68,54 @@ def integer_ratio(name: str, numerator: float, denominator: float, *, what: str)
             f"{name} = {numerator / k!r} (= {what}/{k})"
         )
     return k
+
+
+def check_int(name: str, value, *, minimum: int) -> int:
+    """An integer ≥ ``minimum`` (integer-valued floats are accepted), returned as an ``int``.
+
+    ``TypeError`` for anything that is not an integer, ``ValueError`` below ``minimum``; both name the
+    parameter, the allowed range and the value.
+    """
+    allowed = "a positive integer (>= 1)" if minimum == 1 else f"an integer >= {minimum}"
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be {allowed}, got {value!r} of type {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+    return int(value)
+
+
+def check_nonnegative(name: str, value) -> float:
+    """A finite real number ≥ 0."""
+    x = check_real(name, value)
+    if not (math.isfinite(x) and x >= 0):
+        raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+    return x
+
+
+def check_optional_positive(name: str, value) -> float | None:
+    """``None`` or a finite real number > 0."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"{name} must be None or a real number, got {value!r} of type {type(value).__name__}")
+    x = float(value)
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"{name} must be None or finite and > 0, got {value!r}")
+    return x
+
+
+def check_bool(name: str, value) -> bool:
+    """``True`` or ``False`` (numpy booleans accepted)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_choice(name: str, value, choices: tuple) -> str:
+    """One of ``choices``."""
+    if not isinstance(value, str) or value not in choices:
+        allowed = " or ".join(repr(c) for c in choices)
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+    return value

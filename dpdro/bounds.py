@@ -67,19 +67,21 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ._rounding import COEFF_SAFETY as _COEFF_SAFETY
+from ._rounding import UNIT_ROUNDOFF as _U
+from ._rounding import round_up as _round_up
+from ._validation import check_choice
 from .cutting_plane import CuttingPlaneResult, run_cutting_plane
-from .dd_monotone import monotone_matrix, monotone_noise
+from .mechanisms import truncated_laplace_half_width
+from .monotone import monotone_matrix, monotone_noise
 from .noise import PiecewiseUniform
-from .oracle import cell_union_shortfalls, cell_union_worst_event, geometry, neighbour_intervals
+from .oracle import cell_union_shortfalls, cell_union_worst_event, neighbour_intervals, segment_table
 from .partition import Partition
 from .privacy import certify_delta, privacy_profile
 from .problem import InfeasibleError, Problem
 from .solvers import INF, HighsModel, PrivacyLP
 
-__all__ = ["BoundingLP", "UpperBound", "LowerBound", "upper_bound", "lower_bound"]
-
-_U = np.finfo(float).eps / 2
-_COEFF_SAFETY = 1e-12  # relative rounding of bounds for errors in cell coefficients and edges
+__all__ = ["BoundingLP", "UpperBound", "LowerBound", "check_rounding_coefficients", "upper_bound", "lower_bound"]
 
 
 class BoundingLP(PrivacyLP):
@@ -96,21 +98,23 @@ class BoundingLP(PrivacyLP):
             raise TypeError(f"problem must be a dpdro.Problem, got {type(problem).__name__}")
         if not isinstance(partition, Partition):
             raise TypeError(f"partition must be a dpdro.Partition, got {type(partition).__name__}")
-        if kind not in ("upper", "lower"):
-            raise ValueError(f"kind must be 'upper' or 'lower', got {kind!r}")
-        if atom and (kind == "lower" or getattr(problem, "monotone", False)):
+        check_choice("kind", kind, ("upper", "lower"))
+        if atom and (kind == "lower" or problem.monotone):
             raise ValueError("atom=True applies to the upper bound of a problem without monotonicity rows only "
-                             f"(got kind={kind!r}, monotone={getattr(problem, 'monotone', False)}); D(π, β) already "
+                             f"(got kind={kind!r}, monotone={problem.monotone}); D(π, β) already "
                              "admits mass at 0 through its cells [−β, 0) and [0, β)")
-        if coefficients not in ("infimum", "rounding"):
-            raise ValueError(f"coefficients must be 'infimum' or 'rounding', got {coefficients!r}")
+        check_choice("coefficients", coefficients, ("infimum", "rounding"))
         self.excess = 0.0  # e_β, subtracted from the dual bound (randomized-rounding coefficients only)
         if coefficients == "rounding":
-            self.excess = _rounding_excess(problem, partition, kind)
+            if kind != "lower":
+                raise ValueError("coefficients='rounding' applies to the lower bound D(π, β) only")
+            if not partition.is_uniform:
+                raise ValueError("coefficients='rounding' needs a uniform partition (cells of width β)")
+            self.excess = check_rounding_coefficients(problem, partition.beta)
         self.problem, self.partition, self.kind = problem, partition, kind
         self.k = problem.shifts(partition.beta)
         lower = kind == "lower"
-        self.table = geometry(problem, partition, lower=lower, shift_stride=shift_stride)
+        self.table = segment_table(problem, partition, lower=lower, shift_stride=shift_stride)
         self.columns = Partition(self.table.column_pi, partition.beta)  # decision cells (padded for D)
         a, b = self.columns.edges[:-1], self.columns.edges[1:]
         loss = problem.loss
@@ -148,16 +152,16 @@ class BoundingLP(PrivacyLP):
         self._flow: list[tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]] = []
         if self.cell_unions:
             self._lo, self._hi = neighbour_intervals(self.table, partition.n_cells)
-        if getattr(problem, "monotone", False):
+        if problem.monotone:
             # densities non-increasing in |x|; D(π, β) gets only the rows implied for every monotone
-            # measure (no straddling cell, no tail column), see dpdro.dd_monotone. Right-hand side 0:
+            # measure (no straddling cell, no tail column), see dpdro.monotone. Right-hand side 0:
             # no δ-penalty in dual_bound, but the rows' p-parts join _p_rows in model order.
             mono = monotone_matrix(self.table.column_pi, lower=lower, n_cols=self.n_p)
             if mono.shape[0]:
                 self.model.add_rows(mono, -INF, 0.0)
                 self._p_rows.append(mono)
         self.allowed = np.ones(self.n_p, dtype=bool)  # columns that may carry mass (Problem.support)
-        if getattr(problem, "support", None) is not None:
+        if problem.support is not None:
             self._apply_support(*problem.support)
 
     def _apply_support(self, lo: float, hi: float) -> None:
@@ -231,10 +235,6 @@ class BoundingLP(PrivacyLP):
     def shift_cuts_added(self) -> int:
         """Number of shifts with a budget row (a whole-shift cut, possibly with lazily added segments)."""
         return int(np.sum(self._budget >= 0))
-
-    @property
-    def segments_added(self) -> int:
-        return int(self._seg_added.sum())
 
     # ------------------------------------------------------------------ cuts
     def _ensure_budget(self, r: int) -> int:
@@ -379,9 +379,10 @@ class BoundingLP(PrivacyLP):
     def infeasibility_message(self) -> str:
         p = self.problem
         lo, hi = self.partition.edges[0], self.partition.edges[-1]
+        a = truncated_laplace_half_width(epsilon=p.epsilon, delta=p.delta, sensitivity=p.sensitivity)
         return (f"P(π, β) is infeasible: the support [{lo:.6g}, {hi:.6g}) (length {hi - lo:.6g}) is too small "
                 f"for (ε, δ) = ({p.epsilon:g}, {p.delta:g}) with Δf = {p.sensitivity:g}. The truncated Laplace "
-                f"mechanism needs [−{p.truncated_laplace_half_width():.6g}, {p.truncated_laplace_half_width():.6g}]; "
+                f"mechanism needs [−{a:.6g}, {a:.6g}]; "
                 "enlarge the support (larger L) or refine β.")
 
     # ------------------------------------------------------------------ certified lower bound
@@ -417,16 +418,13 @@ class BoundingLP(PrivacyLP):
         return float(np.nextafter(bound, -np.inf))
 
 
-def _rounding_excess(problem: Problem, partition: Partition, kind: str) -> float:
-    """e_β of the randomized-rounding coefficients (module docstring), after checking they apply."""
-    if kind != "lower":
-        raise ValueError("coefficients='rounding' applies to the lower bound D(π, β) only")
-    if not partition.is_uniform:
-        raise ValueError("coefficients='rounding' needs a uniform partition (cells of width β)")
-    if getattr(problem, "monotone", False) or getattr(problem, "support", None) is not None:
+def check_rounding_coefficients(problem: Problem, beta: float) -> float:
+    """e_β of the randomized-rounding coefficients on the grid βℤ (module docstring), after checking
+    that they apply to ``problem`` (no monotonicity, no support, a loss with a known e_β)."""
+    if problem.monotone or problem.support is not None:
         raise ValueError("coefficients='rounding' does not apply to monotone problems or a Problem.support: "
                          "the rounded noise need not be monotone or stay inside the support")
-    excess = problem.loss.grid_interpolation_excess(partition.beta)
+    excess = problem.loss.grid_interpolation_excess(beta)
     if excess is None:
         raise ValueError(f"coefficients='rounding' needs a bound on the grid interpolation excess of the loss "
                          f"{problem.loss.name!r} (Loss.grid_interpolation_excess), which it does not provide")
@@ -465,10 +463,6 @@ class LowerBound:
     outside_mass: float = 0.0  # mass the primal places outside [π_1β, π_{N+1}β): large means the support is too small
     simplex_iterations: int = 0
     history: list = field(default_factory=list)
-
-
-def _round_up(x: float) -> float:
-    return float(np.nextafter(x + _COEFF_SAFETY * abs(x) + 4 * _U * abs(x), np.inf))
 
 
 def upper_bound(problem: Problem, partition: Partition, *, cuts: str = "shift", tol: float = 1e-9,

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._validation import check_choice
 from .problem import InfeasibleError
 
 __all__ = ["CuttingPlaneResult", "run_cutting_plane"]
@@ -57,8 +58,7 @@ def run_cutting_plane(lp, *, cuts: str = "shift", tol: float = 1e-9, max_iter: i
     (its ``row_duals`` then cover only the rows that relaxation had). If the very first solve runs out
     of time there is no relaxation to return: ``TimeoutError``.
     """
-    if cuts not in ("shift", "event"):
-        raise ValueError(f"cuts must be 'shift' or 'event', got {cuts!r}")
+    check_choice("cuts", cuts, ("shift", "event"))
     t0 = time.perf_counter()
     history = []
     converged = False

@@ -44,12 +44,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .bounds import LowerBound, UpperBound, lower_bound, upper_bound
+from ._validation import (check_bool, check_choice, check_int, check_nonnegative, check_optional_positive,
+                          check_positive)
+from .bounds import LowerBound, UpperBound, check_rounding_coefficients, lower_bound, upper_bound
+from .mechanisms import truncated_laplace_half_width
 from .noise import PiecewiseUniform
 from .partition import Partition
 from .problem import Problem
 
-__all__ = ["OptimalNoise", "optimal_noise", "relative_gap"]
+__all__ = ["OptimalNoise", "optimal_noise", "relative_gap", "uniform_grid"]
 
 
 @dataclass
@@ -79,10 +82,15 @@ def relative_gap(upper: float, lower: float) -> float:
     return (upper - lower) / lower if lower > 0 else math.inf
 
 
-def _upper_partition(problem: Problem, k: int, support_factor: float) -> Partition:
+def uniform_grid(problem: Problem, k: int, support_factor: float) -> Partition:
+    """The uniform grid of both refinement tracks: cells of width β = Δf/k, 2L + 1 of them with
+    L = max(k, ⌈support_factor·A/β⌉) and A the truncated-Laplace half-width, i.e. the window
+    [−Lβ, (L + 1)β); with a ``Problem.support`` the same number of cells placed inside the support."""
     beta = problem.sensitivity / k
-    L = max(k, math.ceil(support_factor * problem.truncated_laplace_half_width() / beta))
-    support = getattr(problem, "support", None)
+    half_width = truncated_laplace_half_width(epsilon=problem.epsilon, delta=problem.delta,
+                                              sensitivity=problem.sensitivity)
+    L = max(k, math.ceil(support_factor * half_width / beta))
+    support = problem.support
     if support is None or not (math.isfinite(support[0]) or math.isfinite(support[1])):
         return Partition.uniform(L, beta)
     # Problem.support: the same number of cells (2L + 1), placed inside the support interval
@@ -144,27 +152,40 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, k_start: int = 8, 
     OptimalNoise with the released noise (``certify_delta(noise, ε, Δf) <= δ``), the best upper and
     lower bounds found (every round's bounds are valid for P) and the refinement history.
     """
-    if isinstance(rel_gap, bool) or not isinstance(rel_gap, (int, float)) or not (rel_gap > 0 and math.isfinite(rel_gap)):
-        raise ValueError(f"rel_gap must be finite and > 0, got {rel_gap!r}")
+    # every argument is checked before the first solve
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpdro.Problem, got {type(problem).__name__}")
-    if lower_coefficients not in ("infimum", "rounding"):
-        raise ValueError(f"lower_coefficients must be 'infimum' or 'rounding', got {lower_coefficients!r}")
+    rel_gap = check_positive("rel_gap", rel_gap)
+    k_start = check_int("k_start", k_start, minimum=1)
+    support_factor = check_positive("support_factor", support_factor)
+    max_rounds = check_int("max_rounds", max_rounds, minimum=1)
+    max_k = check_int("max_k", max_k, minimum=k_start)
+    max_lower_shifts = check_int("max_lower_shifts", max_lower_shifts, minimum=1)
+    upper_share = check_nonnegative("upper_share", upper_share)
+    max_cells = check_int("max_cells", max_cells, minimum=1)
+    time_limit = check_optional_positive("time_limit", time_limit)
+    atom = check_bool("atom", atom)
+    lower_support_factor = check_optional_positive("lower_support_factor", lower_support_factor)
+    lower_coefficients = check_choice("lower_coefficients", lower_coefficients, ("infimum", "rounding"))
+    verbose = check_bool("verbose", verbose)
+    if atom and problem.monotone:
+        raise ValueError("atom must be False for a monotone problem: the atom column applies to problems without "
+                         "monotonicity rows only (got atom=True, monotone=True)")
+    if lower_coefficients == "rounding":
+        check_rounding_coefficients(problem, problem.sensitivity / (2 * k_start))
     t0 = time.perf_counter()
-    k_up = int(k_start)
-    ub = upper_bound(problem, _upper_partition(problem, k_up, support_factor), atom=atom)
+    k_up = k_start
+    ub = upper_bound(problem, uniform_grid(problem, k_up, support_factor), atom=atom)
     # work spent on each track, kept balanced; measured in simplex iterations (not seconds) so that
     # the sequence of refinements, and hence the result, is the same on every run
     w_up, w_low = ub.simplex_iterations, 0
     k_low = 2 * k_up
-    low_factor = 2 * support_factor if lower_support_factor is None else float(lower_support_factor)
-    if not (low_factor > 0 and math.isfinite(low_factor)):
-        raise ValueError(f"lower_support_factor must be finite and > 0, got {lower_support_factor!r}")
+    low_factor = 2 * support_factor if lower_support_factor is None else lower_support_factor
     best_ub, best_lb, history = ub, None, []
     last_gain = math.inf  # improvement of the upper bound at its last refinement
     for rnd in range(1, max_rounds + 1):
         k_low = max(k_low, k_up)  # the lower bound's grid must contain the shifts
-        low_part = _upper_partition(problem, k_low, low_factor)
+        low_part = uniform_grid(problem, k_low, low_factor)
         stride = k_low // math.gcd(k_low, min(k_up, max_lower_shifts))
         # the lower bound's cutting planes stop at the time limit: any relaxation's bound is valid
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1.0)
@@ -197,13 +218,13 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, k_start: int = 8, 
         worth_work = w_up < upper_share * w_low and last_gain >= 0.1 * slack
         if 2 * k_up <= max_k and (pen < slack / 3 or worth_work):
             k_up *= 2
-            ub = upper_bound(problem, _upper_partition(problem, k_up, support_factor), atom=atom)
+            ub = upper_bound(problem, uniform_grid(problem, k_up, support_factor), atom=atom)
             w_up += ub.simplex_iterations
             last_gain = best_ub.value - ub.value
             if ub.value < best_ub.value:
                 best_ub = ub
             continue
-        if _upper_partition(problem, 2 * k_low, low_factor).n_cells > max_cells:
+        if uniform_grid(problem, 2 * k_low, low_factor).n_cells > max_cells:
             break
         k_low *= 2
     return OptimalNoise(best_ub.noise, best_ub, best_lb, best_ub.partition, time.perf_counter() - t0, history)

@@ -42,11 +42,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validation import check_int
 from .partition import Partition
 from .problem import Problem
 
-__all__ = ["SegmentTable", "Shortfall", "candidate_shifts", "cell_union_shortfalls", "cell_union_worst_event", "geometry",
-           "max_privacy_shortfall", "neighbour_intervals", "padding_blocks"]
+__all__ = ["SegmentTable", "Shortfall", "candidate_shifts", "cell_union_shortfalls", "cell_union_worst_event",
+           "event_intervals", "max_privacy_shortfall", "neighbour_intervals", "padding_blocks", "segment_table"]
 
 
 def candidate_shifts(core_pi: np.ndarray, column_pi: np.ndarray, k: int) -> np.ndarray:
@@ -252,8 +253,8 @@ def cell_union_worst_event(lo: np.ndarray, hi: np.ndarray, p_core: np.ndarray, p
     return value, mask
 
 
-def geometry(problem: Problem, partition: Partition, *, lower: bool = False,
-             shift_stride: int | None = None) -> SegmentTable:
+def segment_table(problem: Problem, partition: Partition, *, lower: bool = False,
+                  shift_stride: int | None = None) -> SegmentTable:
     """The segment table of P(π, β) (``lower=False``) or of D(π, β) (``lower=True``).
 
     ``shift_stride`` keeps only the candidate shifts that are multiples of ``shift_stride``·β (and
@@ -265,13 +266,12 @@ def geometry(problem: Problem, partition: Partition, *, lower: bool = False,
     if shift_stride is not None:
         if not lower:
             raise ValueError("shift_stride is only valid for the lower bound: the upper bound needs every shift")
-        if isinstance(shift_stride, bool) or int(shift_stride) != shift_stride or int(shift_stride) < 1:
-            raise ValueError(f"shift_stride must be an integer >= 1, got {shift_stride!r}")
+        shift_stride = check_int("shift_stride", shift_stride, minimum=1)
     if not lower:
         return SegmentTable.build(partition.pi, partition.pi, 0, candidate_shifts(partition.pi, partition.pi, k))
     shifts = np.arange(-k, k + 1)  # with unit padding cells every shift is a candidate
     if shift_stride is not None:
-        shifts = shifts[(shifts % int(shift_stride) == 0) | (np.abs(shifts) == k)]
+        shifts = shifts[(shifts % shift_stride == 0) | (np.abs(shifts) == k)]
     columns, offset = padding_blocks(partition.pi, shifts, k)
     return SegmentTable.build(partition.pi, columns, offset, shifts)
 
@@ -287,13 +287,13 @@ def max_privacy_shortfall(problem: Problem, partition: Partition, p, *, lower: b
     lower : search the constraints of D(π, β) instead (events inside the core, p on padded cells). On a
         non-uniform partition these are the cell-union constraints of the module docstring, and A* is
         a union of core cells.
-    table : a precomputed :func:`geometry` to reuse across calls.
+    table : a precomputed :func:`segment_table` to reuse across calls.
 
     Returns
     -------
     Shortfall with ``value`` = V(φ*, A*) including the −δ; a positive value is a violated constraint.
     """
-    table = geometry(problem, partition, lower=lower) if table is None else table
+    table = segment_table(problem, partition, lower=lower) if table is None else table
     p = np.asarray(p, dtype=float)
     if p.size < table.column_widths.size:
         raise ValueError(f"p must have {table.column_widths.size} entries, got {p.size}")

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ._validation import check_int_array, check_positive, check_real
+from ._validation import check_int, check_int_array, check_positive, check_real
 
 __all__ = ["Partition"]
 
@@ -34,7 +34,7 @@ class Partition:
     @classmethod
     def uniform(cls, L: int, beta: float) -> "Partition":
         """The uniform partition {I_i(β)}_{i ∈ [±L]} of P(L, β) and D(L, β)."""
-        L = _check_count("L", L, minimum=0)
+        L = check_int("L", L, minimum=0)
         return cls(np.arange(-L, L + 2), beta)
 
     @classmethod
@@ -99,14 +99,14 @@ class Partition:
         π_{1−t} = π_1 − t and π_{N+1+t} = π_{N+1} + t, t = 1, …, Δf/β. The original cells keep
         their order and sit at positions k, …, k + N − 1 of the padded partition.
         """
-        k = _check_count("k", k, minimum=0)
+        k = check_int("k", k, minimum=0)
         lo = self.pi[0] - np.arange(k, 0, -1)
         hi = self.pi[-1] + np.arange(1, k + 1)
         return Partition(np.concatenate((lo, self.pi, hi)), self.beta)
 
     def refined(self, factor: int = 2) -> "Partition":
         """The same cells on the finer grid β/factor (every cell split into ``factor`` equal cells)."""
-        factor = _check_count("factor", factor, minimum=1)
+        factor = check_int("factor", factor, minimum=1)
         fine = (self.pi[:-1, None] * factor + np.arange(factor)[None, :]).ravel()
         return Partition(np.concatenate((fine, [self.pi[-1] * factor])), self.beta / factor)
 
@@ -121,13 +121,3 @@ class Partition:
         return (f"Partition({kind}, N={self.n_cells}, beta={self.beta:.6g}, "
                 f"support=[{self.edges[0]:.6g}, {self.edges[-1]:.6g}))")
 
-
-def _check_count(name: str, value, *, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)

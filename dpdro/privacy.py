@@ -33,12 +33,12 @@ from fractions import Fraction
 
 import numpy as np
 
+from ._rounding import UNIT_ROUNDOFF as _U, exp_down
 from ._validation import check_positive
 from .noise import PiecewiseUniform
 
-__all__ = ["certify_delta", "privacy_profile", "PrivacyProfile"]
-
-_U = np.finfo(float).eps / 2  # unit roundoff
+__all__ = ["certify_delta", "privacy_profile", "PrivacyProfile", "find_lattice", "lattice_masses", "edge_rounding",
+           "hockey_stick_sums", "lattice_error_bound"]
 
 
 @dataclass(frozen=True)
@@ -60,12 +60,9 @@ class PrivacyProfile:
         return float(self.phis[int(np.argmax(self.deltas))])
 
 
-def _exp_down(epsilon: float) -> float:
-    """A float not above e^ε (np.exp is accurate to within an ulp; step down two to be safe)."""
-    return float(np.nextafter(np.nextafter(math.exp(epsilon), 0.0), 0.0))
-
-
-def _lattice(noise: PiecewiseUniform, sensitivity: float) -> tuple[np.ndarray, int, float] | None:
+# ------------------------------------------------------------------ the lattice sum, shared with
+# dpdro.data_dependent.privacy (which certifies families of noises with the same arithmetic)
+def find_lattice(noise: PiecewiseUniform, sensitivity: float) -> tuple[np.ndarray, int, float] | None:
     """Integer ticks, k = Δf/h and h for a lattice containing every edge and Δf, if one is found."""
     if noise.grid is not None:
         h, ticks = noise.grid, np.round(noise.edges / noise.grid).astype(np.int64)
@@ -91,14 +88,47 @@ def _lattice(noise: PiecewiseUniform, sensitivity: float) -> tuple[np.ndarray, i
     return ticks, k, h
 
 
-def _lattice_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float, ticks: np.ndarray, k: int,
-                     h: float) -> PrivacyProfile:
+def lattice_masses(noise: PiecewiseUniform, ticks: np.ndarray) -> np.ndarray:
+    """g: the mass of the cells (normalised to 1 − atom) per lattice cell, over ticks[0] … ticks[-1]."""
     probs = noise.probs / (noise.probs.sum() / (1.0 - noise.atom))  # (bit-identical to p / Σp without atom)
     widths = np.diff(ticks)
-    g = np.repeat(probs / widths, widths)  # mass per lattice cell, over ticks[0] .. ticks[-1]
+    return np.repeat(probs / widths, widths)
+
+
+def hockey_stick_sums(g: np.ndarray, shifted: np.ndarray, exp_epsilon_down: float) -> np.ndarray:
+    """Σ_i (g_i − e^ε·g′_i)₊ along the last axis: δ(φ) of the lattice masses g against masses g′ on the
+    same lattice shifted by φ (``shifted[..., i]`` = g′_{i−s}), with e^ε rounded down
+    (``dpdro._rounding.exp_down``)."""
+    return np.maximum(g - exp_epsilon_down * shifted, 0.0).sum(axis=-1)
+
+
+def edge_rounding(noise: PiecewiseUniform, ticks: np.ndarray, h: float) -> float:
+    """η: how far the float edges may lie from ticks·h, including the rounding of that difference."""
+    return float(np.max(np.abs(noise.edges - ticks * h))) + 2 * _U * max(1.0, float(np.max(np.abs(noise.edges))))
+
+
+def lattice_error_bound(deltas, n_cells: int, n_edges: int, max_density: float, eta: float, k: int, h: float,
+                        sensitivity: float):
+    """A bound on |computed − exact| δ(φ) for :func:`hockey_stick_sums` on ``n_cells`` lattice cells of width h.
+
+    Floating-point error of one term (g_i − e^ε g_{i−s})_+: at most 8.1u·g_i (the product, the
+    difference and the normalisation of g; a term that is truly 0 can only turn positive when
+    e^ε g_{i−s} ≈ g_i). Σ_i g_i = 1, and summing n non-negative terms adds n·u·δ(φ). The float edges
+    differ from ticks·h by at most η (:func:`edge_rounding`), and Δf from k·h by at most |Δf − k·h|;
+    moving an edge or the shift by η changes the integrand only on intervals of length η next to the
+    two images of that edge (``n_edges`` edges in all), where it lies in [0, max density].
+    """
+    err = 8.1 * _U + 1.01 * n_cells * _U * deltas
+    err += 2 * n_edges * max_density * (eta + abs(sensitivity - k * h) + 2 * _U * sensitivity)
+    return err
+
+
+def _lattice_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float, ticks: np.ndarray, k: int,
+                     h: float) -> PrivacyProfile:
+    g = lattice_masses(noise, ticks)  # mass per lattice cell, over ticks[0] .. ticks[-1]
     n = g.size
     padded = np.concatenate((np.zeros(k), g, np.zeros(k)))
-    e_lo = _exp_down(epsilon)
+    e_lo = exp_down(epsilon)
     shifts = np.arange(-k, k + 1)
     deltas = np.empty(shifts.size)
     per_chunk = max(1, 4_000_000 // max(n, 1))
@@ -106,18 +136,9 @@ def _lattice_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float
     for c0 in range(0, shifts.size, per_chunk):
         s = shifts[c0:c0 + per_chunk]
         shifted = padded[k + idx[None, :] - s[:, None]]  # g_{i - s}
-        deltas[c0:c0 + per_chunk] = np.maximum(g[None, :] - e_lo * shifted, 0.0).sum(axis=1)
-    n_edges = ticks.size
-    max_dens = float(np.max(noise.densities))
-    # Floating-point error of one term (g_i − e^ε g_{i−s})_+: at most 8.1u·g_i (the product, the
-    # difference and the normalisation of g; a term that is truly 0 can only turn positive when
-    # e^ε g_{i−s} ≈ g_i). Σ_i g_i = 1, and summing n non-negative terms adds n·u·δ(φ).
-    err = 8.1 * _U + 1.01 * n * _U * deltas
-    # The float edges differ from ticks·h by at most η, and Δf from k·h by at most |Δf − k·h|; moving
-    # an edge or the shift by η changes the integrand only on intervals of length η next to the two
-    # images of that edge, where it lies in [0, max density].
-    eta = float(np.max(np.abs(noise.edges - ticks * h))) + 2 * _U * max(1.0, float(np.max(np.abs(noise.edges))))
-    err += 2 * n_edges * max_dens * (eta + abs(sensitivity - k * h) + 2 * _U * sensitivity)
+        deltas[c0:c0 + per_chunk] = hockey_stick_sums(g[None, :], shifted, e_lo)
+    err = lattice_error_bound(deltas, n, ticks.size, float(np.max(noise.densities)), edge_rounding(noise, ticks, h),
+                              k, h, sensitivity)
     return _with_atom(PrivacyProfile(shifts * h, deltas, err, "lattice"), noise.atom)
 
 
@@ -126,7 +147,7 @@ def _breakpoint_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: fl
     dens = noise.densities / (noise.probs.sum() / (1.0 - noise.atom))
     diffs = (e[:, None] - e[None, :]).ravel()
     phis = np.unique(np.concatenate((diffs[np.abs(diffs) <= sensitivity], [-sensitivity, sensitivity])))
-    e_lo = _exp_down(epsilon)
+    e_lo = exp_down(epsilon)
     deltas = np.empty(phis.size)
     per_chunk = max(1, 2_000_000 // (2 * e.size))
     for c0 in range(0, phis.size, per_chunk):
@@ -163,7 +184,7 @@ def privacy_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float)
         raise TypeError(f"noise must be a dpdro.PiecewiseUniform, got {type(noise).__name__}")
     epsilon = check_positive("epsilon", epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
-    lat = _lattice(noise, sensitivity)
+    lat = find_lattice(noise, sensitivity)
     if lat is not None:
         return _lattice_profile(noise, epsilon, sensitivity, *lat)
     return _breakpoint_profile(noise, epsilon, sensitivity)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ._validation import check_open_unit, check_positive, integer_ratio
+from ._validation import check_bool, check_open_unit, check_positive, integer_ratio
 from .losses import Loss, make_loss
 
 __all__ = ["Problem", "InfeasibleError"]
@@ -30,7 +30,7 @@ class Problem:
     sensitivity : the global sensitivity Δf > 0 of the query.
     loss : ``"l1"``, ``"l2"``, a :class:`dpdro.Loss`, or a callable c(x) satisfying Assumption 1.
     monotone : restrict the noise to densities non-increasing in |x| away from 0 (linear constraints
-        in both bounding problems; see :mod:`dpdro.dd_monotone` for why the lower bound stays valid).
+        in both bounding problems; see :mod:`dpdro.monotone` for why the lower bound stays valid).
     support : ``None`` (the noise may take any real value) or a closed interval ``(lo, hi)``, lo < hi,
         either end possibly infinite, to which the noise is confined (e.g. ``(-2s, 0)`` for one-sided
         noise that never loosens a private constraint). The upper bound then only uses cells inside
@@ -51,22 +51,13 @@ class Problem:
         object.__setattr__(self, "delta", check_open_unit("delta", delta))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", sensitivity))
         object.__setattr__(self, "loss", make_loss(loss))
-        if not isinstance(monotone, bool):
-            raise TypeError(f"monotone must be True or False, got {monotone!r}")
-        object.__setattr__(self, "monotone", monotone)
+        object.__setattr__(self, "monotone", check_bool("monotone", monotone))
         object.__setattr__(self, "support", _check_support(support))
         object.__setattr__(self, "exp_epsilon", math.exp(self.epsilon))
 
     def shifts(self, beta: float) -> int:
         """k = Δf/β, the number of grid steps in one sensitivity; raises unless β divides Δf."""
         return integer_ratio("beta", self.sensitivity, beta, what="the sensitivity Δf")
-
-    def truncated_laplace_half_width(self) -> float:
-        """A = (Δf/ε)·log(1 + (e^ε − 1)/(2δ)), the support half-width of the truncated Laplace
-        mechanism (Geng et al. 2020); a natural reference size for the support of optimal noise."""
-        from .benchmarks import TruncatedLaplace
-
-        return TruncatedLaplace(epsilon=self.epsilon, delta=self.delta, sensitivity=self.sensitivity).half_width
 
     def with_delta(self, delta: float) -> "Problem":
         return Problem(epsilon=self.epsilon, delta=delta, sensitivity=self.sensitivity, loss=self.loss, monotone=self.monotone,

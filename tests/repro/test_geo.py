@@ -1,4 +1,4 @@
-"""ε-geographic DP (dpdro.geo): closed forms of the multi-selection paper, exact integrals,
+"""ε-geographic DP (repro.geo): closed forms of the multi-selection paper, exact integrals,
 the exact Lipschitz certificate, and validity of the upper and lower bounds."""
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-from dpdro import geo
+from repro import geo
 
 RING = 2 * math.pi
 
@@ -124,7 +124,7 @@ def test_sampling_matches_expected_loss():
     eps = 1.0
     loss = geo.multi_selection_loss(geo.laplace_offsets(eps, 3))
     ub = geo.geo_upper_bound(geo.GeoProblem(eps, loss), 0.2, 60, shift=0.5)
-    s = ub.noise.sample(np.random.default_rng(0), 200_000)
+    s = ub.noise.sample(200_000, np.random.default_rng(0))
     assert np.mean(loss(s)) == pytest.approx(ub.value, abs=4 * np.std(loss(s)) / math.sqrt(s.size))
 
 

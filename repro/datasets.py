@@ -13,7 +13,7 @@ absent, cylinder-bands, colon-cancer) can be loaded from a local copy of the ori
 
 Examples
 --------
->>> from dpdro.datasets import load_dataset, one_hot
+>>> from repro.datasets import load_dataset, one_hot
 >>> ds = load_dataset("ecoli")
 >>> ds.n, ds.n_num, ds.n_cat, ds.n_classes
 (336, 5, 2, 2)
@@ -50,6 +50,8 @@ from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
+
+from .paths import DATA
 
 __all__ = [
     "Dataset",
@@ -98,7 +100,7 @@ _DROP_ROWS_BELOW = 0.05  # drop rows with missing values when they are fewer tha
 
 
 class DatasetUnavailableError(LookupError):
-    """The dataset is not bundled with dpdro (no offline source); pass ``path=`` to a local copy."""
+    """The dataset is not bundled with the repository (no offline source); pass ``path=`` to a local copy."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -209,13 +211,12 @@ class Design(NamedTuple):
 def data_dir() -> Path:
     """The folder holding the cleaned files and ``datasets.json``.
 
-    ``$DPDRO_DATA_DIR`` if set, otherwise ``data/`` at the root of the repository this module lives
-    in (``dpdro/../data``), which is where an editable install (``pip install -e .``) finds it.
+    ``$DPDRO_DATA_DIR`` if set, otherwise the repository's ``data/`` (:data:`repro.paths.DATA`).
     """
     env = os.environ.get(DATA_DIR_ENV)
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent / "data"
+    return DATA
 
 
 def available_datasets() -> tuple[str, ...]:
@@ -306,7 +307,7 @@ def load_dataset(name: str, *, path: str | os.PathLike | None = None) -> Dataset
     if PAPER_DATASETS[name] == NOT_OFFLINE:
         info = _UNBUNDLED[name]
         raise DatasetUnavailableError(
-            f"dataset {name!r} is not bundled with dpdro because no package registry reachable offline "
+            f"dataset {name!r} is not bundled with the repository because no package registry reachable offline "
             f"carries it: {info['why']}. Download {info['file']} ({info['where']}: {info['url']}) and pass its location, "
             f"e.g. load_dataset({name!r}, path='/path/to/{info['file']}'). "
             f"Bundled datasets: {list(available_datasets())}"
@@ -527,7 +528,7 @@ def _code_column(path, cname: str, values: Sequence[str], levels: Sequence[str])
 
 def _check_dataset(dataset) -> None:
     if not isinstance(dataset, Dataset):
-        raise TypeError(f"dataset must be a dpdro.datasets.Dataset, got {type(dataset).__name__}")
+        raise TypeError(f"dataset must be a repro.datasets.Dataset, got {type(dataset).__name__}")
 
 
 # ----------------------------------------------------------------------------------------------

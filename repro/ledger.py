@@ -23,9 +23,10 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from .paths import LEDGER as LEDGER_PATH
+
 __all__ = ["COLUMNS", "STATUSES", "LEDGER_PATH", "Row", "compare", "record", "load", "status_counts"]
 
-LEDGER_PATH = Path(__file__).resolve().parents[1] / "results" / "ledger.csv"
 COLUMNS = ("id", "chapter", "location", "quantity", "paper", "ours", "deviation", "status", "scale", "explanation")
 STATUSES = ("matches", "differs", "not reproducible here")
 SCALES = ("ci", "paper", "exact")
@@ -36,7 +37,7 @@ class Row:
     """One reproduced number.
 
     id : unique key, e.g. ``"table4/l1/eps=1/delta=0.2"``.
-    chapter : the notebook that computes it (file stem, e.g. ``"51_tables"``).
+    chapter : the notebook that computes it (file stem, e.g. ``"22_tables"``).
     location : where it is in the paper, e.g. ``"Table 4, row ε=1, column δ=0.2"``.
     quantity : what it is, e.g. ``"suboptimality of truncated Laplace (%)"``.
     paper, ours : the paper's value and ours (``ours`` is ``None`` when not reproducible here).

@@ -1,4 +1,5 @@
-"""Tests for the related-paper helpers (dpdro.related) and the ``Problem.support`` option."""
+"""The ``Problem.support`` option (one-sided noise, compared with the shifted truncated Laplace of the
+private-LP paper, dpdro.mechanisms.ShiftedTruncatedLaplace) and the approach to the staircase as δ → 0."""
 
 import math
 
@@ -6,9 +7,7 @@ import numpy as np
 import pytest
 
 import dpdro
-from dpdro.benchmarks import Staircase, TruncatedLaplace
-from dpdro.related import (ShiftedTruncatedLaplace, gaussian_grid_noise, piecewise_uniform_grid_noise,
-                           purify_1d, staircase_l1)
+from dpdro.mechanisms import ShiftedTruncatedLaplace, Staircase, TruncatedLaplace
 
 
 # ------------------------------------------------------------------ Problem.support validation
@@ -96,7 +95,7 @@ def test_optimal_noise_with_one_sided_support():
     assert res.upper.value < ShiftedTruncatedLaplace(epsilon=2.0, delta=1e-3).tight_shift()
 
 
-# ------------------------------------------------------------------ shifted truncated Laplace (002)
+# ------------------------------------------------------------------ shifted truncated Laplace (private LP)
 def test_shifted_truncated_laplace():
     m = ShiftedTruncatedLaplace(epsilon=1.0, delta=1e-3)
     s = m.shift
@@ -125,7 +124,7 @@ def test_optimal_noise_approaches_staircase(loss):
     ups, lows = [], []
     for delta in (1e-2, 1e-4, 1e-6):
         prob = dpdro.Problem(epsilon=1.0, delta=delta, loss=loss)
-        A = prob.truncated_laplace_half_width()
+        A = TruncatedLaplace(epsilon=1.0, delta=delta).half_width
         part = dpdro.Partition.uniform(math.ceil(1.5 * A * 8), 1 / 8)
         ups.append(dpdro.upper_bound(prob, part).value)
         lows.append(dpdro.lower_bound(prob, part).value)
@@ -136,37 +135,3 @@ def test_optimal_noise_approaches_staircase(loss):
     # ... and at δ = 1e-6 the released noise is within 0.1% of the staircase, the lower bound within 7%
     assert abs(ups[2] - st) / st < 1e-3
     assert lows[2] > 0.93 * st
-
-
-# ------------------------------------------------------------------ purification (001, Algorithm 1, d = 1)
-def test_purification_pure_dp_and_error():
-    eps, eps_p, delta, Q = 0.5, 0.5, 1e-6, 4
-    A = TruncatedLaplace(epsilon=eps, delta=delta).half_width
-    M = math.ceil(1.5 * A)
-    prob = dpdro.Problem(epsilon=eps, delta=delta)
-    ub = dpdro.upper_bound(prob, dpdro.Partition.uniform(math.ceil(1.5 * A * 4), 0.25))
-    base = piecewise_uniform_grid_noise(ub.noise, 0.25)
-    assert base.masses.sum() == pytest.approx(1.0)
-    P = purify_1d(base, epsilon=eps, delta=delta, eps_prime=eps_p, omega=1e-3, Q=Q, margin=M)
-    e_pre, (q, q2, i) = P.pre_laplace_epsilon()
-    assert np.isfinite(e_pre) and e_pre <= P.theorem_epsilon
-    x = P.theta[0] + (i + np.linspace(0, 1, 11)) * P.h
-    e_att = P.attained_epsilon(q, q2, x)
-    assert e_att <= e_pre + 1e-9
-    # the pure-DP level of the final output, checked on a grid of x, never exceeds the certificate
-    xs = np.linspace(P.theta[0] - 1, P.theta[1] + 1, 4001)
-    for qa in range(Q):
-        r = np.log(P.density(qa, xs)) - np.log(P.density(qa + 1, xs))
-        assert np.max(np.abs(r)) <= e_pre + 1e-9
-    err = P.expected_error()
-    # worst-case error at least that of the staircase at the certified ε (Geng–Viswanath bound for the
-    # interior queries is not a theorem here, so only a sanity margin), and the theorem's utility bound
-    assert err.max() >= 0.9 * staircase_l1(e_pre)
-    theorem_bound = P.omega * P.R + 4 * P.R / eps_p * delta / (2 * P.omega)
-    assert err.max() - ub.noise.expected_loss("l1") <= theorem_bound + 1e-9
-
-
-def test_gaussian_grid_noise_masses():
-    g = gaussian_grid_noise(2.0, 0.25, 10.0)
-    assert g.masses.sum() + g.below + g.above == pytest.approx(1.0, abs=1e-12)
-    assert g.masses.size == 80

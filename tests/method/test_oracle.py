@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import dpdro
-from dpdro.oracle import candidate_shifts, geometry
-from brute import brute_max_shortfall, cell_union_coefficients, unit_cell_coefficients
+from dpdro.oracle import candidate_shifts, segment_table
+from repro.brute import brute_max_shortfall, cell_union_coefficients, unit_cell_coefficients
 
 PARTITIONS = [
     dpdro.Partition.uniform(3, 0.5),  # 7 unit cells, Δf/β = 2
@@ -82,7 +82,7 @@ def test_segment_table_partitions_event_region():
     problem = dpdro.Problem(epsilon=1.0, delta=0.1, sensitivity=1.0)
     part = dpdro.Partition([-5, -3, -1, 0, 2, 3, 6], 0.25)
     for lower in (False, True):
-        t = geometry(problem, part, lower=lower)
+        t = segment_table(problem, part, lower=lower)
         for r in range(t.shifts.size):
             sl = slice(t.offsets[r], t.offsets[r + 1])
             order = np.argsort(t.start[sl])

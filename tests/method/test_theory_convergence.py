@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import dpdro
+from dpdro.mechanisms import truncated_laplace_half_width
 
 EPS, DELTA, DF = 1.0, 0.25, 1.0
 
@@ -56,13 +57,13 @@ def test_fixed_small_support_does_not_close_the_gap(l1):
 
 def test_feasibility_conditions(l1):
     # necessary: support width W > 2Δf for (ε, δ) = (1, 0.25); sufficient: Lβ >= truncated Laplace half-width
-    A = l1.truncated_laplace_half_width()
+    A = truncated_laplace_half_width(epsilon=l1.epsilon, delta=l1.delta, sensitivity=l1.sensitivity)
     for k in (2, 4):
         with pytest.raises(dpdro.InfeasibleError):
             dpdro.upper_bound(l1, dpdro.Partition.uniform(L=k - 1, beta=1 / k))  # W = 2 - 1/k <= 2
         L_suf = math.ceil(A * k - 1e-12)
         part = dpdro.Partition.uniform(L=L_suf, beta=1 / k)
-        tl = dpdro.benchmarks.TruncatedLaplace(epsilon=EPS, delta=DELTA, sensitivity=DF)
+        tl = dpdro.mechanisms.TruncatedLaplace(epsilon=EPS, delta=DELTA, sensitivity=DF)
         probs = np.diff(tl.cdf(part.edges))
         noise = dpdro.PiecewiseUniform(part.edges, probs / probs.sum(), grid=part.beta)
         assert dpdro.certify_delta(noise, epsilon=EPS, sensitivity=DF) <= DELTA * (1 + 1e-12)

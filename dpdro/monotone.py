@@ -19,7 +19,7 @@ Lower bound D(π, β) (must stay a *relaxation* of the monotone problem)
     ½ < 1 of its left neighbour), so D imposes no constraint involving a straddling cell, and none
     involving the tail column (mass outside the padded support). With these constraints every monotone
     γ maps to a feasible point of D with no larger cost, so D stays a valid lower bound of the
-    monotone problem; the dual-feasible point of :meth:`dpdro.BoundingLP.dual_bound` accounts for
+    monotone problem; the dual-feasible point of :meth:`dpdro.bounds.BoundingLP.dual_bound` accounts for
     the extra rows (their right-hand side is 0, so they add no δ-penalty).
 """
 

@@ -1,4 +1,4 @@
-"""Benchmark mechanisms and the 'near optimal lower bound' (dpdro.benchmarks).
+"""Literature mechanisms and the 'near optimal lower bound' (dpdro.mechanisms).
 
 Paper numbers below are quoted only here, as test oracles: Example 1 (Section 1), Figure 3 (values
 from the authors' scripts visualize_bounds-*.jl) and Tables 4 and 5 (Appendix D).
@@ -11,7 +11,7 @@ import pytest
 from scipy import integrate, optimize, stats
 
 import dpdro
-from dpdro.benchmarks import (AnalyticGaussian, Gaussian, Laplace, Staircase, TruncatedLaplace, gaussian_delta,
+from dpdro.mechanisms import (AnalyticGaussian, Gaussian, Laplace, Staircase, TruncatedLaplace, gaussian_delta,
                               near_optimal_lower_bound)
 
 MECHANISMS = {

@@ -18,7 +18,7 @@ Mechanisms are pluggable samplers
 ---------------------------------
 A mechanism is any callable ``mech(values, sensitivity, rng) -> noisy values`` (arrays broadcast;
 ``rng`` a :class:`numpy.random.Generator`). :class:`AdditiveNoise` wraps a unit-sensitivity noise with a
-``ppf`` (``dpdro.benchmarks.Gaussian/AnalyticGaussian/TruncatedLaplace`` or the ``PiecewiseUniform``
+``ppf`` (``dpdro.mechanisms.Gaussian/AnalyticGaussian/TruncatedLaplace`` or the ``PiecewiseUniform``
 returned by :func:`dpdro.optimal_noise`) and adds ``sensitivity · ppf(U)``. Scaling a unit noise by Δf is
 exact for all four: the Gaussian and truncated Laplace calibrations are linear in Δf, and for the
 positively homogeneous ℓ1 loss, X is optimal for Δf = 1 iff Δf·X is optimal for Δf (a change of
@@ -54,7 +54,7 @@ The paper is followed where it is explicit; the authors' public Julia code (selv
 * coordinate descent: unit step, random initial point in [−1, 1]^d, K coordinates drawn without
   replacement per iteration, h^t the average of the K inner iterates, error of the last iterate h^T
   (as the authors' ``PCD_train`` / ``summarize_last_iterate``); features from
-  :func:`dpdro.datasets.one_hot` (the authors' centring and scaling on the full dataset).
+  :func:`repro.datasets.one_hot` (the authors' centring and scaling on the full dataset).
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Protocol, Sequence
@@ -69,13 +70,21 @@ from typing import Callable, Mapping, Protocol, Sequence
 import numpy as np
 from scipy import sparse, stats
 
-from .benchmarks import AnalyticGaussian, Gaussian, TruncatedLaplace
+from dpdro import Partition, PiecewiseLinear, PiecewiseUniform, Problem, certify_delta, optimal_noise
+from dpdro import data_dependent as dd
+from dpdro._validation import check_positive, check_real
+from dpdro.mechanisms import AnalyticGaussian, Gaussian, TruncatedLaplace
+
 from .datasets import Dataset, one_hot
+from .paths import RESULTS
+from .provenance import provenance, read_json, write_json_atomic
 
 __all__ = [
     "AdditiveNoise",
     "DDFamily",
     "DataDependentNoise",
+    "coordinate_descent_loss",
+    "coordinate_descent_losses",
     "NBDDFamily",
     "PCDDDFamily",
     "call_mechanism",
@@ -90,7 +99,6 @@ __all__ = [
     "NBSettings",
     "NBStats",
     "PCDSettings",
-    "PENDING_DATA_DEPENDENT",
     "improvement",
     "make_mechanisms",
     "nb_errors",
@@ -107,7 +115,6 @@ __all__ = [
     "summarize",
 ]
 
-PENDING_DATA_DEPENDENT = "pending: data-dependent mechanism (issue 3)"  # kept for old result files
 MECHANISM_ORDER = ("GN", "AG", "TLN", "OPT", "(OPT)")
 _TINY = 1e-16  # uniforms are clipped to [_TINY, 1 - _TINY] so that Gaussian quantiles stay finite
 
@@ -167,13 +174,8 @@ def optimized_unit_noise(epsilon: float = 1.0, delta: float = 0.1, *, rel_gap: f
     cache file (``results/ml/opt_noise_eps=1_delta=0.1.json``) holds the noise and ``info``; it is
     re-certified with :func:`dpdro.certify_delta` on load.
     """
-    from .noise import PiecewiseUniform
-    from .optimal import optimal_noise
-    from .privacy import certify_delta
-    from .problem import Problem
-
     if cache is not None and Path(cache).is_file():
-        data = json.loads(Path(cache).read_text())
+        data = read_json(cache)
         noise = PiecewiseUniform.from_dict(data["noise"])
         info = data["info"]
         if (info.get("epsilon"), info.get("delta"), info.get("sensitivity")) != (epsilon, delta, 1.0):
@@ -186,8 +188,7 @@ def optimized_unit_noise(epsilon: float = 1.0, delta: float = 0.1, *, rel_gap: f
                     upper=res.upper.value, lower=res.lower.value, gap=res.gap, seconds=res.seconds,
                     n_cells=int(noise.probs.size))
         if cache is not None:
-            Path(cache).parent.mkdir(parents=True, exist_ok=True)
-            Path(cache).write_text(json.dumps({"noise": noise.to_dict(), "info": info}, indent=1))
+            write_json_atomic(cache, {"noise": noise.to_dict(), "info": info})
     certified = certify_delta(noise, epsilon=epsilon, sensitivity=1.0)
     if certified > delta:
         raise ValueError(f"optimised noise is only ({epsilon}, {certified})-DP, above delta = {delta}")
@@ -581,12 +582,12 @@ def summarize(res: Mapping, *, baseline: str, ours: str = "OPT", literature: Seq
 # Stored results (scripts/run_ml_experiments.py) and the paper's tables
 # ----------------------------------------------------------------------------------------------
 
-RESULTS_DIR = Path(__file__).resolve().parents[1] / "results" / "ml"
+RESULTS_DIR = RESULTS / "ml"
 
 
 def paper_tables(path: str | Path | None = None) -> dict:
     """The paper's Tables 2 and 3 as typed in ``results/ml/paper_tables.json`` (PAPER data, not computed)."""
-    return json.loads(Path(path or RESULTS_DIR / "paper_tables.json").read_text())
+    return read_json(path or RESULTS_DIR / "paper_tables.json")
 
 
 def stored_results(table: int, variant: str = "paper", *, splits: int | None = None, sims: int | None = None,
@@ -640,8 +641,8 @@ def dp_ranking(errors: Mapping[str, float], mechanisms: Sequence[str] = MECHANIS
 #   noise can only gain where the range ends (inside a piece wider than Δf + β the constraints are
 #   those of the data-independent problem), and near 0 is where small counts and standard deviations
 #   are. For coordinate descent we follow the appendix: fine pieces at the centre of Φ (query values
-#   accumulate around 0), coarse tails, one handcrafted loss per piece (dpdro.data_dependent.
-#   coordinate_descent_losses: ℓ1 up to the knee, slope 1000 on the sign-flipping side), knee 1 (the
+#   accumulate around 0), coarse tails, one handcrafted loss per piece (coordinate_descent_losses below:
+#   ℓ1 up to the knee, slope 1000 on the sign-flipping side), knee 1 (the
 #   paper's knee is not given). Default design: the appendix's 42 pieces for cylinder-bands (width 0.5
 #   on [−10, 10), 0 an edge). The alternative "seven" design (−n, −3, −1, −0.2, 0.2, 1, 3, n, the
 #   appendix's "7 intervals") has a piece around 0 penalised on both sides, and its 7 optimal noises
@@ -655,11 +656,11 @@ def dp_ranking(errors: Mapping[str, float], mechanisms: Sequence[str] = MECHANIS
 #   β = 0.2 for "seven", β = 0.25 (40 cells) for the 42 pieces, whose edges must lie on the grid), as in
 #   the appendix ("50 equally sized intervals", support "rounding up the support needed
 #   by the Truncated Laplace mechanism").
-# * When a range is wide (R ≥ 5.2 for naïve Bayes, n ≥ PCD_DD_N0 for coordinate descent) the LP does not
+# * When a range is wide (R ≥ 5.2 for naïve Bayes, n ≥ the design's n0 for coordinate descent) the LP does not
 #   depend on R any more (pieces further apart than Δf share no constraint, equal piece masses), so one
 #   solve serves every R: its noises are reused with the piece edges moved to the actual range, and the
-#   moved mechanism is certified again (exactly, dpdro.data_dependent.certify_family) before use.
-# * Solved mechanisms are cached in results/ml/dd_mechanisms.json (DataDependentMechanism.to_dict()
+#   moved mechanism is certified again (exactly, dpdro.data_dependent.certify_delta) before use.
+# * Solved mechanisms are cached in results/ml/dd_mechanisms.json (dpdro.data_dependent.Mechanism.to_dict()
 #   plus provenance) and re-certified (mechanism.certify() <= δ) on load.
 
 DD_CACHE = RESULTS_DIR / "dd_mechanisms.json"
@@ -679,9 +680,6 @@ PCD_DD_DESIGNS = {
     "seven": dict(inner=(-3.0, -1.0, -0.2, 0.2, 1.0, 3.0), beta=0.2, L=25, n0=6.0),
 }
 PCD_DD_DESIGN = "appendix42"
-PCD_DD_BETA, PCD_DD_L = 0.2, 25  # the "seven" design (kept for reference)
-PCD_DD_INNER = PCD_DD_DESIGNS["seven"]["inner"]
-PCD_DD_N0 = 6.0
 
 
 def equal_mass_weight(edges: np.ndarray):
@@ -702,17 +700,9 @@ def nb_dd_edges(R: float) -> np.ndarray:
 
 
 def _dd_provenance(problem_desc: dict, ub, seconds: float) -> dict:
-    import datetime as _dt
-    import platform
-    import socket
-
-    from . import __version__
-
     return dict(problem=problem_desc, value=float(ub.value), piece_losses=np.asarray(ub.piece_losses).tolist(),
                 weights=np.asarray(ub.weights).tolist(), certified_delta=float(ub.certified_delta),
-                iterations=int(ub.iterations), repair_weight=float(ub.repair_weight), seconds=round(seconds, 2),
-                dpdro_version=__version__, date=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                machine=f"{socket.gethostname()} ({platform.machine()}, shared)")
+                iterations=int(ub.iterations), repair_weight=float(ub.repair_weight), **provenance(seconds))
 
 
 def solve_dd_cached(key: str, build: Callable[[], tuple], *, cache: str | Path | None = DD_CACHE, solve: bool = True):
@@ -722,32 +712,25 @@ def solve_dd_cached(key: str, build: Callable[[], tuple], *, cache: str | Path |
     parameters) must equal the cached one, else the entry is recomputed. The loaded mechanism is
     re-certified: ``mechanism.certify() <= delta`` (ValueError otherwise). Returns ``(mechanism, info)``.
     """
-    from .data_dependent import DataDependentMechanism, dd_upper_bound
-
     problem, partition, desc = build()
     store = {}
     if cache is not None and Path(cache).is_file():
-        store = json.loads(Path(cache).read_text())
+        store = read_json(cache)
     entry = store.get(key)
     if entry is not None and entry["provenance"]["problem"] == desc:
-        mech = DataDependentMechanism.from_dict(entry["mechanism"])
+        mech = dd.Mechanism.from_dict(entry["mechanism"])
         info = entry["provenance"]
     else:
         if not solve:
             raise KeyError(f"data-dependent mechanism {key!r} is not in the cache {cache}")
-        import time
-
         t0 = time.perf_counter()
-        ub = dd_upper_bound(problem, partition)
+        ub = dd.upper_bound(problem, partition)
         mech = ub.mechanism
         info = _dd_provenance(desc, ub, time.perf_counter() - t0)
         if cache is not None:
-            store = json.loads(Path(cache).read_text()) if Path(cache).is_file() else {}
+            store = read_json(cache) if Path(cache).is_file() else {}
             store[key] = dict(mechanism=mech.to_dict(), provenance=info)
-            Path(cache).parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(cache).with_suffix(".tmp")
-            tmp.write_text(json.dumps(dict(sorted(store.items())), indent=1))
-            tmp.replace(Path(cache))
+            write_json_atomic(cache, dict(sorted(store.items())))
     certified = mech.certify()
     if not certified <= mech.delta:
         raise ValueError(f"cached data-dependent mechanism {key!r} is only ({mech.epsilon}, {certified})-DP, above "
@@ -757,8 +740,6 @@ def solve_dd_cached(key: str, build: Callable[[], tuple], *, cache: str | Path |
 
 def dilate_noise(noise, factor: float):
     """The noise of ``factor · X`` for a PiecewiseUniform X (edges and grid scaled, probabilities kept)."""
-    from .noise import PiecewiseUniform
-
     grid = None if noise.grid is None else noise.grid * factor
     return PiecewiseUniform(noise.edges * factor, noise.probs, grid=grid, metadata=dict(noise.metadata))
 
@@ -798,12 +779,9 @@ class NBDDFamily(DDFamily):
 
     def build_problem(self, R: float):
         """``(problem, partition, description)`` of the solve for the key R (Δf = 1, Φ = [0, R))."""
-        from .data_dependent import DataDependentProblem
-        from .partition import Partition
-
         delta = self.delta - DD_WIDE_SLACK if R >= NB_DD_WIDE - 1e-9 else self.delta
         e = nb_dd_edges(R)
-        prob = DataDependentProblem(epsilon=self.epsilon, delta=delta, sensitivity=1.0, loss="l1", phi_lo=0.0,
+        prob = dd.Problem(epsilon=self.epsilon, delta=delta, sensitivity=1.0, loss="l1", phi_lo=0.0,
                                     phi_hi=float(e[-1]), pieces=e, weight=equal_mass_weight(e))
         desc = dict(kind="naive Bayes (OPT)", epsilon=self.epsilon, delta=delta, sensitivity=1.0, loss="l1",
                     phi=[0.0, float(e[-1])], piece_edges=e.tolist(), weight="equal mass per piece",
@@ -818,18 +796,46 @@ class NBDDFamily(DDFamily):
         return self._solves[name]
 
     def _build(self, key: float):
-        from .data_dependent import DataDependentMechanism
-
         if key < NB_DD_WIDE - 1e-9:
             return self._solve(key)
         base = self._solve(NB_DD_WIDE)
         if abs(key - NB_DD_WIDE) < 1e-9:
             return base
-        mech = DataDependentMechanism(base.noises, nb_dd_edges(key), base.epsilon, self.delta, base.sensitivity)
+        mech = dd.Mechanism(base.noises, nb_dd_edges(key), base.epsilon, self.delta, base.sensitivity)
         d = mech.certify()
         if not d <= mech.delta:  # pragma: no cover - the LP is R-independent from NB_DD_WIDE on
             raise ValueError(f"moved mechanism for R = {key} is only ({mech.epsilon}, {d})-DP")
         return mech
+
+
+def coordinate_descent_loss(sign: float, *, knee: float = 1.0, slope: float = 1000.0) -> PiecewiseLinear:
+    """The handcrafted loss of the proximal coordinate descent experiment (Section 5.3, GitHub appendix).
+
+    c(x) = |x| for |x| ≤ ``knee``; beyond the knee the side *opposite to the query's sign* (the side
+    where the noise would flip the sign of a gradient coordinate) rises with slope ``slope`` and the
+    other side keeps slope 1. ``sign > 0``: steep for x < −knee; ``sign < 0``: steep for x > knee;
+    ``sign == 0`` (a piece containing 0): steep on both sides, the symmetric reading of the paper's
+    "slopes of −1,000 and 1,000 for large negative and positive values".
+    """
+    sign = check_real("sign", sign)
+    knee = check_positive("knee", knee)
+    slope = check_positive("slope", slope)
+    left = -slope if sign >= 0 else -1.0
+    right = slope if sign <= 0 else 1.0
+    tag = "+" if sign > 0 else "-" if sign < 0 else "0"
+    return PiecewiseLinear([-knee, 0.0, knee], [knee, 0.0, knee], left_slope=left, right_slope=right,
+                           name=f"coordinate descent (sign {tag}, knee {knee:g}, slope {slope:g})")
+
+
+def coordinate_descent_losses(piece_edges, *, knee: float = 1.0, slope: float = 1000.0) -> list[PiecewiseLinear]:
+    """One :func:`coordinate_descent_loss` per piece [e_l, e_{l+1}): the sign is that of the piece
+    (0 for a piece containing 0 in its interior)."""
+    e = np.asarray(piece_edges, dtype=float)
+    out = []
+    for a, b in zip(e[:-1], e[1:]):
+        s = 1.0 if a >= 0 else -1.0 if b <= 0 else 0.0
+        out.append(coordinate_descent_loss(s, knee=knee, slope=slope))
+    return out
 
 
 def pcd_dd_edges(n: float, design: str = PCD_DD_DESIGN) -> np.ndarray:
@@ -859,15 +865,12 @@ class PCDDDFamily(DDFamily):
 
     def query_mechanism(self):
         """The solved mechanism in query units on [−n0, n0) (n0 of the design)."""
-        from .data_dependent import DataDependentProblem, coordinate_descent_losses
-        from .partition import Partition
-
         delta = self.delta - DD_WIDE_SLACK
         spec = PCD_DD_DESIGNS[self.design]
 
         def build():
             e = pcd_dd_edges(self.n0, self.design)
-            prob = DataDependentProblem(epsilon=self.epsilon, delta=delta, sensitivity=self.sensitivity,
+            prob = dd.Problem(epsilon=self.epsilon, delta=delta, sensitivity=self.sensitivity,
                                         loss=coordinate_descent_losses(e, knee=self.knee, slope=self.slope),
                                         phi_lo=float(e[0]), phi_hi=float(e[-1]), pieces=e, weight=equal_mass_weight(e))
             desc = dict(kind="coordinate descent (OPT)", epsilon=self.epsilon, delta=delta,
@@ -885,12 +888,10 @@ class PCDDDFamily(DDFamily):
         return self._solves[name]
 
     def _build(self, key: float):
-        from .data_dependent import DataDependentMechanism
-
         q = self.query_mechanism()
         half = key * self.sensitivity / 2.0
         e = pcd_dd_edges(half, self.design)
-        unit = DataDependentMechanism(tuple(dilate_noise(nz, 1.0 / self.sensitivity) for nz in q.noises),
+        unit = dd.Mechanism(tuple(dilate_noise(nz, 1.0 / self.sensitivity) for nz in q.noises),
                                       (e + half) / self.sensitivity, q.epsilon, self.delta, 1.0)
         d = unit.certify()
         if not d <= unit.delta:  # pragma: no cover

@@ -2,8 +2,8 @@
 
 import pytest
 
-from dpdro import ledger
-from dpdro.ledger import Row
+from repro import ledger
+from repro.ledger import Row
 
 
 def _row(i="a/1", status="matches", ours=1.0, explanation=""):

@@ -11,8 +11,8 @@ import shutil
 import numpy as np
 import pytest
 
-from dpdro import datasets as dsm
-from dpdro.datasets import (
+from repro import datasets as dsm
+from repro.datasets import (
     NOT_OFFLINE,
     OFFLINE,
     PAPER_DATASETS,

@@ -13,11 +13,9 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from repro.paths import ROOT
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,8 @@ import pytest
 import dpdro
 from dpdro.bounds import BoundingLP
 from dpdro.cutting_plane import run_cutting_plane
-from brute import brute_lp, brute_max_shortfall
+from dpdro.mechanisms import truncated_laplace_half_width
+from repro.brute import brute_lp, brute_max_shortfall
 
 TINY = [
     (dpdro.Partition.uniform(3, 0.5), 1.0, 0.3, "l1"),
@@ -128,7 +129,7 @@ def test_shift_stride_relaxes_lower_bound():
 def test_every_released_noise_is_certified(delta, loss):
     """certify_delta(noise) <= δ with no tolerance, including tiny and large δ."""
     prob = dpdro.Problem(epsilon=1.0, delta=delta, sensitivity=1.0, loss=loss)
-    half = 1.3 * prob.truncated_laplace_half_width()
+    half = 1.3 * truncated_laplace_half_width(epsilon=1.0, delta=delta)
     for part in (dpdro.Partition.uniform(int(np.ceil(half / 0.25)), 0.25),
                  dpdro.Partition.graded(0.125, half_width=half, fine_half_width=1.0, growth=1.3, max_width=0.5)):
         ub = dpdro.upper_bound(prob, part)
@@ -339,7 +340,7 @@ def test_rounding_lower_bound_equals_brute_force_lp(case):
 def test_rounding_lower_bound_between_infimum_bound_and_certified_upper_bound(eps, delta, loss):
     """Cell infima ≤ randomized rounding ≤ a certified private noise's loss, on the grids optimal_noise uses."""
     prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=1.0, loss=loss)
-    half = prob.truncated_laplace_half_width()
+    half = truncated_laplace_half_width(epsilon=eps, delta=delta)
     part = dpdro.Partition.uniform(int(np.ceil(2 * half * 16)), 1 / 16)
     inf = dpdro.lower_bound(prob, part)
     rnd = dpdro.lower_bound(prob, part, coefficients="rounding")

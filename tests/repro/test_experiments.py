@@ -1,4 +1,4 @@
-"""Tests of dpdro.experiments (Sections 5.2 and 5.3): sensitivities, mechanism scales, vectorised
+"""Tests of repro.experiments (Sections 5.2 and 5.3): sensitivities, mechanism scales, vectorised
 simulations against naive loops, determinism, the t-test and 'Imp' helpers. Fast (a few seconds)."""
 
 from __future__ import annotations
@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpdro import benchmarks as bm
-from dpdro import experiments as ex
-from dpdro.datasets import load_dataset, one_hot
+import dpdro
+from dpdro import data_dependent as dd
+from dpdro import mechanisms as bm
 from dpdro.noise import PiecewiseUniform
+from repro import experiments as ex
+from repro.datasets import load_dataset, one_hot
 
 
 @pytest.fixture(scope="module")
@@ -397,3 +399,26 @@ def test_dd_column_independent_of_other_mechanisms(postop, dd_cache):
         np.testing.assert_array_equal(both[side]["(OPT)"], alone[side]["(OPT)"])
     row = ex.summarize(both, baseline="NB")["in"]
     assert {"imp_dd", "t_dd", "p_dd"} <= set(row)
+
+
+def test_coordinate_descent_loss():
+    c = ex.coordinate_descent_loss(+1)
+    assert c(np.array([-2.0, -1.0, 0.0, 0.5, 3.0])).tolist() == [1001.0, 1.0, 0.0, 0.5, 3.0]
+    c = ex.coordinate_descent_loss(-1)
+    assert c(np.array([-3.0, 2.0])).tolist() == [3.0, 1001.0]
+    c = ex.coordinate_descent_loss(0)
+    assert c(np.array([-2.0, 2.0])).tolist() == [1001.0, 1001.0]
+    losses = ex.coordinate_descent_losses([-4.0, -2.0, 0.0, 2.0, 4.0])
+    assert [float(x(np.array(-3.0))) for x in losses] == [3.0, 3.0, 2001.0, 2001.0]
+    part = dpdro.Partition.uniform(L=8, beta=1.0)
+    for lo, hi in ((2.0, 6.0), (-6.0, -2.0)):
+        edges = [lo, 0.5 * (lo + hi), hi]
+        losses = ex.coordinate_descent_losses(edges)
+        prob = dd.Problem(epsilon=1.0, delta=0.1, sensitivity=2.0, phi_lo=lo, phi_hi=hi, pieces=edges,
+                                    loss=losses)
+        ub = dd.upper_bound(prob, part)
+        assert ub.mechanism.certify() <= 0.1
+        assert ub.piece_losses.tolist() == [n.expected_loss(c) for n, c in zip(ub.noises, losses)]
+        # the noise avoids the steep side opposite to the query's sign
+        assert all(np.sign(n.mean) == np.sign(lo) and abs(n.mean) > 1.0 for n in ub.noises)
+        assert dd.lower_bound(prob, part).value <= ub.value

@@ -1,6 +1,6 @@
 """Data-dependent noise (Section 3, Appendix C.3, GitHub appendix): oracle, bounds, mechanism, options.
 
-The brute-force references below enumerate every event (union of unit cells I_i(β)) and every
+The brute-force references (repro.brute) enumerate every event (union of unit cells I_i(β)) and every
 (pair of fine pieces, shift) explicitly from the paper's definitions; they share no code with
 dpdro.data_dependent beyond Partition and the loss objects.
 """
@@ -12,103 +12,19 @@ import math
 
 import numpy as np
 import pytest
-from scipy.optimize import linprog
 
 import dpdro
-from dpdro.data_dependent import (DataDependentMechanism, DataDependentProblem, DDBoundingLP, certify_family,
-                                  coordinate_descent_loss, coordinate_descent_losses, dd_lower_bound,
-                                  dd_max_privacy_shortfall, dd_upper_bound, family_privacy_profile)
-from dpdro.dd_monotone import is_monotone
-
-# ---------------------------------------------------------------------------- brute force
-
-
-def unit_densities(columns_pi, probs):
-    """Mass per unit cell on [columns_pi[0], columns_pi[-1]) for every distribution (rows of probs)."""
-    w = np.diff(columns_pi)
-    return np.stack([np.repeat(np.asarray(p)[: w.size] / w, w) for p in probs])
-
-
-def fine_triples(K, kd, lam, lower):
-    """(group of k, group of m, s) for every pair of fine pieces (k, m), from the paper's definitions:
-    upper bound s ∈ {m−k−1, m−k, m−k+1} ∩ [−kd, kd] (Algorithm 3 / Proposition 5); lower bound s = m−k."""
-    grp = np.searchsorted(lam, np.arange(K), side="right") - 1
-    out = set()
-    for k in range(K):
-        for m in range(K):
-            cands = [m - k] if lower else [m - k - 1, m - k, m - k + 1]
-            for s in cands:
-                if abs(s) <= kd:
-                    out.add((int(grp[k]), int(grp[m]), s))
-    return sorted(out)
-
-
-def event_rows(columns_pi, core_pi, l, m, s, exp_eps, n_c, M):
-    """Coefficient rows (over the stacked p_l blocks) of V(φ, A) + δ for every event A of the core."""
-    w = np.diff(columns_pi)
-    core_ticks = np.arange(core_pi[0], core_pi[-1])
-    rows = []
-    for mask in itertools.product((0, 1), repeat=core_ticks.size):
-        row = np.zeros(M * n_c)
-        for t in core_ticks[np.asarray(mask, dtype=bool)]:
-            j = np.searchsorted(columns_pi, t, side="right") - 1
-            row[l * n_c + j] += 1.0 / w[j]
-            u = t - s
-            if columns_pi[0] <= u < columns_pi[-1]:
-                jm = np.searchsorted(columns_pi, u, side="right") - 1
-                row[m * n_c + jm] -= exp_eps / w[jm]
-        rows.append(row)
-    return rows
-
-
-def brute_shortfall(prob, columns_pi, core_pi, P, triples):
-    n_c = P.shape[1]
-    M = P.shape[0]
-    x = P.ravel()
-    best = -np.inf
-    for (l, m, s) in triples:
-        for row in event_rows(columns_pi, core_pi, l, m, s, prob.exp_epsilon, n_c, M):
-            best = max(best, float(row @ x) - prob.delta)
-    return best
-
-
-def brute_lp(prob, part, *, lower, lam, cell_cost_weights):
-    """P′(π, β) or D′(π, β) with every event row explicit (HiGHS via scipy)."""
-    kd = prob.base_problem.shifts(part.beta)
-    g = prob.grouping(part.beta)
-    cols = part.padded(kd) if lower else part
-    M = lam.size - 1
-    a, b = cols.edges[:-1], cols.edges[1:]
-    loss = prob.base_problem.loss
-    c = loss.cell_infimum(a, b) if lower else loss.cell_average(a, b)
-    n_c = c.size + (1 if lower else 0)
-    if lower:
-        c = np.append(c, loss.tail_infimum(cols.edges[0], cols.edges[-1]))
-    cost = np.concatenate([w * c for w in cell_cost_weights])
-    rows = []
-    for (l, m, s) in fine_triples(g.K, kd, lam, lower):
-        rows += event_rows(cols.pi, part.pi, l, m, s, prob.exp_epsilon, n_c, M)
-    rows = np.unique(np.round(np.array(rows), 14), axis=0)
-    A_eq = np.kron(np.eye(M), np.ones((1, n_c)))
-    res = linprog(cost, A_ub=rows, b_ub=np.full(len(rows), prob.delta), A_eq=A_eq, b_eq=np.ones(M),
-                  bounds=(0, None), method="highs")
-    assert res.status == 0
-    return res.fun
-
-
-def pair_delta(n1, n2, phi, eps):
-    """∫ (p1(y) − e^ε p2(y − φ))_+ dy by exact integration between merged breakpoints."""
-    bps = np.unique(np.concatenate((n1.edges, n2.edges + phi)))
-    mid = 0.5 * (bps[1:] + bps[:-1])
-    d = n1.pdf(mid) - math.exp(eps) * n2.pdf(mid - phi)
-    return float(np.sum(np.diff(bps) * np.maximum(d, 0.0)))
-
+from dpdro import data_dependent as dd
+from dpdro.data_dependent.lp import DDBoundingLP
+from dpdro.mechanisms import truncated_laplace_half_width
+from dpdro.monotone import is_monotone
+from repro.brute import dd_brute_lp, dd_brute_shortfall, fine_triples, hockey_stick
 
 # ---------------------------------------------------------------------------- fixtures
 def tiny(**kw):
     args = dict(epsilon=1.0, delta=0.2, sensitivity=0.5, phi_lo=0.0, phi_hi=1.5)
     args.update(kw)
-    return DataDependentProblem(**args)
+    return dd.Problem(**args)
 
 
 RNG = np.random.default_rng(7)
@@ -131,9 +47,9 @@ def test_oracle_uniform_pieces_vs_brute(pi, lower):
     for _ in range(4):
         P = RNG.random((lp.M, lp.n_c)) ** 3
         P /= P.sum(axis=1, keepdims=True)
-        sf = dd_max_privacy_shortfall(prob, part, P, lower=lower)
+        sf = dd.max_privacy_shortfall(prob, part, P, lower=lower)
         cols = lp.columns.pi
-        ref = brute_shortfall(prob, cols, part.pi, P[:, : cols.size - 1] if not lower else P[:, : cols.size - 1],
+        ref = dd_brute_shortfall(prob, cols, part.pi, P[:, : cols.size - 1] if not lower else P[:, : cols.size - 1],
                               fine_triples(g.K, kd, np.arange(g.K + 1), lower))
         assert sf.value == pytest.approx(ref, abs=1e-12)
         # the reported worst event achieves the reported shortfall
@@ -153,8 +69,8 @@ def test_oracle_nonuniform_pieces_vs_brute(pi):
     for _ in range(4):
         P = RNG.random((3, lp.n_c)) ** 3
         P /= P.sum(axis=1, keepdims=True)
-        sf = dd_max_privacy_shortfall(prob, part, P)
-        ref = brute_shortfall(prob, part.pi, part.pi, P, fine_triples(4, 1, g.lam, False))
+        sf = dd.max_privacy_shortfall(prob, part, P)
+        ref = dd_brute_shortfall(prob, part.pi, part.pi, P, fine_triples(4, 1, g.lam, False))
         assert sf.value == pytest.approx(ref, abs=1e-12)
 
 
@@ -173,9 +89,9 @@ def test_shift_ranges_of_algorithm_g1():
 def test_upper_lp_vs_brute(pieces):
     prob = tiny(pieces=pieces)
     part = dpdro.Partition.uniform(L=2, beta=0.5)
-    ub = dd_upper_bound(prob, part)
+    ub = dd.upper_bound(prob, part)
     g = prob.grouping(0.5)
-    ref = brute_lp(prob, part, lower=False, lam=g.lam, cell_cost_weights=prob.weight_masses(g.edges))
+    ref = dd_brute_lp(prob, part, lower=False, lam=g.lam, cell_cost_weights=prob.weight_masses(g.edges))
     assert ub.lp_value == pytest.approx(ref, abs=1e-8)
     assert ub.value >= ref - 1e-9
     assert ub.value == pytest.approx(ref, abs=1e-6)
@@ -184,10 +100,10 @@ def test_upper_lp_vs_brute(pieces):
 def test_lower_lp_vs_brute():
     prob = tiny()
     part = dpdro.Partition.uniform(L=2, beta=0.5)
-    lb = dd_lower_bound(prob, part)
+    lb = dd.lower_bound(prob, part)
     g = prob.grouping(0.5)
     w = prob.weight_infima(g.fine_edges) * 0.5
-    ref = brute_lp(prob, part, lower=True, lam=np.arange(g.K + 1), cell_cost_weights=w)
+    ref = dd_brute_lp(prob, part, lower=True, lam=np.arange(g.K + 1), cell_cost_weights=w)
     assert lb.lp_value == pytest.approx(ref, abs=1e-8)
     assert lb.value <= ref + 1e-12
     assert lb.value == pytest.approx(ref, abs=1e-7)
@@ -208,16 +124,16 @@ FIG3 = dict(epsilon=1.0, delta=0.2, sensitivity=2.0, phi_lo=0.0, phi_hi=4.0)
 
 
 def fig3_part(prob, beta):
-    A = math.ceil(prob.base_problem.truncated_laplace_half_width())
+    A = math.ceil(truncated_laplace_half_width(epsilon=prob.epsilon, delta=prob.delta, sensitivity=prob.sensitivity))
     return dpdro.Partition.uniform(L=int(round(A / beta)), beta=beta)
 
 
 def test_bounds_sandwich_and_refine():
-    prob = DataDependentProblem(**FIG3)
+    prob = dd.Problem(**FIG3)
     vals = []
     for beta in (1.0, 0.5):
         part = fig3_part(prob, beta)
-        ub, lb = dd_upper_bound(prob, part), dd_lower_bound(prob, part)
+        ub, lb = dd.upper_bound(prob, part), dd.lower_bound(prob, part)
         assert ub.value >= lb.value
         assert ub.mechanism.certify() <= prob.delta
         # P′ ≤ P on the same grid: the data-independent optimum is feasible for P′
@@ -232,21 +148,21 @@ def test_bounds_sandwich_and_refine():
 
 def test_single_piece_reduces_to_data_independent():
     """One piece over Φ with |Φ| ≥ Δf + β: P′(π, β) = P(π, β) and the grouped D′ = D(π, β)."""
-    prob = DataDependentProblem(epsilon=1.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=2.0, pieces=1)
+    prob = dd.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=2.0, pieces=1)
     part = dpdro.Partition.uniform(L=6, beta=0.25)
-    ub, P = dd_upper_bound(prob, part), dpdro.upper_bound(prob.base_problem, part)
+    ub, P = dd.upper_bound(prob, part), dpdro.upper_bound(prob.base_problem, part)
     assert ub.lp_value == pytest.approx(P.lp_value, abs=1e-8)
     assert ub.value == pytest.approx(P.value, abs=1e-7)
-    lb, D = dd_lower_bound(prob, part, grouped=True), dpdro.lower_bound(prob.base_problem, part)
+    lb, D = dd.lower_bound(prob, part, grouped=True), dpdro.lower_bound(prob.base_problem, part)
     assert lb.lp_value == pytest.approx(D.lp_value, abs=1e-8)
     assert lb.value == pytest.approx(D.value, abs=1e-7)
 
 
 @pytest.mark.parametrize("delta", [0.2, 1e-3])
 def test_certified_family(delta):
-    prob = DataDependentProblem(epsilon=1.0, delta=delta, sensitivity=1.0, phi_lo=0.0, phi_hi=1.0)
+    prob = dd.Problem(epsilon=1.0, delta=delta, sensitivity=1.0, phi_lo=0.0, phi_hi=1.0)
     part = fig3_part(prob, 0.5)
-    ub = dd_upper_bound(prob, part)
+    ub = dd.upper_bound(prob, part)
     mech = ub.mechanism
     assert mech.n_pieces == 2
     d = mech.certify()
@@ -257,7 +173,7 @@ def test_certified_family(delta):
     for l, m in itertools.product(range(2), repeat=2):
         lo, hi = max(e[m] - e[l + 1], -1.0), min(e[m + 1] - e[l], 1.0)
         for phi in np.linspace(lo, hi, 41):
-            worst = max(worst, pair_delta(mech.noises[l], mech.noises[m], phi, 1.0))
+            worst = max(worst, hockey_stick(mech.noises[l], mech.noises[m], 1.0, b=phi))
     assert worst <= d + 1e-12
     assert worst >= d - 1e-9  # the certificate is tight
 
@@ -266,8 +182,8 @@ def test_certify_family_detects_violation():
     lap = dpdro.Partition.uniform(L=4, beta=0.5)
     a = dpdro.PiecewiseUniform(lap.edges, np.full(9, 1 / 9), grid=0.5)
     b = dpdro.PiecewiseUniform(lap.edges, np.eye(9)[4], grid=0.5)
-    prof = family_privacy_profile([a, b], [0.0, 0.5, 1.0], 1.0, 1.0)
-    ref = max(pair_delta(x, y, phi, 1.0) for x, y in [(a, b), (b, a), (a, a), (b, b)]
+    prof = dd.privacy_profile([a, b], [0.0, 0.5, 1.0], 1.0, 1.0)
+    ref = max(hockey_stick(x, y, 1.0, b=phi) for x, y in [(a, b), (b, a), (a, a), (b, b)]
               for phi in np.linspace(-1, 1, 81))
     assert prof.delta == pytest.approx(ref, abs=1e-12)
     assert prof.delta >= ref
@@ -290,7 +206,7 @@ def test_monotone_data_independent():
 def test_monotone_lower_bound_valid_on_nonuniform_cells():
     """The lower bound's monotone rows are implied for every monotone density: a Laplace-like monotone
     histogram on a fine grid, aggregated to a graded partition, satisfies them."""
-    from dpdro.dd_monotone import monotone_matrix
+    from dpdro.monotone import monotone_matrix
     part = dpdro.Partition.graded(0.25, half_width=3.0, fine_half_width=1.0, growth=1.5)
     # a cell straddling 0 on purpose
     pi = np.array([-12, -6, -3, -1, 2, 4, 8, 13])
@@ -304,76 +220,53 @@ def test_monotone_lower_bound_valid_on_nonuniform_cells():
 
 
 def test_monotone_data_dependent():
-    prob = DataDependentProblem(**FIG3, monotone=True)
-    free = DataDependentProblem(**FIG3)
+    prob = dd.Problem(**FIG3, monotone=True)
+    free = dd.Problem(**FIG3)
     part = fig3_part(prob, 1.0)
-    ub, ubf = dd_upper_bound(prob, part), dd_upper_bound(free, part)
+    ub, ubf = dd.upper_bound(prob, part), dd.upper_bound(free, part)
     assert ub.value >= ubf.value - 1e-9
     assert all(is_monotone(n) for n in ub.noises)
     assert ub.mechanism.certify() <= prob.delta
-    assert dd_lower_bound(prob, part).value <= ub.value
+    assert dd.lower_bound(prob, part).value <= ub.value
 
 
 def test_caps():
-    prob = DataDependentProblem(**FIG3)
+    prob = dd.Problem(**FIG3)
     part = fig3_part(prob, 0.5)
-    free = dd_upper_bound(prob, part)
+    free = dd.upper_bound(prob, part)
     o = float(np.sort(free.piece_losses)[-2])  # binds for the worst piece
-    capped = DataDependentProblem(**FIG3, cap=o)
-    ub = dd_upper_bound(capped, part)
+    capped = dd.Problem(**FIG3, cap=o)
+    ub = dd.upper_bound(capped, part)
     assert np.all(ub.piece_losses <= o)
     assert ub.value >= free.value - 1e-9
     assert ub.mechanism.certify() <= prob.delta
-    assert dd_lower_bound(capped, part).value <= ub.value
+    assert dd.lower_bound(capped, part).value <= ub.value
     # a cap under another loss
-    c2 = DataDependentProblem(**FIG3, cap=10.0, cap_loss="l2")
-    ub2 = dd_upper_bound(c2, part)
+    c2 = dd.Problem(**FIG3, cap=10.0, cap_loss="l2")
+    ub2 = dd.upper_bound(c2, part)
     assert np.all(ub2.mechanism.expected_losses("l2") <= 10.0)
     with pytest.raises(dpdro.InfeasibleError):
-        dd_upper_bound(DataDependentProblem(**FIG3, cap=0.01), part)
-
-
-def test_coordinate_descent_loss():
-    c = coordinate_descent_loss(+1)
-    assert c(np.array([-2.0, -1.0, 0.0, 0.5, 3.0])).tolist() == [1001.0, 1.0, 0.0, 0.5, 3.0]
-    c = coordinate_descent_loss(-1)
-    assert c(np.array([-3.0, 2.0])).tolist() == [3.0, 1001.0]
-    c = coordinate_descent_loss(0)
-    assert c(np.array([-2.0, 2.0])).tolist() == [1001.0, 1001.0]
-    losses = coordinate_descent_losses([-4.0, -2.0, 0.0, 2.0, 4.0])
-    assert [float(x(np.array(-3.0))) for x in losses] == [3.0, 3.0, 2001.0, 2001.0]
-    part = dpdro.Partition.uniform(L=8, beta=1.0)
-    for lo, hi in ((2.0, 6.0), (-6.0, -2.0)):
-        edges = [lo, 0.5 * (lo + hi), hi]
-        losses = coordinate_descent_losses(edges)
-        prob = DataDependentProblem(epsilon=1.0, delta=0.1, sensitivity=2.0, phi_lo=lo, phi_hi=hi, pieces=edges,
-                                    loss=losses)
-        ub = dd_upper_bound(prob, part)
-        assert ub.mechanism.certify() <= 0.1
-        assert ub.piece_losses.tolist() == [n.expected_loss(c) for n, c in zip(ub.noises, losses)]
-        # the noise avoids the steep side opposite to the query's sign
-        assert all(np.sign(n.mean) == np.sign(lo) and abs(n.mean) > 1.0 for n in ub.noises)
-        assert dd_lower_bound(prob, part).value <= ub.value
+        dd.upper_bound(dd.Problem(**FIG3, cap=0.01), part)
 
 
 def test_weights():
     w = (np.array([0.0, 1.0, 4.0]), np.array([3.0, 1.0]))
-    prob = DataDependentProblem(**{**FIG3, "phi_hi": 4.0}, weight=w)
+    prob = dd.Problem(**{**FIG3, "phi_hi": 4.0}, weight=w)
     m = prob.weight_masses([0.0, 0.5, 1.0, 2.0, 4.0])
     assert m.sum() == pytest.approx(1.0)
     assert m.tolist() == pytest.approx([0.25, 0.25, 1 / 6, 1 / 3])
-    probc = DataDependentProblem(**FIG3, weight=lambda x: 1.0 + x)
+    probc = dd.Problem(**FIG3, weight=lambda x: 1.0 + x)
     assert probc.weight_masses([0.0, 2.0, 4.0]).tolist() == pytest.approx([4 / 12, 8 / 12])
     assert probc.weight_infima([0.0, 2.0, 4.0]).tolist() == pytest.approx([1 / 12, 3 / 12], abs=1e-6)
     part = fig3_part(prob, 1.0)
-    ub = dd_upper_bound(prob, part)
+    ub = dd.upper_bound(prob, part)
     assert ub.value == pytest.approx(float(np.sum(ub.weights * ub.piece_losses)), rel=1e-9)
-    assert dd_lower_bound(prob, part).value <= ub.value
+    assert dd.lower_bound(prob, part).value <= ub.value
 
 
 def test_mechanism_sampling():
-    prob = DataDependentProblem(**FIG3, pieces=2)
-    ub = dd_upper_bound(prob, fig3_part(prob, 1.0))
+    prob = dd.Problem(**FIG3, pieces=2)
+    ub = dd.upper_bound(prob, fig3_part(prob, 1.0))
     mech = ub.mechanism
     assert mech.piece(0.0) == 0 and mech.piece(1.99) == 0 and mech.piece(2.0) == 1
     assert mech.noise_for(3.0) is mech.noises[1]
@@ -383,7 +276,7 @@ def test_mechanism_sampling():
     assert a == b
     with pytest.raises(ValueError, match="query value must lie in"):
         mech.piece(4.0)
-    back = DataDependentMechanism.from_dict(mech.to_dict())
+    back = dd.Mechanism.from_dict(mech.to_dict())
     assert back.certify() == mech.certify()
     assert all(np.array_equal(a.probs, b.probs) for a, b in zip(back.noises, mech.noises))
 
@@ -416,7 +309,7 @@ def test_bad_problem_inputs(kw, exc, match):
     args = dict(epsilon=1.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=1.5)
     args.update(kw)
     with pytest.raises(exc, match=match):
-        DataDependentProblem(**args)
+        dd.Problem(**args)
 
 
 def test_bad_grid_and_call_inputs():
@@ -425,39 +318,39 @@ def test_bad_grid_and_call_inputs():
         prob.grouping(0.4)
     with pytest.raises(ValueError, match="not on the β-grid"):
         prob.grouping(0.5)
-    with pytest.raises(TypeError, match="DataDependentProblem"):
+    with pytest.raises(TypeError, match="data_dependent.Problem"):
         DDBoundingLP(prob.base_problem, dpdro.Partition.uniform(L=2, beta=0.5))
     with pytest.raises(TypeError, match="Partition"):
         DDBoundingLP(tiny(), [0, 1])
     with pytest.raises(ValueError, match="kind"):
         DDBoundingLP(tiny(), dpdro.Partition.uniform(L=2, beta=0.5), "middle")
     with pytest.raises(ValueError, match="beta must divide the sensitivity"):
-        dd_upper_bound(tiny(sensitivity=0.4, phi_hi=1.0), dpdro.Partition.uniform(L=2, beta=0.25 * 1.2))
+        dd.upper_bound(tiny(sensitivity=0.4, phi_hi=1.0), dpdro.Partition.uniform(L=2, beta=0.25 * 1.2))
     with pytest.raises(ValueError, match="probs must have shape"):
-        dd_max_privacy_shortfall(tiny(), dpdro.Partition.uniform(L=2, beta=0.5), np.ones((2, 5)) / 5)
+        dd.max_privacy_shortfall(tiny(), dpdro.Partition.uniform(L=2, beta=0.5), np.ones((2, 5)) / 5)
     with pytest.raises(dpdro.InfeasibleError, match="infeasible"):
-        dd_upper_bound(tiny(delta=0.01), dpdro.Partition.uniform(L=1, beta=0.5))
+        dd.upper_bound(tiny(delta=0.01), dpdro.Partition.uniform(L=1, beta=0.5))
     with pytest.raises(TypeError, match="monotone"):
         dpdro.Problem(epsilon=1.0, delta=0.2, monotone="yes")
     with pytest.raises(TypeError, match="noises must be a non-empty"):
-        DataDependentMechanism((), [0.0], 1.0, 0.1, 1.0)
+        dd.Mechanism((), [0.0], 1.0, 0.1, 1.0)
     nz = dpdro.PiecewiseUniform([0.0, 1.0], [1.0])
     with pytest.raises(ValueError, match="piece_edges"):
-        DataDependentMechanism((nz,), [0.0, 1.0, 2.0], 1.0, 0.1, 1.0)
+        dd.Mechanism((nz,), [0.0, 1.0, 2.0], 1.0, 0.1, 1.0)
     with pytest.raises(ValueError, match="delta"):
-        DataDependentMechanism((nz,), [0.0, 1.0], 1.0, 1.5, 1.0)
+        dd.Mechanism((nz,), [0.0, 1.0], 1.0, 1.5, 1.0)
     with pytest.raises(TypeError, match="PiecewiseUniform"):
-        certify_family([1, 2], [0, 1, 2], 1.0, 1.0)
+        dd.certify_delta([1, 2], [0, 1, 2], 1.0, 1.0)
 
 
 def test_event_cuts_match_shift_cuts():
     """Algorithm 1 with single-event cuts (the paper's) and dpdro's whole-shift cuts agree."""
     prob = tiny(pieces=[0.0, 0.5, 1.5])
     part = dpdro.Partition(np.array([-3, -1, 0, 1, 3]), 0.5)
-    a, b = dd_upper_bound(prob, part, cuts="event"), dd_upper_bound(prob, part)
+    a, b = dd.upper_bound(prob, part, cuts="event"), dd.upper_bound(prob, part)
     assert a.lp_value == pytest.approx(b.lp_value, abs=1e-8)
     part = dpdro.Partition.uniform(3, 0.5)  # D′(π, β) needs cells of width β
-    c, d = dd_lower_bound(prob, part, cuts="event"), dd_lower_bound(prob, part)
+    c, d = dd.lower_bound(prob, part, cuts="event"), dd.lower_bound(prob, part)
     assert c.lp_value == pytest.approx(d.lp_value, abs=1e-8)
     assert c.value <= d.lp_value + 1e-12
 
@@ -465,4 +358,4 @@ def test_event_cuts_match_shift_cuts():
 def test_one_cell_support_is_infeasible():
     """With one noise cell every segment is free: the budget rows alone must make the LP infeasible."""
     with pytest.raises(dpdro.InfeasibleError):
-        dd_upper_bound(tiny(), dpdro.Partition.uniform(L=0, beta=0.5))
+        dd.upper_bound(tiny(), dpdro.Partition.uniform(L=0, beta=0.5))

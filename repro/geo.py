@@ -53,8 +53,8 @@ from fractions import Fraction
 import numpy as np
 from scipy import optimize, sparse
 
-from ._validation import check_positive
-from .losses import PiecewiseLinear
+from dpdro import PiecewiseLinear
+from dpdro._validation import check_positive
 
 __all__ = [
     "GeoProblem",
@@ -260,8 +260,10 @@ class LogLinearNoise:
         cells, _ = self._mass_pieces()
         return cells / self.normaliser
 
-    def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        """Draw ``size`` samples (inverse CDF inside a cell chosen by its mass; exponential tails)."""
+    def sample(self, size: int, rng=None) -> np.ndarray:
+        """Draw ``size`` samples (inverse CDF inside a cell chosen by its mass; exponential tails);
+        ``rng`` is a seed or a :class:`numpy.random.Generator`, as for every sampler of dpdro."""
+        rng = np.random.default_rng(rng)
         cells, tails = self._mass_pieces()
         probs = np.concatenate(([tails[0]], cells, [tails[1]]))
         probs = probs / probs.sum()
@@ -291,10 +293,6 @@ def laplace_noise(epsilon: float, span: float = 1.0, period: float | None = None
         h = period / 2
         return LogLinearNoise([-h, 0.0, h], [-eps * h, 0.0, -eps * h], period=period, metadata={"kind": "laplace"})
     return LogLinearNoise([-span, 0.0, span], [-eps * span, 0.0, -eps * span], tail_rate=eps, metadata={"kind": "laplace"})
-
-
-def expected_loss(noise: LogLinearNoise, loss: PiecewiseLinear) -> float:
-    return noise.expected_loss(loss)
 
 
 # --------------------------------------------------------------------------- closed forms (paper)
