@@ -107,7 +107,8 @@ class Partition:
     def refined(self, factor: int = 2) -> "Partition":
         """The same cells on the finer grid β/factor (every cell split into ``factor`` equal cells)."""
         factor = check_int("factor", factor, minimum=1)
-        fine = (self.pi[:-1, None] * factor + np.arange(factor)[None, :]).ravel()
+        # cell [π_j, π_{j+1}) becomes the ticks π_j·factor + i·(π_{j+1} − π_j), i = 0, …, factor − 1
+        fine = (self.pi[:-1, None] * factor + np.arange(factor)[None, :] * self.widths[:, None]).ravel()
         return Partition(np.concatenate((fine, [self.pi[-1] * factor])), self.beta / factor)
 
     def __eq__(self, other) -> bool:

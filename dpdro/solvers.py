@@ -98,8 +98,11 @@ class HighsModel:
         """The current LP as (cost, A, row_lower, row_upper), for other solvers."""
         lp = self.h.getLp()
         a = lp.a_matrix_
-        mat = sp.csc_matrix((np.asarray(a.value_), np.asarray(a.index_), np.asarray(a.start_)),
-                            shape=(lp.num_row_, lp.num_col_)).tocsr()
+        parts = (np.asarray(a.value_), np.asarray(a.index_), np.asarray(a.start_))
+        if a.format_ == highspy.MatrixFormat.kRowwise:  # (HiGHS keeps added rows row-wise until a solve)
+            mat = sp.csr_matrix(parts, shape=(lp.num_row_, lp.num_col_))
+        else:
+            mat = sp.csc_matrix(parts, shape=(lp.num_row_, lp.num_col_)).tocsr()
         return np.asarray(lp.col_cost_), mat, np.asarray(lp.row_lower_), np.asarray(lp.row_upper_)
 
     def solve_with(self, solver: str = "ECOS", **options) -> LPSolution:

@@ -1,0 +1,122 @@
+"""The solver wrapper (dpdro.solvers): the incremental HiGHS model and the cvxpy cross-check."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dpdro
+from dpdro.bounds import BoundingLP
+from dpdro.solvers import INF, HighsModel, LPSolution, solve_with_cvxpy
+
+
+def small_model():
+    """min x0 + 2 x1 + 3 x2  s.t.  x0 + x1 + x2 = 1,  x0 ≤ 0.25,  x ≥ 0: optimum (0.25, 0.75, 0), value 1.75."""
+    m = HighsModel([1.0, 2.0, 3.0])
+    m.add_rows(sp.csr_matrix([[1.0, 1.0, 1.0]]), 1.0, 1.0)
+    m.add_rows(sp.csr_matrix([[1.0, 0.0, 0.0]]), -INF, 0.25)
+    return m
+
+
+def test_add_cols_and_rows_return_their_indices():
+    m = HighsModel([1.0, 2.0])
+    assert m.n_cols == 2 and m.n_rows == 0
+    assert m.add_cols([3.0, 4.0]).tolist() == [2, 3]
+    assert m.add_cols(np.zeros(0)).size == 0 and m.n_cols == 4
+    assert m.add_rows(sp.csr_matrix(np.ones((2, 4))), 0.0, 1.0).tolist() == [0, 1]
+    assert m.add_rows(sp.csr_matrix((0, 4)), 0.0, 1.0).size == 0 and m.n_rows == 2
+    # a matrix with fewer columns than the model covers the first ones
+    assert m.add_rows(sp.csr_matrix([[1.0]]), -INF, 0.5).tolist() == [2]
+    assert m.h.getNumRow() == 3 and m.h.getNumCol() == 4
+
+
+def test_solve_returns_primal_duals_objective_and_work():
+    sol = small_model().solve()
+    assert isinstance(sol, LPSolution) and sol.status == "optimal"
+    assert np.allclose(sol.x, [0.25, 0.75, 0.0])
+    assert sol.objective == pytest.approx(1.75)
+    assert sol.row_duals.shape == (2,)
+    # HiGHS's convention: duals are ∂ objective / ∂ right-hand side
+    assert sol.row_duals[0] == pytest.approx(2.0) and sol.row_duals[1] == pytest.approx(-1.0)
+    assert isinstance(sol.iterations, int) and sol.iterations >= 0  # (presolve may need no simplex step)
+
+
+def test_warm_resolve_after_adding_rows_matches_a_cold_solve():
+    m = small_model()
+    first = m.solve()
+    m.add_rows(sp.csr_matrix([[0.0, 1.0, 0.0]]), -INF, 0.5)  # cuts off the optimum
+    warm = m.solve()
+    cold = HighsModel([1.0, 2.0, 3.0])
+    cold.add_rows(sp.csr_matrix([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]), [1.0, -INF, -INF],
+                  [1.0, 0.25, 0.5])
+    ref = cold.solve()
+    assert warm.objective == pytest.approx(ref.objective) == pytest.approx(0.25 + 1.0 + 0.75)
+    assert np.allclose(warm.x, ref.x)
+    # the simplex iteration count is cumulative over re-solves (the machine-independent work measure)
+    assert warm.iterations >= first.iterations
+
+
+def test_set_row_upper_changes_the_right_hand_side():
+    m = small_model()
+    m.set_row_upper(np.array([1]), 0.5)
+    sol = m.solve()
+    assert np.allclose(sol.x, [0.5, 0.5, 0.0]) and sol.objective == pytest.approx(1.5)
+
+
+def test_infeasible_status():
+    m = HighsModel([1.0, 1.0])
+    m.add_rows(sp.csr_matrix([[1.0, 1.0]]), 1.0, 1.0)
+    m.add_rows(sp.csr_matrix([[1.0, 1.0]]), -INF, 0.5)
+    sol = m.solve()
+    assert sol.status == "infeasible" and sol.x is None and sol.objective == np.inf
+
+
+def test_time_limit_status_returns_no_solution():
+    """A privacy LP with every constraint cannot be solved within HiGHS's minimum time limit of 1 ms."""
+    prob = dpdro.Problem(epsilon=1.0, delta=0.2)
+    lp = BoundingLP(prob, dpdro.Partition.uniform(96, 1 / 32), "upper")
+    lp.add_all_shift_cuts()
+    sol = lp.model.solve(time_limit=1e-9)
+    assert sol.status == "time_limit" and sol.x is None and np.isnan(sol.objective)
+    done = lp.model.solve()  # without a limit the same model solves to optimality
+    assert done.status == "optimal"
+
+
+def test_matrix_returns_the_lp_as_added():
+    cost, mat, lo, hi = small_model().matrix()
+    assert cost.tolist() == [1.0, 2.0, 3.0]
+    assert mat.toarray().tolist() == [[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]]
+    assert lo[0] == hi[0] == 1.0 and lo[1] <= -INF and hi[1] == 0.25
+
+
+def test_cvxpy_agrees_with_highs_on_values_and_duals():
+    pytest.importorskip("cvxpy")
+    m = small_model()
+    ref = m.solve()
+    cost, mat, lo, hi = m.matrix()
+    alt = solve_with_cvxpy(cost, mat, np.where(lo <= -INF, -np.inf, lo), np.where(hi >= INF, np.inf, hi))
+    assert alt.status == "optimal"
+    assert alt.objective == pytest.approx(ref.objective, abs=1e-7)
+    assert np.allclose(alt.x, ref.x, atol=1e-6)
+    assert np.allclose(alt.row_duals, ref.row_duals, atol=1e-6)
+    via = m.solve_with("ECOS")  # the same through the model
+    assert via.objective == pytest.approx(ref.objective, abs=1e-7)
+
+
+def test_cvxpy_reports_infeasibility_and_lower_bounded_rows():
+    pytest.importorskip("cvxpy")
+    bad = solve_with_cvxpy([1.0, 1.0], sp.csr_matrix([[1.0, 1.0], [1.0, 1.0]]), [1.0, -np.inf], [1.0, 0.5])
+    assert bad.status == "infeasible"
+    # a ≥ row: min x0 + x1 s.t. x0 + 2 x1 ≥ 2 → x = (0, 1), value 1, dual 0.5
+    sol = solve_with_cvxpy([1.0, 1.0], sp.csr_matrix([[1.0, 2.0]]), [2.0], [np.inf])
+    assert sol.objective == pytest.approx(1.0, abs=1e-7) and sol.row_duals[0] == pytest.approx(0.5, abs=1e-6)
+
+
+def test_privacy_lp_cross_check_with_ecos():
+    """The assembled bounding LP (with its cuts) solves to the same value with ECOS as with HiGHS."""
+    pytest.importorskip("cvxpy")
+    prob = dpdro.Problem(epsilon=1.0, delta=0.3)
+    lp = BoundingLP(prob, dpdro.Partition.uniform(3, 0.5), "upper")
+    lp.add_all_shift_cuts()
+    ref = lp.solve()
+    alt = lp.solve_with("ECOS")
+    assert alt.objective == pytest.approx(ref.objective, abs=1e-6)
