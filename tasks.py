@@ -5,9 +5,11 @@
     python3 tasks.py test   run the unit tests in tests/ and every notebook under nbval
 
 Each command creates a virtual environment in ./.venv when it is missing and installs the
-package with the extra it needs (``pip install -e .[book]`` or ``.[test]``). A stamp file in
-.venv records a hash of pyproject.toml per extra, so nothing is reinstalled until
-pyproject.toml changes. Runs non-interactively (e.g. with CI=true). Exits non-zero on failure.
+package with the extra it needs (``pip install -e .[book]`` or ``.[test]``) together with the
+book's reproduction layer (``-e ./repro``, the distribution dpdro-repro: ``import repro`` then works
+from notebooks/ and scripts/). A stamp file in .venv records a hash of both pyproject.toml files
+per extra, so nothing is reinstalled until one of them changes. Runs non-interactively (e.g. with
+CI=true). Exits non-zero on failure.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
 SANITIZE = Path("notebooks") / "sanitize.cfg"
+PYPROJECTS = (ROOT / "pyproject.toml", ROOT / "repro" / "pyproject.toml")  # dpdro, and the book's repro
 
 
 def say(msg: str) -> None:
@@ -63,7 +66,8 @@ def check(cmd: list[str]) -> None:
 
 
 def ensure_env(extra: str) -> None:
-    """Create .venv if missing; install ``-e .[extra]`` unless the stamp says it is current."""
+    """Create .venv if missing; install ``-e .[extra]`` and ``-e ./repro`` unless the stamp says they
+    are current."""
     if not PY.exists():
         if VENV.exists():
             say(f"{VENV} exists but has no interpreter; recreating it")
@@ -74,13 +78,14 @@ def ensure_env(extra: str) -> None:
             say("could not create the virtual environment; on Debian/Ubuntu install python3-venv")
             sys.exit(rc)
         check([PY, "-m", "pip", "install", "--upgrade", "pip"])
-    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in PYPROJECTS)).hexdigest()
     key = f"{digest} python{sys.version_info.major}.{sys.version_info.minor}\n"
     stamp = VENV / f".dpdro-installed-{extra}"
     if stamp.exists() and stamp.read_text() == key:
-        say(f".venv already has .[{extra}] for this pyproject.toml (stamp {stamp.name}); skipping install")
+        say(f".venv already has .[{extra}] and ./repro for these pyproject.toml files (stamp {stamp.name}); "
+            "skipping install")
         return
-    check([PY, "-m", "pip", "install", "-e", f".[{extra}]"])
+    check([PY, "-m", "pip", "install", "-e", f".[{extra}]", "-e", "./repro"])
     stamp.write_text(key)
 
 

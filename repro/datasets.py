@@ -59,12 +59,15 @@ __all__ = [
     "Design",
     "NOT_OFFLINE",
     "OFFLINE",
+    "PAPER_COUNTS",
     "PAPER_DATASETS",
+    "UNBUNDLED",
     "available_datasets",
     "binary_labels",
     "data_dir",
     "dataset_summary",
     "load_dataset",
+    "natural_key",
     "one_hot",
 ]
 
@@ -305,7 +308,7 @@ def load_dataset(name: str, *, path: str | os.PathLike | None = None) -> Dataset
             return _load_bundled_format(name, p, verify_checksum=False)
         return _RAW_LOADERS[name](p)
     if PAPER_DATASETS[name] == NOT_OFFLINE:
-        info = _UNBUNDLED[name]
+        info = UNBUNDLED[name]
         raise DatasetUnavailableError(
             f"dataset {name!r} is not bundled with the repository because no package registry reachable offline "
             f"carries it: {info['why']}. Download {info['file']} ({info['where']}: {info['url']}) and pass its location, "
@@ -535,7 +538,7 @@ def _check_dataset(dataset) -> None:
 # Datasets that are not bundled: validation and cleaning of the original files
 # ----------------------------------------------------------------------------------------------
 
-_UNBUNDLED: dict[str, dict[str, Any]] = {
+UNBUNDLED: dict[str, dict[str, Any]] = {
     "bank": {
         "title": "Bank Marketing",
         "file": "bank-full.csv",
@@ -614,7 +617,7 @@ _BANDS_CAT = _BANDS_COLUMNS[4:20]
 _COLON_FEATURES = 2000
 
 
-def _natural_key(v: str):
+def natural_key(v: str):
     try:
         return (0, float(v), v)
     except ValueError:
@@ -691,7 +694,7 @@ def _assemble(
     for c in cat_cols:
         vals = [table[c][i].strip() for i in keep]
         vals = [_MISSING if _is_missing(v) else v for v in vals]
-        levels = tuple(sorted(set(vals), key=_natural_key))
+        levels = tuple(sorted(set(vals), key=natural_key))
         if len([lv for lv in levels if lv != _MISSING]) <= 1:
             steps.append(f"dropped categorical column {c!r} (a single value)")
             continue
@@ -705,7 +708,7 @@ def _assemble(
     unknown = sorted(set(labels_kept) - set(label_mapping))
     if unknown:
         raise ValueError(f"{path}: the label of dataset {name!r} must take one of {sorted(label_mapping)}, got {unknown[:5]}")
-    classes = tuple(sorted(set(label_mapping[v] for v in labels_kept), key=_natural_key))
+    classes = tuple(sorted(set(label_mapping[v] for v in labels_kept), key=natural_key))
     if len(classes) < 2:
         raise ValueError(f"{path}: dataset {name!r} needs at least two classes, got {list(classes)}")
     cidx = {c: k for k, c in enumerate(classes)}
@@ -717,7 +720,7 @@ def _assemble(
     bounds = (
         np.column_stack([X_num.min(axis=0), X_num.max(axis=0)]) if num_data else np.zeros((0, 2))
     )
-    info = _UNBUNDLED.get(name, {})
+    info = UNBUNDLED.get(name, {})
     prov = {
         "status": PAPER_DATASETS[name],
         "loaded_from": str(path),
@@ -733,7 +736,7 @@ def _assemble(
             "n_classes": len(classes),
             "d_one_hot": 1 + len(num_names) + sum(len(lv) - 1 for lv in cat_levels),
         },
-        "paper": _PAPER_COUNTS.get(name, {}),
+        "paper": PAPER_COUNTS.get(name, {}),
         **(extra or {}),
     }
     return Dataset(
@@ -884,7 +887,7 @@ _RAW_LOADERS = {
 }
 
 # Paper counts of the datasets that are not bundled (Table 2: n, |V_num|, |V_cat|, |C|; Table 3: n, d).
-_PAPER_COUNTS: dict[str, dict[str, Any]] = {
+PAPER_COUNTS: dict[str, dict[str, Any]] = {
     "bank": {"table2": {"n": 45211, "n_num": 4, "n_cat": 12, "n_classes": 2}, "table3": {"n": 45211, "d": 44}},
     "absent": {"table2": {"n": 740, "n_num": 12, "n_cat": 8, "n_classes": 2}, "table3": {"n": 740, "d": 70}},
     "cylinder-bands": {"table2": {"n": 539, "n_num": 19, "n_cat": 14, "n_classes": 2}, "table3": {"n": 539, "d": 63}},

@@ -101,6 +101,7 @@ __all__ = [
     "PCDSettings",
     "improvement",
     "make_mechanisms",
+    "ml_ledger_rows",
     "nb_errors",
     "nb_noisy_stats",
     "nb_sensitivities",
@@ -958,3 +959,57 @@ def make_data_dependent(table: int, epsilon: float = 1.0, delta: float = 0.1, *,
     if table == 3:
         return DataDependentNoise(PCDDDFamily(epsilon, delta, cache=cache, solve=solve, **kw))
     raise ValueError(f"table must be 2 or 3, got {table!r}")
+
+
+# ----------------------------------------------------------------------------------------------
+# Ledger rows of Tables 2 and 3
+# ----------------------------------------------------------------------------------------------
+
+def ml_ledger_rows(chapter: str, table: int, baseline: str, datasets: Sequence[str], offline: Sequence[str],
+                   columns: Sequence[str], paper: Mapping, stored: Mapping, scale: Mapping, settings: Callable,
+                   opt_design: str, notes: Mapping[str, str]) -> list:
+    """One ledger row per (dataset, side, column) of Table 2 or 3: the DP columns, "(OPT)" and "Imp".
+
+    ``paper[name][side][column]`` are the paper's values, ``stored[name]["summary"][side]`` ours
+    (:func:`summarize`), ``scale[name]`` the (splits, simulations) they were computed with,
+    ``settings(name, side, column, k, m)`` the sentence describing our settings, ``opt_design`` how our
+    "(OPT)" is built and ``notes[name]`` how a dataset differs from the paper's. A value within 0.5
+    points (5 for Imp) of the paper's matches; Imp never matches when the non-private ``baseline`` is
+    not better than the best literature mechanism (it then compares gaps of opposite sign). Datasets
+    not available offline get "not reproducible here" rows.
+    """
+    from .ledger import Row, compare
+
+    rows = []
+    for name in datasets:
+        for side in ("in", "out"):
+            loc = f"Table {table}, {name}, {'in-sample' if side == 'in' else 'out-of-sample'}"
+            for c in list(columns) + ["(OPT)", "Imp"]:
+                rid = f"{chapter}/table{table}/{name}/{side}/{c}"
+                qty = "Imp (%)" if c == "Imp" else f"{c} error (%)"
+                paper_v = paper[name][side][c]
+                if name not in offline:
+                    rows.append(Row(id=rid, chapter=chapter, location=loc, quantity=qty, paper=paper_v, ours=None,
+                                    status="not reproducible here", scale="ci",
+                                    explanation=f"dataset {name} is not available offline (data/README.md)"))
+                    continue
+                s = stored[name]["summary"][side]
+                if c not in s["errors"] and c != "Imp":
+                    continue
+                ours = s["imp"] if c == "Imp" else s["errors"][c]
+                if ours is None or not np.isfinite(ours):
+                    continue
+                k, m = scale[name]
+                status = compare(paper_v, round(ours, 4), abs_tol=5.0 if c == "Imp" else 0.5)
+                expl = ""
+                if c == "Imp" and s["errors"][baseline] >= s["errors"][s["best_literature"]]:
+                    status = "differs"  # Imp compares gaps of opposite sign: not meaningful, never a match
+                    expl = f"{baseline} is not better than the best literature mechanism here, so Imp has no meaning; "
+                expl += settings(name, side, c, k, m)
+                if c == "(OPT)":
+                    expl += "; " + opt_design
+                if name in notes:
+                    expl += f"; {notes[name]}"
+                rows.append(Row(id=rid, chapter=chapter, location=loc, quantity=qty, paper=paper_v, ours=round(ours, 4),
+                                status=status, scale="paper" if (k, m) == (100, 1000) else "ci", explanation=expl))
+    return rows

@@ -74,13 +74,15 @@ def provenance(seconds: float | None = None, command: str | None = None, **extra
     return out
 
 
-def write_json_atomic(path: str | Path, data: Any, *, indent: int | None = 1, sort_keys: bool = False) -> Path:
+def write_json_atomic(path: str | Path, data: Any, *, indent: int | None = 1, sort_keys: bool = False,
+                      ensure_ascii: bool = True) -> Path:
     """Write ``data`` as JSON (UTF-8, a trailing newline) to ``path`` through a temporary file in the
     same folder and an atomic rename; creates the folder. Returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=indent, sort_keys=sort_keys) + "\n", encoding="utf-8")
+    text = json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii) + "\n"
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
     return path
 

@@ -3,7 +3,8 @@ dpdro's cell-union relaxation, which replaces it, is.
 
 Instance: ε = 5, δ = 0.01, Δf = 1, ℓ1, on the adaptive 643-cell partition stored in
 ``results/counterexamples/nonuniform_partition.json`` (the partition on which this was found, produced
-by dpdro's old non-uniform lower-bound track; shifts restricted to multiples of 64β as there). The script
+by dpdro's old non-uniform lower-bound track; shifts restricted to multiples of 64β as there). This
+thin command line over :func:`repro.counterexamples.check`
 
 1. solves the paper's D(π, β) (segment events, each wide cell's mass spread uniformly over the cell)
    and a certified upper bound (uniform β = 1/64): D(π, β) exceeds the loss of a private noise;
@@ -22,56 +23,14 @@ Run: ``python scripts/check_nonuniform_lower_bound.py`` (a few minutes).
 
 from __future__ import annotations
 
-import json
-import time
-from pathlib import Path
+import argparse
 
-import numpy as np
-
-import dpdro
-from dpdro.bounds import BoundingLP
-from dpdro.cutting_plane import run_cutting_plane
-from dpdro.oracle import geometry
-
-ROOT = Path(__file__).resolve().parents[1]
+from repro import counterexamples
 
 
-def paper_lower_bound(prob: dpdro.Problem, part: dpdro.Partition, stride: int) -> float:
-    """The paper's D(π, β) as stated in Section 4.1: the segment formulation that dpdro uses on uniform
-    cells, applied to the wide cells as well (not a valid bound; for this demonstration only)."""
-    lp = BoundingLP(prob, part, "lower", shift_stride=stride)
-    lp.cell_unions = False  # the paper's constraints instead of dpdro's cell unions
-    return lp.dual_bound(run_cutting_plane(lp).row_duals)
-
-
-def main() -> None:
-    data = json.loads((ROOT / "results" / "counterexamples" / "nonuniform_partition.json").read_text())
-    prob = dpdro.Problem(**data["problem"])
-    part = dpdro.Partition(np.asarray(data["pi"]), data["beta"])
-    stride = int(data["shift_stride"])
-    print(f"partition: {part} (shift stride {stride})")
-
-    t = time.perf_counter()
-    paper = paper_lower_bound(prob, part, stride)
-    print(f"paper's D(π, β):                 {paper:.6f}  ({time.perf_counter() - t:.1f} s)")
-    ub = dpdro.upper_bound(prob, dpdro.Partition.uniform(171, 1 / 64))  # optimal_noise's upper grid at k_U = 64
-    d = dpdro.certify_delta(ub.noise, epsilon=prob.epsilon, sensitivity=prob.sensitivity)
-    print(f"certified upper bound (β = 1/64): {ub.value:.6f}, exact δ of its noise {d:.12g} <= {prob.delta}")
-
-    table = geometry(prob, part, lower=True, shift_stride=stride)
-    masses = np.diff(ub.noise.cdf(table.column_pi * part.beta))
-    paper_violation = table.worst_values(masses, prob.exp_epsilon) - prob.delta
-    ours = dpdro.max_privacy_shortfall(prob, part, masses, lower=True, table=table)
-    print(f"the private noise's cell masses violate the paper's constraints by {paper_violation.max():.4f} "
-          f"(at φ = {table.shifts[np.argmax(paper_violation)] * part.beta:g})")
-    print(f"largest shortfall of dpdro's cell-union constraints at the same masses: {ours.value:.3e}")
-
-    t = time.perf_counter()
-    valid = dpdro.lower_bound(prob, part, shift_stride=stride)
-    print(f"dpdro's valid D(π, β):           {valid.value:.6f}  ({time.perf_counter() - t:.1f} s)")
-    print("paper's D(π, β) exceeds a certified upper bound: INVALID" if paper > ub.value else
-          "no contradiction for the paper's version at this setting")
-    assert valid.value <= ub.value and ours.value <= 1e-12
+def main(argv=None) -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
+    counterexamples.check()
 
 
 if __name__ == "__main__":

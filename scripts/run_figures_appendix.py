@@ -1,250 +1,22 @@
 """Paper-scale results for Figure 4 (Section 5.1) and the monotone counterexample of the GitHub appendix.
 
-Selvi, Liu, Wiesemann, *Differential Privacy via Distributionally Robust Optimization*: Figure 4 shows
-optimised data-independent noise (red) and the best monotone noise (blue) for Δf = 10, β = 0.5, ℓ1;
-the GitHub appendix claims that at (ε, δ) = (3, 0.3), ℓ1 (Δf = 1), the optimal noise has loss 0.1705
-while the monotone problem has a lower bound of 0.1830 at β = 0.02.
+A thin command line over :mod:`repro.appendix` (see its docstring for what is computed and stored).
 
 Subcommands (CPU is shared: run one at a time, niced)::
 
     nice -n 10 .venv/bin/python scripts/run_figures_appendix.py figure4          # ~1-3 min
     nice -n 10 .venv/bin/python scripts/run_figures_appendix.py counterexample   # ~5 min
 
-``figure4`` writes ``results/appendix/figure4.json``: for every panel (ε, δ) the certified upper bound
-P(L, β) (with its released noise) and the valid lower bound D(L, β), without and with the monotonicity
-restriction (``Problem(monotone=True)``), on the uniform partition with L = ⌈1.5·A/β⌉, A the truncated
-Laplace half-width, the strengthened monotone lower bound (:func:`strengthen_l1_monotone`), and the same
-bounds for a larger support L = ⌈2.25·A/β⌉ as a support check.
-
-``counterexample`` writes ``results/appendix/monotone_counterexample.json``: certified upper bounds of the
-unrestricted and monotone problems on uniform grids (β = 0.05 and the appendix's β = 0.02 on a support
-just beyond A, then β = Δf/k, k = 32, 64, 128, on ±2A), the unrestricted upper bound on a partition
-refined next to 0 (:func:`spiked_partition`: the optimal noise has an atom-like spike at 0), and lower
-bounds: the package's D(π, β) (unrestricted, and monotone with its monotonicity rows) and the monotone
-D(π, β) with the strengthened ℓ1 coefficients of :func:`strengthen_l1_monotone` (a relaxation of the
-monotone problem, see its docstring; on β = 1/128 the shifts are restricted to multiples of Δf/64, which
-only relaxes it further). Entries carry the partition (β and π) and, for upper bounds, the released
-noise's cell probabilities, so that the notebook can re-certify and recompute them. (~5 min on a busy
-2-core machine.)
-
-Every file carries provenance: dpdro version, git commit, date, machine, Python/HiGHS versions, seconds.
+``figure4`` writes ``results/appendix/figure4.json``, ``counterexample`` writes
+``results/appendix/monotone_counterexample.json``; every file carries provenance.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
-import sys
-import time
-from pathlib import Path
 
-import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import dpdro  # noqa: E402
-from _provenance import provenance  # noqa: E402  (scripts/_provenance.py)
-from dpdro.dd_monotone import is_monotone  # noqa: E402
-from dpdro.cutting_plane import run_cutting_plane  # noqa: E402
-
-OUT = ROOT / "results" / "appendix"
-
-# Figure 4: Δf = 10, β = 0.5, ℓ1. The extracted text of the paper lost the figure's panels, so the
-# (ε, δ) of its panels are not available to us; we use values from the paper's Table 1 grid.
-F4_SENSITIVITY, F4_BETA = 10.0, 0.5
-F4_EPSILONS = [0.5, 1.0, 2.0, 5.0]
-F4_DELTAS = [0.05, 0.2, 0.5]
-F4_SUPPORT, F4_SUPPORT_CHECK = 1.5, 2.25   # multiples of the truncated Laplace half-width A
-
-# Monotone counterexample (GitHub appendix): ε = 3, δ = 0.3, ℓ1, Δf = 1 (the appendix does not state Δf;
-# its 0.1705 is reproduced by Δf = 1, see the notebook).
-CX = dict(epsilon=3.0, delta=0.3, sensitivity=1.0, loss="l1")
-
-
-def _pi(part: dpdro.Partition) -> list[int]:
-    return [int(v) for v in part.pi]
-
-
-# ---------------------------------------------------------------------------------------- Figure 4
-def figure4_panel(epsilon: float, delta: float, support: float) -> dict:
-    """Four bounds (unrestricted / monotone × upper / lower) on the uniform partition with L = ⌈support·A/β⌉."""
-    out = {}
-    for mono in (False, True):
-        prob = dpdro.Problem(epsilon=epsilon, delta=delta, sensitivity=F4_SENSITIVITY, loss="l1", monotone=mono)
-        L = math.ceil(support * prob.truncated_laplace_half_width() / F4_BETA)
-        part = dpdro.Partition.uniform(L=L, beta=F4_BETA)
-        t = time.perf_counter()
-        ub = dpdro.upper_bound(prob, part)
-        lb = dpdro.lower_bound(prob, part)
-        key = "monotone" if mono else "unrestricted"
-        out[key] = {"L": L, "upper": ub.value, "lower": lb.value, "certified_delta": ub.certified_delta,
-                    "lower_outside_mass": lb.outside_mass, "noise_is_monotone": is_monotone(ub.noise),
-                    "probs": [float(v) for v in ub.noise.probs]}
-        if mono:  # the lower bound with the strengthened ℓ1 coefficients (valid for monotone noise only)
-            out[key]["lower_strengthened"] = strengthened_monotone_lower_bound(prob, part)
-        out[key]["seconds"] = round(time.perf_counter() - t, 2)
-    return out
-
-
-def run_figure4() -> None:
-    t0 = time.perf_counter()
-    panels = []
-    for eps in F4_EPSILONS:
-        for delta in F4_DELTAS:
-            A = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=F4_SENSITIVITY).truncated_laplace_half_width()
-            main = figure4_panel(eps, delta, F4_SUPPORT)
-            check = figure4_panel(eps, delta, F4_SUPPORT_CHECK)
-            for c in check.values():
-                c.pop("probs")
-            panels.append({"epsilon": eps, "delta": delta, "A": A, "main": main, "support_check": check})
-            print(f"eps={eps:g} delta={delta:g} A={A:.3f}: UB {main['unrestricted']['upper']:.5f} "
-                  f"LB {main['unrestricted']['lower']:.5f} | mono UB {main['monotone']['upper']:.5f} "
-                  f"LB {main['monotone']['lower']:.5f} strengthened {main['monotone']['lower_strengthened']:.5f} | "
-                  f"L={main['unrestricted']['L']} -> "
-                  f"{check['unrestricted']['L']}: UB {check['unrestricted']['upper']:.5f} "
-                  f"mono UB {check['monotone']['upper']:.5f}", flush=True)
-    data = {"what": "Figure 4 (Selvi, Liu, Wiesemann, Section 5.1): unrestricted and monotone noise, "
-                    "Delta f = 10, beta = 0.5, l1, uniform partitions",
-            "sensitivity": F4_SENSITIVITY, "beta": F4_BETA, "loss": "l1", "epsilons": F4_EPSILONS,
-            "deltas": F4_DELTAS, "support_factor": F4_SUPPORT, "support_check_factor": F4_SUPPORT_CHECK,
-            "panels": panels, "provenance": provenance(time.perf_counter() - t0)}
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "figure4.json").write_text(json.dumps(data, indent=1))
-    print("wrote", OUT / "figure4.json")
-
-
-# ---------------------------------------------------------------------------- counterexample
-def _uniform(k: int, factor: float, A: float, sensitivity: float = 1.0) -> dpdro.Partition:
-    """β = Δf/k, L = ⌈factor·A/β⌉."""
-    beta = sensitivity / k
-    return dpdro.Partition.uniform(L=math.ceil(factor * A / beta), beta=beta)
-
-
-def strengthen_l1_monotone(lp: dpdro.BoundingLP) -> np.ndarray:
-    """Raise the ℓ1 cost coefficients of the monotone lower-bound LP D(π, β) (still a valid relaxation).
-
-    For a monotone γ and consecutive columns j = [a, b), j+1 = [b, c) with a ≥ 0, the density on (a, b) is
-    at least the average density q_{j+1} = γ([b, c))/(c − b) of the outer neighbour, so
-    ∫_[a,b) |x| dγ = a·p_j + ∫_[a,b) (x − a) dγ ≥ a·p_j + q_{j+1}·(b − a)²/2: column j+1 gets the extra
-    coefficient (b − a)²/(2(c − b)). Symmetrically on (−∞, 0]: for columns j−1 = [a', a), j = [a, b),
-    b ≤ 0, column j−1 gets (b − a)²/(2(a − a')). The pairs are exactly those that carry a monotonicity
-    row in D (no cell straddling 0, no tail column). Cost c(x) = |x| only. Changes ``lp.cost`` and the
-    HiGHS objective together, so ``lp.dual_bound`` certifies the strengthened LP.
-    """
-    if lp.problem.loss.name != "l1" or not lp.problem.monotone or lp.kind != "lower":
-        raise ValueError("strengthen_l1_monotone needs the lower-bound LP of a monotone l1 problem")
-    t = np.asarray(lp.table.column_pi, dtype=np.int64)
-    w = np.diff(t).astype(float)
-    beta = lp.partition.beta
-    j = np.arange(w.size - 1)
-    right = j[t[j] >= 0]          # columns j, j+1 both in [0, ∞)
-    left = j[t[j + 2] <= 0]       # columns j, j+1 both in (−∞, 0]
-    extra = np.zeros(lp.n_p)
-    np.add.at(extra, right + 1, beta * w[right] ** 2 / (2 * w[right + 1]))
-    np.add.at(extra, left, beta * w[left + 1] ** 2 / (2 * w[left]))
-    idx = np.nonzero(extra)[0]
-    lp.cost[idx] += extra[idx]
-    lp.model.h.changeColsCost(idx.size, idx.astype(np.int32), lp.cost[idx])
-    return extra
-
-
-def strengthened_monotone_lower_bound(prob: dpdro.Problem, part: dpdro.Partition, shift_stride: int = 1) -> float:
-    """Certified lower bound on the monotone ℓ1 problem: D(π, β) with monotonicity rows and the
-    strengthened coefficients of :func:`strengthen_l1_monotone`, evaluated at a dual-feasible point."""
-    lp = dpdro.BoundingLP(prob, part, "lower", shift_stride=shift_stride)
-    strengthen_l1_monotone(lp)
-    res = run_cutting_plane(lp)
-    if not res.converged:  # pragma: no cover - a relaxation's dual bound is valid anyway
-        print("  (cutting plane did not converge; the dual bound is still valid)")
-    return lp.dual_bound(res.row_duals)
-
-
-def _upper_entry(prob: dpdro.Problem, part: dpdro.Partition, label: str) -> dict:
-    t = time.perf_counter()
-    ub = dpdro.upper_bound(prob, part)
-    e = {"label": label, "monotone": prob.monotone, "pi_range": [int(part.pi[0]), int(part.pi[-1])],
-         "beta": part.beta, "upper": ub.value, "certified_delta": ub.certified_delta,
-         "noise_is_monotone": is_monotone(ub.noise), "probs": [float(v) for v in ub.noise.probs],
-         "seconds": round(time.perf_counter() - t, 2)}
-    print(f"  UB {label:34s} monotone={prob.monotone!s:5s} N={part.n_cells:5d}: {ub.value:.6f} "
-          f"({e['seconds']:.1f} s)", flush=True)
-    return e
-
-
-def _lower_entry(prob: dpdro.Problem, part: dpdro.Partition, label: str, *, strengthened: bool,
-                 stride: int = 1) -> dict:
-    t = time.perf_counter()
-    if strengthened:
-        value = strengthened_monotone_lower_bound(prob, part, stride)
-    else:
-        value = dpdro.lower_bound(prob, part, shift_stride=stride).value
-    e = {"label": label, "monotone": prob.monotone, "strengthened": strengthened,
-         "pi_range": [int(part.pi[0]), int(part.pi[-1])], "beta": part.beta, "shift_stride": stride,
-         "lower": value, "seconds": round(time.perf_counter() - t, 2)}
-    print(f"  LB {label:34s} monotone={prob.monotone!s:5s} strengthened={strengthened!s:5s} N={part.n_cells:5d} "
-          f"stride={stride}: {value:.6f} ({e['seconds']:.1f} s)", flush=True)
-    return e
-
-
-def spiked_partition(k_coarse: int, factor: int, A: float, support: float = 2.0) -> dpdro.Partition:
-    """Uniform cells of width Δf/k_coarse on ±support·A, with the two cells next to 0 split geometrically
-    down to width β = Δf/(k_coarse·factor) (0 stays an edge). The optimal noise has an atom-like spike
-    at 0, whose cost a uniform cell [0, w) overstates by about mass·w/2; the privacy constraints then
-    range over all shifts on the fine grid β."""
-    L = math.ceil(support * A * k_coarse)
-    pi = np.arange(-L, L + 2) * factor
-    extra, s = [], 1
-    while s < factor:
-        extra += [s, -s]
-        s *= 2
-    return dpdro.Partition(np.union1d(pi, np.asarray(extra, dtype=int)), 1.0 / (k_coarse * factor))
-
-
-def run_counterexample(max_k: int, spike: tuple[int, int]) -> None:
-    t0 = time.perf_counter()
-    free = dpdro.Problem(**CX)
-    mono = dpdro.Problem(**CX, monotone=True)
-    A = free.truncated_laplace_half_width()
-    uppers, lowers = [], []
-    # the appendix's β = 0.02 (and β = 0.05) on a support just beyond A
-    for k in (20, 50):
-        part = _uniform(k, 1.05, A)
-        for prob in (free, mono):
-            uppers.append(_upper_entry(prob, part, f"beta=1/{k}, L=ceil(1.05A/beta)"))
-        lowers.append(_lower_entry(mono, part, f"beta=1/{k}, L=ceil(1.05A/beta)", strengthened=False))
-    # finer uniform grids on ±2A; the monotone lower bound also strengthened (see strengthen_l1_monotone)
-    k = 32
-    while k <= max_k:
-        part = _uniform(k, 2.0, A)
-        label = f"beta=1/{k}, L=ceil(2A/beta)"
-        lowers.append(_lower_entry(mono, part, label, strengthened=True, stride=max(1, k // 64)))
-        if k <= 64:
-            lowers.append(_lower_entry(mono, part, label, strengthened=False))
-            lowers.append(_lower_entry(free, part, label, strengthened=False))
-            uppers.append(_upper_entry(free, part, label))
-        uppers.append(_upper_entry(mono, part, label))
-        k *= 2
-    # the unrestricted upper bound on a partition refined next to 0
-    kc, f = spike
-    part = spiked_partition(kc, f, A)
-    entry = _upper_entry(free, part, f"spiked: 1/{kc} on +-2A, 1/{kc * f} at 0")
-    entry["pi"] = _pi(part)
-    uppers.append(entry)
-    best_free = min(u["upper"] for u in uppers if not u["monotone"])
-    best_mono_lb = max(x["lower"] for x in lowers if x["monotone"])
-    data = {"what": "GitHub appendix, monotone counterexample: eps = 3, delta = 0.3, l1, Delta f = 1",
-            "problem": CX, "A": A, "uppers": uppers, "lowers": lowers,
-            "best_unrestricted_upper": best_free,
-            "best_monotone_upper": min(u["upper"] for u in uppers if u["monotone"]),
-            "best_unrestricted_lower": max(x["lower"] for x in lowers if not x["monotone"]),
-            "best_monotone_lower": best_mono_lb, "separated": best_mono_lb > best_free,
-            "provenance": provenance(time.perf_counter() - t0)}
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "monotone_counterexample.json").write_text(json.dumps(data, indent=1))
-    print(f"best unrestricted UB {best_free:.6f}, best monotone LB {best_mono_lb:.6f}, separated: {data['separated']}")
-    print("wrote", OUT / "monotone_counterexample.json")
+from repro import appendix
+from repro.paths import relative
 
 
 def main(argv=None) -> None:
@@ -257,9 +29,11 @@ def main(argv=None) -> None:
                     help="unrestricted upper bound on cells 1/K refined next to 0 down to 1/(K*F)")
     args = ap.parse_args(argv)
     if args.cmd == "figure4":
-        run_figure4()
+        appendix.run_figure4()
+        print("wrote", relative(appendix.FIGURE4))
     else:
-        run_counterexample(args.max_k, tuple(args.spike))
+        appendix.run_counterexample(args.max_k, tuple(args.spike))
+        print("wrote", relative(appendix.COUNTEREXAMPLE))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,13 @@
 """Tables 2 and 3 of Selvi, Liu, Wiesemann (Sections 5.2 and 5.3): DP naïve Bayes and DP proximal
 coordinate descent on the offline UCI datasets, at a chosen scale, stored with provenance.
 
+A thin command line over :func:`repro.ml_tables.run_tables`.
+
 For each dataset, ``n_splits`` random 80/20 splits × ``n_sims`` noise simulations of the mechanisms
 GN (Gaussian), AG (analytic Gaussian), TLN (truncated Laplace), OPT (data-independent ℓ1-optimised
 noise from ``dpdro.optimal_noise``, cached in ``results/ml/opt_noise_eps=1_delta=0.1.json``) and the
-non-private method, and the data-dependent "(OPT)" (``dpdro.experiments.make_data_dependent``: one
-``dd_upper_bound`` solve per distinct sensitivity-scaled problem, cached with provenance in
+non-private method, and the data-dependent "(OPT)" (``repro.experiments.make_data_dependent``: one
+``dpdro.data_dependent.upper_bound`` solve per distinct sensitivity-scaled problem, cached with provenance in
 ``results/ml/dd_mechanisms.json`` and re-certified on load). The output file
 ``results/ml/table{2,3}_{variant}_{splits}x{sims}.json`` holds, per dataset, the per-split errors
 (averaged over simulations) of every mechanism, the table row (mean errors, Imp, t-test) and the
@@ -27,73 +29,9 @@ Usage (CPU is shared: one instance, niced, in the background)::
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
-import json
 import os
-import platform
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import numpy as np  # noqa: E402
-
-import dpdro  # noqa: E402
-from dpdro import experiments as ex  # noqa: E402
-from dpdro.datasets import available_datasets, load_dataset, one_hot  # noqa: E402
-
-OUT = ROOT / "results" / "ml"
-OPT_CACHE = OUT / "opt_noise_eps=1_delta=0.1.json"
-DD_CACHE = OUT / "dd_mechanisms.json"
-EPSILON, DELTA = 1.0, 0.1
-
-
-def result_path(table: int, variant: str, splits: int, sims: int) -> Path:
-    return OUT / f"table{table}_{variant}_{splits}x{sims}.json"
-
-
-def _git() -> dict:
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "dpdro"], cwd=ROOT, capture_output=True, text=True).stdout.strip())
-    except Exception:  # pragma: no cover
-        commit, dirty = None, None
-    return dict(commit=commit, dpdro_modified=dirty)
-
-
-def provenance(args, opt_info, dd=None) -> dict:
-    return dict(
-        dpdro_version=dpdro.__version__, **_git(), date=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        machine=f"{socket.gethostname()} ({platform.machine()}, {os.cpu_count()} cpus, shared)", python=platform.python_version(),
-        numpy=np.__version__, command=" ".join(sys.argv), epsilon=EPSILON, delta=DELTA, seed=args.seed,
-        n_splits=args.splits, n_sims=args.sims, variant=args.variant, opt_noise=opt_info,
-        data_dependent=ex.PENDING_DATA_DEPENDENT if dd is None else dict(
-            mechanism="(OPT): dpdro.experiments.make_data_dependent (see its module section for the design)",
-            solves=dd.family.solved),
-    )
-
-
-def run_one(table: int, name: str, mechs, args, *, baseline_run: bool = True):
-    ds = load_dataset(name)
-    t0 = time.perf_counter()
-    if table == 2:
-        settings = ex.NBSettings.authors() if args.variant == "authors" else ex.NBSettings()
-        res = ex.run_naive_bayes(ds, mechs, n_splits=args.splits, n_sims=args.sims, seed=args.seed, settings=settings,
-                                 baseline=baseline_run)
-        baseline, extra = "NB", dict(n=ds.n, n_num=ds.n_num, n_cat=ds.n_cat, n_classes=ds.n_classes)
-    else:
-        res = ex.run_pcd(ds, mechs, n_splits=args.splits, n_sims=args.sims, seed=args.seed, baseline=baseline_run)
-        baseline, extra = "PCD", dict(n=ds.n, d=one_hot(ds).X.shape[1])
-    secs = time.perf_counter() - t0
-    if not baseline_run:
-        return res, secs
-    summary = ex.summarize(res, baseline=baseline)
-    per_split = {side: {m: v.tolist() for m, v in res[side].items()} for side in res}
-    return dict(dataset=name, **extra, seconds=secs, per_split=per_split, summary=summary)
+from repro import ml_tables
 
 
 def main(argv=None) -> None:
@@ -108,58 +46,9 @@ def main(argv=None) -> None:
     p.add_argument("--skip", default="", help="comma-separated datasets to skip")
     p.add_argument("--force", action="store_true", help="recompute datasets already stored")
     p.add_argument("--no-add-dd", action="store_true", help="do not add the (OPT) column to stored datasets lacking it")
-    p.add_argument("--redo-dd", action="store_true", help="recompute the (OPT) column of stored datasets (e.g. after a design change)")
-    args = p.parse_args(argv)
-    names = [d for d in (args.datasets.split(",") if args.datasets else available_datasets()) if d]
-    names = [d for d in names if d not in set(args.skip.split(","))]
-    noise, opt_info = ex.optimized_unit_noise(EPSILON, DELTA, cache=OPT_CACHE)
-    base_mechs = ex.make_mechanisms(EPSILON, DELTA, opt_noise=noise)
-    tables = [2, 3] if args.table == "all" else [int(args.table)]
-    for table in tables:
-        if table == 3 and args.variant == "authors":
-            print("table 3 has a single variant (the paper's and the authors' settings agree); using 'paper'")
-        variant = "paper" if table == 3 else args.variant
-        dd = ex.make_data_dependent(table, EPSILON, DELTA, cache=DD_CACHE)
-        mechs = {**base_mechs, "(OPT)": dd}
-        vargs = argparse.Namespace(**{**vars(args), "variant": variant})
-        path = result_path(table, variant, args.splits, args.sims)
-        store = json.loads(path.read_text()) if path.is_file() else {"datasets": {}}
-        old_prov = store.get("provenance")
-        for name in names:
-            if name in store["datasets"] and not args.force:
-                row = store["datasets"][name]
-                if args.redo_dd:
-                    for side in ("in", "out"):
-                        row["per_split"][side].pop("(OPT)", None)
-                if "(OPT)" in row["per_split"]["in"] or args.no_add_dd:
-                    print(f"table {table} {name}: stored, skipped")
-                    continue
-                res, secs = run_one(table, name, {"(OPT)": dd}, vargs, baseline_run=False)
-                for side in ("in", "out"):
-                    row["per_split"][side]["(OPT)"] = res[side]["(OPT)"].tolist()
-                full = {side: {m: np.asarray(v) for m, v in row["per_split"][side].items()} for side in ("in", "out")}
-                row["summary"] = ex.summarize(full, baseline="NB" if table == 2 else "PCD")
-                row["seconds_dd"] = secs
-                row["dd_added"] = dict(date=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                                       note="(OPT) column added to a stored run (same seeds; other columns unchanged)")
-            else:
-                row = run_one(table, name, mechs, vargs)
-            store["datasets"][name] = row
-            store["provenance"] = provenance(vargs, opt_info, dd)
-            if old_prov is not None and old_prov.get("data_dependent") == ex.PENDING_DATA_DEPENDENT:
-                store["provenance"]["original_run"] = {k: old_prov.get(k) for k in ("date", "commit", "command")}
-            elif old_prov is not None and "original_run" in old_prov:
-                store["provenance"]["original_run"] = old_prov["original_run"]
-            OUT.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(store, indent=1))
-            tmp.replace(path)
-            e = row["summary"]
-            took = f"(OPT) added in {row['seconds_dd']:.1f} s" if "seconds_dd" in row else f"{row['seconds']:.1f} s"
-            print(f"table {table} {name}: {took} | in "
-                  + " ".join(f"{m}={v:.2f}" for m, v in e["in"]["errors"].items())
-                  + f" imp={e['in'].get('imp', float('nan')):.1f} p={e['in'].get('p', float('nan')):.2g}", flush=True)
-        print(f"wrote {path}")
+    p.add_argument("--redo-dd", action="store_true",
+                   help="recompute the (OPT) column of stored datasets (e.g. after a design change)")
+    ml_tables.run_tables(p.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
+
 import pytest
 
 from repro.paths import ROOT
