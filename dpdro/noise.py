@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from .losses import Loss, make_loss
+from .losses import make_loss
 
 __all__ = ["PiecewiseUniform"]
 

@@ -27,6 +27,7 @@ import io
 import json
 import platform
 import subprocess
+import sys
 import tarfile
 import tempfile
 import zipfile

@@ -68,7 +68,6 @@ __all__ = [
     "laplace_noise",
     "laplace_offsets",
     "laplace_optimal_cost",
-    "expected_loss",
 ]
 
 

@@ -14,7 +14,7 @@ import argparse
 import sys
 
 from repro.notebooks import output_differences
-from repro.paths import NOTEBOOKS
+from repro.paths import NOTEBOOKS, relative
 
 
 def main(argv=None) -> int:
@@ -28,7 +28,7 @@ def main(argv=None) -> int:
         diffs, images = output_differences(path, args.rev)
         for d in diffs:
             print(d)
-        print(f"{path}: {len(diffs)} cells with different text outputs, {images} with different images")
+        print(f"{relative(path)}: {len(diffs)} cells with different text outputs, {images} with different images")
         bad += len(diffs)
     return 1 if bad else 0
 

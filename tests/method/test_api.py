@@ -24,8 +24,10 @@ def test_top_level_names():
                  "DataDependentProblem", "dd_upper_bound", "coordinate_descent_loss"):
         assert not hasattr(dpdro, name), name
     # the LP classes stay importable from their modules
-    from dpdro.bounds import BoundingLP  # noqa: F401
-    from dpdro.data_dependent.lp import DDBoundingLP  # noqa: F401
+    from dpdro.bounds import BoundingLP
+    from dpdro.data_dependent.lp import DDBoundingLP
+
+    assert BoundingLP.__module__ == "dpdro.bounds" and DDBoundingLP.__module__ == "dpdro.data_dependent.lp"
 
 
 def test_data_dependent_namespace_mirrors_the_data_independent_one():

@@ -11,7 +11,6 @@ from scipy import stats
 
 import dpdro
 from dpdro import data_dependent as dd
-from dpdro import mechanisms as bm
 from dpdro.noise import PiecewiseUniform
 from repro import experiments as ex
 from repro.datasets import load_dataset, one_hot
