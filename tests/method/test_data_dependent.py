@@ -178,7 +178,7 @@ def test_certified_family(delta):
     assert worst >= d - 1e-9  # the certificate is tight
 
 
-def test_certify_family_detects_violation():
+def test_certify_delta_of_a_family_detects_violation():
     lap = dpdro.Partition.uniform(L=4, beta=0.5)
     a = dpdro.PiecewiseUniform(lap.edges, np.full(9, 1 / 9), grid=0.5)
     b = dpdro.PiecewiseUniform(lap.edges, np.eye(9)[4], grid=0.5)
