@@ -151,6 +151,15 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, k_start: int = 8, 
     -------
     OptimalNoise with the released noise (``certify_delta(noise, ε, Δf) <= δ``), the best upper and
     lower bounds found (every round's bounds are valid for P) and the refinement history.
+
+    Raises
+    ------
+    TypeError, ValueError for an argument of the wrong type or outside its range (the message names the
+    parameter, the allowed range and the value), all checked before the first LP is solved:
+    ``rel_gap``, ``support_factor`` > 0; ``k_start``, ``max_rounds``, ``max_lower_shifts``, ``max_cells``
+    integers ≥ 1, ``max_k`` an integer ≥ ``k_start``; ``upper_share`` ≥ 0; ``time_limit``,
+    ``lower_support_factor`` None or > 0; ``atom``, ``verbose`` booleans (``atom`` only without
+    monotonicity); ``lower_coefficients`` "infimum" or "rounding" (the latter only where it applies).
     """
     # every argument is checked before the first solve
     if not isinstance(problem, Problem):
