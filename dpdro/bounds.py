@@ -53,11 +53,10 @@ Numbers you can trust
   problem at a smaller δ (the DP constraints are linear in p, so the mixture's δ is at most the
   mixture of the two δ's) and certified again. The reported upper bound is the mixture's exact
   expected loss, rounded up.
-* The reported lower bound is the objective of a dual-feasible point built from the solver's duals
-  (negative multipliers clipped, segment and cell multipliers capped by their budget multiplier,
-  capacity multipliers raised to the largest cell multiplier that routes to them, θ recomputed as
-  the minimum over the dual constraints), i.e. a valid lower bound whatever the solver's accuracy,
-  rounded down by a bound on the floating-point error.
+* The reported lower bound is the Lagrangian of D(π, β) at the solver's duals made sign-feasible,
+  with θ lowered until every reduced cost of a probability is non-negative (:mod:`dpdro.lp`), i.e. a
+  valid lower bound whatever the solver's accuracy, rounded down by a bound on the floating-point
+  error; the rounding coefficients' e_β is then subtracted, rounded up.
 """
 
 from __future__ import annotations
@@ -67,11 +66,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ._rounding import COEFF_SAFETY as _COEFF_SAFETY
-from ._rounding import UNIT_ROUNDOFF as _U
 from ._rounding import round_up as _round_up
 from ._validation import check_choice
 from .cutting_plane import CuttingPlaneResult, run_cutting_plane
+from .lp import PrivacyLP, repair_by_mixing
 from .mechanisms import truncated_laplace_half_width
 from .monotone import monotone_matrix, monotone_noise
 from .noise import PiecewiseUniform
@@ -79,17 +77,18 @@ from .oracle import cell_union_shortfalls, cell_union_worst_event, neighbour_int
 from .partition import Partition
 from .privacy import certify_delta, privacy_profile
 from .problem import InfeasibleError, Problem
-from .solvers import INF, HighsModel, PrivacyLP
+from .solvers import INF
 
 __all__ = ["BoundingLP", "UpperBound", "LowerBound", "check_rounding_coefficients", "upper_bound", "lower_bound"]
 
 
 class BoundingLP(PrivacyLP):
-    """P(π, β) (``kind="upper"``) or D(π, β) (``kind="lower"``) as an incrementally grown HiGHS LP.
+    """P(π, β) (``kind="upper"``) or D(π, β) (``kind="lower"``) on the shared LP layer of :mod:`dpdro.lp`.
 
     Columns: p on the decision cells (the partition, or its padding for the lower bound), the tail
     column (lower bound only) or the atom column (upper bound with ``atom=True``), then the auxiliary
-    columns of the cuts. Row 0 is Σ p = 1.
+    columns of the cuts. Row 0 is Σ p = 1. Constraint group r is the candidate shift
+    ``table.shifts[r]``; its segments are those of the segment table (:mod:`dpdro.oracle`).
     """
 
     def __init__(self, problem: Problem, partition: Partition, kind: str = "upper", *,
@@ -132,34 +131,21 @@ class BoundingLP(PrivacyLP):
         if not np.all(np.isfinite(cost)) or np.any(cost < 0):
             raise ValueError(f"loss {loss.name!r} gave negative or non-finite cell coefficients")
         self.cost = np.asarray(cost, dtype=float)
-        self.n_p = self.cost.size  # p columns, including the tail column of the lower bound
-        self.model = HighsModel(self.cost)
-        self.model.add_rows(sp.csr_matrix(np.ones((1, self.n_p))), 1.0, 1.0)
-        # bookkeeping for the dual bound: the p-part of every privacy row in model order, the rows
-        # whose right-hand side is δ, and for each segment row its budget row
-        self._p_rows: list[sp.csr_matrix] = []
-        self._delta_rows: list[int] = []
-        self._seg_rows: list[np.ndarray] = []
-        self._seg_budget: list[np.ndarray] = []
-        self._budget = np.full(self.table.shifts.size, -1, dtype=np.int64)  # budget row of each shift
-        self._seg_added = np.zeros(self.table.length.size, dtype=bool)
-        self._full = np.zeros(self.table.shifts.size, dtype=bool)
-        self._events: set[bytes] = set()
-        self._rhs = problem.delta
-        self.event_cuts_added = 0
+        extra = ([self.atom_col], [1.0]) if atom else ((), ())
+        super().__init__(self.cost, delta=problem.delta, budget_extra=extra)
+        self.n_groups = int(self.table.shifts.size)
+        self.add_simplex_rows(sp.csr_matrix(np.ones((1, self.n_p))))
+        self._segments: dict[int, tuple] = {}
         # non-uniform D(π, β): cell-union constraints (module docstring), one flow block per shift
         self.cell_unions = lower and not partition.is_uniform
-        self._flow: list[tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]] = []
         if self.cell_unions:
             self._lo, self._hi = neighbour_intervals(self.table, partition.n_cells)
         if problem.monotone:
             # densities non-increasing in |x|; D(π, β) gets only the rows implied for every monotone
-            # measure (no straddling cell, no tail column), see dpdro.monotone. Right-hand side 0:
-            # no δ-penalty in dual_bound, but the rows' p-parts join _p_rows in model order.
+            # measure (no straddling cell, no tail column), see dpdro.monotone
             mono = monotone_matrix(self.table.column_pi, lower=lower, n_cols=self.n_p)
             if mono.shape[0]:
-                self.model.add_rows(mono, -INF, 0.0)
-                self._p_rows.append(mono)
+                self.add_fixed_rows(mono, -INF, 0.0)
         self.allowed = np.ones(self.n_p, dtype=bool)  # columns that may carry mass (Problem.support)
         if problem.support is not None:
             self._apply_support(*problem.support)
@@ -176,8 +162,8 @@ class BoundingLP(PrivacyLP):
         included, and on the tail column when [lo, hi] lies inside the decision cells; the mass of a
         partially covered cell lies in [a, b) ∩ [lo, hi], so charging it the infimum of c over
         [max(a, lo), min(b, hi)] still under-estimates its cost. Fixing those columns at 0 and raising
-        those coefficients therefore keeps D(π, β) a relaxation of the restricted problem, and the
-        dual bound takes its minimum only over the columns that may carry mass (see ``dual_bound``).
+        those coefficients therefore keeps D(π, β) a relaxation of the restricted problem (the
+        certified lower bound gives fixed columns the upper bound 0).
         The lower bound is informative only when the core cells cover [lo, hi], the point hi included
         (e.g. end the partition at hi + β): mass in padding cells is invisible to the events.
         """
@@ -198,27 +184,25 @@ class BoundingLP(PrivacyLP):
                 cost = np.maximum(cost, self.cost[:n][partial])
                 idx = np.nonzero(partial)[0]
                 self.cost[idx] = cost
-                self.model.h.changeColsCost(idx.size, idx.astype(np.int32), cost)
+                self.set_costs(idx, cost)
             left, right = lo < edges[0], hi >= edges[-1]  # which tails of the support lie outside the cells
             if left != right:  # only one tail can carry mass: charge the infimum over that side only
                 far = 1e12 * (1.0 + abs(edges[0]) + abs(edges[-1]))  # min with c on [far, ∞) can only lower it: valid
                 t = self.problem.loss.tail_infimum(edges[0], far) if left else self.problem.loss.tail_infimum(-far, edges[-1])
                 self.cost[n] = max(self.cost[n], float(t))
-                self.model.h.changeColsCost(1, np.array([n], dtype=np.int32), np.array([self.cost[n]]))
+                self.set_costs([n], [self.cost[n]])
             forbid = np.append(forbid, not (left or right))
         forbid = np.append(forbid, np.zeros(self.n_p - forbid.size, dtype=bool))
         if self.atom_col is not None:
             forbid[self.atom_col] = not (lo <= 0.0 <= hi)
         if forbid.all():
             raise InfeasibleError(f"no cell of the partition lies inside the support [{lo:g}, {hi:g}]")
-        idx = np.nonzero(forbid)[0].astype(np.int32)
-        if idx.size:
-            self.model.h.changeColsBounds(idx.size, idx, np.zeros(idx.size), np.zeros(idx.size))
+        self.fix_columns(np.nonzero(forbid)[0])
         self.allowed = ~forbid
 
     # ------------------------------------------------------------------ oracle
     def shortfalls(self, x: np.ndarray) -> np.ndarray:
-        """max_A V(φ, A) for every candidate shift at the LP point x (δ included)."""
+        """max_A V(φ, A) for every candidate shift at the LP point x (δ subtracted)."""
         p = x[: self.columns.n_cells]
         if self.cell_unions:
             off = self.table.core_offset
@@ -227,154 +211,85 @@ class BoundingLP(PrivacyLP):
         atom = x[self.atom_col] if self.atom_col is not None else 0.0
         return self.table.worst_values(p, self.problem.exp_epsilon) + atom - self._rhs
 
-    def has_full_cut(self, r: int) -> bool:
-        """Whether every segment of shift r is already in the LP."""
-        return bool(self._full[r])
-
-    @property
-    def shift_cuts_added(self) -> int:
-        """Number of shifts with a budget row (a whole-shift cut, possibly with lazily added segments)."""
-        return int(np.sum(self._budget >= 0))
-
-    # ------------------------------------------------------------------ cuts
-    def _ensure_budget(self, r: int) -> int:
-        """The budget row Σ_q t_q + Σ_{A_j} |A_j| p(j)/|Π_j| ≤ δ of shift r (created on first use)."""
-        if self._budget[r] < 0:
+    def group_segments(self, r: int):
+        """Segments of shift r: |q|·(p(j)/|Π_j| − e^ε p(j′)/|Π_j′|) for the segments A_jj′ (those that
+        map a cell onto itself are never positive and left out) and the free segments A_j."""
+        if r not in self._segments:
             t = self.table
             sl = slice(t.offsets[r], t.offsets[r + 1])
             j, m, ln = t.cell[sl], t.shifted[sl], t.length[sl].astype(float)
+            w = t.column_widths
             free = m < 0  # A_j segments always belong to the worst event: no t-column needed
-            vals, cols = ln[free] / t.column_widths[j[free]], j[free]
-            if self.atom_col is not None:
-                vals, cols = np.append(vals, 1.0), np.append(cols, self.atom_col)
-            row = sp.csr_matrix((vals, (np.zeros(cols.size, dtype=int), cols)), shape=(1, self.n_p))
-            b = int(self.model.add_rows(row, -INF, self._rhs)[0])
-            self._p_rows.append(row)
-            self._delta_rows.append(b)
-            self._budget[r] = b
-        return int(self._budget[r])
+            pair = ~free & (j != m)
+            jj, mm, ll = j[pair], m[pair], ln[pair]
+            n = jj.size
+            rows = np.arange(n)
+            seg = sp.csr_matrix((np.concatenate((ll / w[jj], -self.problem.exp_epsilon * ll / w[mm])),
+                                 (np.concatenate((rows, rows)), np.concatenate((jj, mm)))), shape=(n, self.n_p))
+            self._segments[r] = (seg, j[free], ln[free] / w[j[free]])
+        return self._segments[r]
 
-    def add_segments(self, r: int, select: np.ndarray) -> int:
-        """Add t_q ≥ |q|·(p(j)/|Π_j| − e^ε p(j′)/|Π_j′|) for the selected segments of shift r.
-
-        ``select`` is a boolean mask over the segments of shift r. Free segments (A_j) and segments
-        that map a cell onto itself (never positive) are skipped. Returns the number of rows added:
-        segment rows, plus the budget row when this call created it.
-        """
-        t = self.table
-        sl = slice(t.offsets[r], t.offsets[r + 1])
-        created = int(self._budget[r] < 0)  # a new budget row is a cut too (it may be all there is)
-        b = self._ensure_budget(r)
-        idx = np.arange(sl.start, sl.stop)[select]
-        j, m = t.cell[idx], t.shifted[idx]
-        keep = (m >= 0) & (j != m) & ~self._seg_added[idx]
-        idx, j, m = idx[keep], j[keep], m[keep]
-        n = idx.size
-        if n == 0:
-            return created
-        ln = t.length[idx].astype(float)
-        w = t.column_widths
-        # t-columns with their +1 entry in the budget row, then the segment rows
-        h = self.model.h
-        first = self.model.n_cols
-        h.addCols(n, np.zeros(n), np.zeros(n), np.full(n, INF), n, np.arange(n, dtype=np.int32),
-                  np.full(n, b, dtype=np.int32), np.ones(n))
-        self.model.n_cols += n
-        rows = np.arange(n)
-        p_part = sp.csr_matrix((np.concatenate((ln / w[j], -self.problem.exp_epsilon * ln / w[m])),
-                                (np.concatenate((rows, rows)), np.concatenate((j, m)))), shape=(n, self.n_p))
-        t_part = sp.csr_matrix((np.full(n, -1.0), (rows, first + rows - self.n_p)), shape=(n, self.model.n_cols - self.n_p))
-        seg_idx = self.model.add_rows(sp.hstack([p_part, t_part]).tocsr(), -INF, 0.0)
-        self._p_rows.append(p_part)
-        self._seg_rows.append(seg_idx)
-        self._seg_budget.append(np.full(n, b))
-        self._seg_added[idx] = True
-        return n + created
-
+    # ------------------------------------------------------------------ cuts (cell unions: flow blocks)
     def add_shift_cut(self, r: int) -> int:
         """All constraints (φ_r, A), A ∈ F(L, β), at once: every segment of shift r (on non-uniform
         cells of the lower bound: the flow block of every cell union, see the module docstring)."""
         if self.cell_unions:
             return self._add_flow_block(r)
-        self._full[r] = True
-        return self.add_segments(r, np.ones(self.table.offsets[r + 1] - self.table.offsets[r], dtype=bool))
+        return super().add_shift_cut(r)
 
     def _add_flow_block(self, r: int) -> int:
-        """p_j ≤ Σ f_jm + u_j, Σ_j f_jm ≤ e^ε p_m, Σ u_j ≤ δ for shift r; returns the rows added."""
-        if self._full[r]:
+        """p_j ≤ Σ f_jm + u_j, Σ_j f_jm ≤ e^ε p_m, Σ u_j ≤ δ for shift r; returns the rows added.
+        Valid column bounds: f_jm ≤ e^ε (its capacity row), u_j ≤ δ (the budget row)."""
+        if r in self._full:
             return 0
-        self._full[r] = True
+        self._full.add(r)
         t, n, off = self.table, self.partition.n_cells, self.table.core_offset
         sl = slice(t.offsets[r], t.offsets[r + 1])
         cell, col = t.cell[sl] - off, t.shifted[sl]  # one segment per pair (core cell, decision cell)
         caps, cap_of = np.unique(col, return_inverse=True)
         n_f, n_cap = cell.size, caps.size
-        first = int(self.model.add_cols(np.zeros(n_f + n))[0])
-        f, u = first + np.arange(n_f), first + n_f + np.arange(n)
+        f = self.add_aux_cols(np.zeros(n_f), self.problem.exp_epsilon)
+        u = self.add_t_cols(n)
         cells, budget = np.arange(n), n + n_cap
         rows = np.concatenate((cells, n + np.arange(n_cap), cell, n + cap_of, cells, np.full(n, budget)))
         cols = np.concatenate((off + cells, caps, f, f, u, u))
         vals = np.concatenate((np.ones(n), np.full(n_cap, -self.problem.exp_epsilon), -np.ones(n_f), np.ones(n_f),
                                -np.ones(n), np.ones(n)))
         mat = sp.csr_matrix((vals, (rows, cols)), shape=(n + n_cap + 1, self.model.n_cols))
-        upper = np.zeros(n + n_cap + 1)
-        upper[-1] = self._rhs
-        idx = self.model.add_rows(mat, -INF, upper)
-        self._p_rows.append(mat[:, : self.n_p])
-        self._delta_rows.append(int(idx[-1]))
-        self._budget[r] = idx[-1]
-        self._flow.append((idx[:n], idx[n:n + n_cap], int(idx[-1]), idx[cell], idx[n + cap_of]))
-        return int(idx.size)
+        self.add_fixed_rows(mat[:-1], -INF, 0.0)
+        self._budget[r] = self.add_delta_row(mat[-1])
+        return n + n_cap + 1
 
     def add_worst_segments(self, r: int, x: np.ndarray) -> int:
         """Lazy whole-shift cut: the segments of the worst event of shift r at x (Lemma C.15); on
         non-uniform cells of the lower bound the whole flow block (there is no lazy variant)."""
         if self.cell_unions:
             return self._add_flow_block(r)
-        t = self.table
-        sl = slice(t.offsets[r], t.offsets[r + 1])
-        contrib = t.contributions(x[: self.columns.n_cells], self.problem.exp_epsilon)[sl]
-        return self.add_segments(r, contrib > 0)
+        return super().add_worst_segments(r, x)
 
     def add_event_cut(self, r: int, x: np.ndarray) -> bool:
         """The single constraint (φ_r, A*) with A* the worst event at x (Algorithm 1). Returns False if
         that exact constraint is already in the LP."""
-        t = self.table
-        p, e = x[: self.columns.n_cells], self.problem.exp_epsilon
-        if self.cell_unions:  # the worst union S of core cells: p(S) − e^ε p(N_φ(S)) ≤ δ
-            off, n = t.core_offset, self.partition.n_cells
-            _, sel = cell_union_worst_event(self._lo[:, r], self._hi[:, r], p[off:off + n], p, e)
-            met = np.zeros(self.n_p, dtype=np.int64)
-            np.add.at(met, self._lo[sel, r], 1)
-            np.add.at(met, self._hi[sel, r] + 1, -1)
-            coef = np.zeros(self.n_p)
-            coef[off:off + n][sel] = 1.0
-            coef -= e * (np.cumsum(met) > 0)
-        else:  # the worst event: the segments with positive contribution (Lemma C.15)
-            sl = slice(t.offsets[r], t.offsets[r + 1])
-            sel = t.contributions(p, e)[sl] > 0
-            j, m, ln = t.cell[sl][sel], t.shifted[sl][sel], t.length[sl][sel].astype(float)
-            w = t.column_widths
-            coef = np.bincount(j, weights=ln / w[j], minlength=self.n_p).astype(float)  # (int when j is empty)
-            cov = m >= 0
-            coef -= e * np.bincount(m[cov], weights=ln[cov] / w[m[cov]], minlength=self.n_p)
-            if self.atom_col is not None:
-                coef[self.atom_col] = 1.0
-        key = bytes(np.int64(r).tobytes()) + np.packbits(sel).tobytes()
+        if not self.cell_unions:
+            return super().add_event_cut(r, x)
+        # the worst union S of core cells: p(S) − e^ε p(N_φ(S)) ≤ δ
+        t, e = self.table, self.problem.exp_epsilon
+        p = x[: self.columns.n_cells]
+        off, n = t.core_offset, self.partition.n_cells
+        _, sel = cell_union_worst_event(self._lo[:, r], self._hi[:, r], p[off:off + n], p, e)
+        key = np.int64(r).tobytes() + np.packbits(sel).tobytes()
         if key in self._events:
             return False
         self._events.add(key)
-        row = sp.csr_matrix(coef[None, :])
-        idx = int(self.model.add_rows(row, -INF, self._rhs)[0])
-        self._p_rows.append(row)
-        self._delta_rows.append(idx)
+        met = np.zeros(self.n_p, dtype=np.int64)
+        np.add.at(met, self._lo[sel, r], 1)
+        np.add.at(met, self._hi[sel, r] + 1, -1)
+        coef = np.zeros(self.n_p)
+        coef[off:off + n][sel] = 1.0
+        coef -= e * (np.cumsum(met) > 0)
+        self.add_delta_row(sp.csr_matrix(coef[None, :]))
         self.event_cuts_added += 1
         return True
-
-    def add_all_shift_cuts(self) -> None:
-        """Every privacy constraint at once: the full LP, equivalent to all of E(L, β)."""
-        for r in range(self.table.shifts.size):
-            self.add_shift_cut(r)
 
     def infeasibility_message(self) -> str:
         p = self.problem
@@ -387,35 +302,12 @@ class BoundingLP(PrivacyLP):
 
     # ------------------------------------------------------------------ certified lower bound
     def dual_bound(self, row_duals: np.ndarray) -> float:
-        """θ − δ Σψ at a dual-feasible point built from ``row_duals`` (HiGHS convention).
-
-        Valid as a lower bound on this LP (and hence, for the lower-bound LP, on P) for any input.
-        Duals of an earlier relaxation (fewer rows) are padded with zero multipliers for the rows
-        added since, which keeps them dual feasible.
-        """
-        y = np.maximum(-np.asarray(row_duals, dtype=float), 0.0)  # ≤ rows: multiplier = −dual ≥ 0
-        y = np.concatenate((y, np.zeros(self.model.n_rows - y.size)))
-        if self._seg_rows:
-            seg = np.concatenate(self._seg_rows)
-            y[seg] = np.minimum(y[seg], y[np.concatenate(self._seg_budget)])  # t-columns: μ_q ≤ ν_s
-        for cells, _caps, budget, pair_cell, pair_cap in self._flow:
-            y[cells] = np.minimum(y[cells], y[budget])  # u-columns: α_j ≤ ν
-            np.maximum.at(y, pair_cap, y[pair_cell])  # f-columns: κ_m ≥ α_j for m ∈ N_φ(j)
-        p_rows = sp.vstack(self._p_rows).tocsr() if self._p_rows else sp.csr_matrix((0, self.n_p))
-        # rows of p_rows are, in order, the non-simplex rows of the model except that every shift cut
-        # contributes its segment rows followed by its budget row, matching the model's row order
-        yr = y[1:]
-        reduced = self.cost + p_rows.T @ yr
-        magnitude = np.abs(self.cost) + abs(p_rows).T @ yr
-        nnz = np.diff(p_rows.tocsc().indptr) if p_rows.shape[0] else np.zeros(self.n_p, dtype=int)
-        # only columns that may carry mass enter the minimum (columns fixed at 0 by Problem.support)
-        theta = float(np.min((reduced - (nnz + 4) * 1.01 * _U * magnitude)[self.allowed]))
-        penalty = self._rhs * float(yr[np.asarray(self._delta_rows, dtype=int) - 1].sum()) if self._delta_rows else 0.0
-        penalty *= 1.0 + (len(self._delta_rows) + 4) * _U
-        excess = _round_up(self.excess) if self.excess else 0.0  # e_β of the rounding coefficients
-        bound = theta - penalty - excess
-        bound -= _COEFF_SAFETY * abs(bound) + 4 * _U * (abs(theta) + penalty + excess)
-        return float(np.nextafter(bound, -np.inf))
+        """A lower bound on P from any row duals: the certified Lagrangian bound of :mod:`dpdro.lp`
+        minus the rounding coefficients' e_β (rounded up)."""
+        bound = super().dual_bound(row_duals)
+        if self.excess:
+            bound = float(np.nextafter(bound - _round_up(self.excess), -np.inf))
+        return bound
 
 
 def check_rounding_coefficients(problem: Problem, beta: float) -> float:
@@ -504,7 +396,8 @@ def _noise(lp: BoundingLP, x: np.ndarray, **meta) -> PiecewiseUniform:
     part = lp.partition
     p = np.clip(x[: part.n_cells], 0.0, None)
     atom = max(float(x[lp.atom_col]), 0.0) if lp.atom_col is not None else 0.0
-    return _mixture(part, p, atom, **meta)
+    noise = _mixture(part, p, atom, **meta)
+    return monotone_noise(noise) if lp.problem.monotone else noise  # exact monotonicity
 
 
 def _mixture(partition: Partition, probs: np.ndarray, atom: float, **meta) -> PiecewiseUniform:
@@ -513,54 +406,35 @@ def _mixture(partition: Partition, probs: np.ndarray, atom: float, **meta) -> Pi
 
 
 def _release(lp: BoundingLP, res: CuttingPlaneResult, **kwargs):
-    """Certify the LP solution; if solver tolerance left δ slightly exceeded, mix in an anchor."""
+    """Certify the LP solution; if solver tolerance left δ slightly exceeded, mix in an anchor: the
+    uniform density on the support ((ε, Δf/W)-DP for support length W), else re-solves at smaller δ."""
     prob, part = lp.problem, lp.partition
     meta = dict(epsilon=prob.epsilon, delta=prob.delta, sensitivity=prob.sensitivity, loss=prob.loss.name)
-    noise = _noise(lp, res.x, **meta)
-    if prob.monotone:  # remove solver-tolerance violations of the monotonicity rows exactly
-        noise = monotone_noise(noise)
-    profile = privacy_profile(noise, prob.epsilon, prob.sensitivity)
-    d = profile.delta
-    if d <= prob.delta:
-        return noise, d, 0.0
-    anchor = None
-    # cheapest anchor: the uniform density on the whole support, (ε, Δf/W)-DP for support length W
-    inside = part.widths * lp.allowed[: part.n_cells]  # only cells inside Problem.support
-    uniform = PiecewiseUniform(part.edges, inside / inside.sum(), grid=part.beta)
-    du = certify_delta(uniform, prob.epsilon, prob.sensitivity)
-    if du < prob.delta:
-        anchor = (uniform, du)
-    for frac in (1 - 1e-4, 1 - 1e-2, 0.9, 0.5) if anchor is None else ():  # warm re-solves, cheapest first
-        lp.set_delta(frac * prob.delta)
-        try:
-            ares = run_cutting_plane(lp, **kwargs)
-        except InfeasibleError:
-            continue
-        cand = _noise(lp, ares.x)
-        if prob.monotone:
-            cand = monotone_noise(cand)
-        da = certify_delta(cand, prob.epsilon, prob.sensitivity)
-        if da < prob.delta:
-            anchor = (cand, da)
-            break
-    lp.set_delta(prob.delta)
-    if anchor is None:
-        raise RuntimeError(f"the LP solution overshoots δ = {prob.delta:g} (certified {d:.3e}) and no re-solve at a "
-                           "smaller δ could be certified below it: δ is too small for the solver's tolerance")
-    pa, da = anchor
-    # δ is convex in p, so the mixture's true δ is at most (1 − w)·d + w·da = target; leave room for
-    # the certificate's own rounding-error bound
-    target = prob.delta - 4.0 * float(np.max(profile.error_bound))
-    weight = min(1.0, (d - target) / (d - da))
-    while True:
-        mixed = _mixture(part, (1.0 - weight) * noise.probs + weight * pa.probs,
-                         (1.0 - weight) * noise.atom + weight * pa.atom, **meta)
-        dm = certify_delta(mixed, prob.epsilon, prob.sensitivity)
-        if dm <= prob.delta:
-            return mixed, dm, weight
-        if weight >= 1.0:  # pragma: no cover - the anchor alone is certified below δ
-            raise RuntimeError("repair failed")
-        weight = min(1.0, 2.0 * weight)
+
+    def certify(noise):
+        profile = privacy_profile(noise, prob.epsilon, prob.sensitivity)
+        return profile.delta, float(np.max(profile.error_bound))
+
+    def mix(a, b, w):
+        return _mixture(part, (1.0 - w) * a.probs + w * b.probs, (1.0 - w) * a.atom + w * b.atom, **meta)
+
+    def uniform():
+        inside = part.widths * lp.allowed[: part.n_cells]  # only cells inside Problem.support
+        return PiecewiseUniform(part.edges, inside / inside.sum(), grid=part.beta)
+
+    def resolve(frac):
+        def make():
+            lp.set_delta(frac * prob.delta)
+            try:
+                return _noise(lp, run_cutting_plane(lp, **kwargs).x)
+            except InfeasibleError:
+                return None
+            finally:
+                lp.set_delta(prob.delta)
+        return make
+
+    anchors = [uniform] + [resolve(f) for f in (1 - 1e-4, 1 - 1e-2, 0.9, 0.5)]
+    return repair_by_mixing(_noise(lp, res.x, **meta), certify, mix, anchors, prob.delta)
 
 
 def lower_bound(problem: Problem, partition: Partition, *, cuts: str = "shift", tol: float = 1e-9,

@@ -13,7 +13,7 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["LPSolution", "HighsModel", "PrivacyLP", "solve_with_cvxpy"]
+__all__ = ["INF", "LPSolution", "HighsModel", "solve_with_cvxpy"]
 
 INF = highspy.kHighsInf
 
@@ -44,14 +44,20 @@ class HighsModel:
         self.n_rows = 0
         self.add_cols(np.asarray(cost, dtype=float))
 
-    def add_cols(self, cost) -> np.ndarray:
-        """Append non-negative columns with the given costs; returns their indices."""
+    def add_cols(self, cost, *, rows=None, values=None) -> np.ndarray:
+        """Append non-negative columns with the given costs; returns their indices. With ``rows`` and
+        ``values`` (one each per column) column i gets the entry values[i] in row rows[i]."""
         cost = np.asarray(cost, dtype=float)
         n = cost.size
         idx = np.arange(self.n_cols, self.n_cols + n)
         if n:
-            self.h.addCols(n, cost, np.zeros(n), np.full(n, INF), 0, np.zeros(n, dtype=np.int32),
-                           np.zeros(0, dtype=np.int32), np.zeros(0))
+            if rows is None:
+                start, index, vals = np.zeros(n, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0)
+            else:
+                start = np.arange(n, dtype=np.int32)
+                index = np.asarray(rows, dtype=np.int32)
+                vals = np.asarray(values, dtype=float)
+            self.h.addCols(n, cost, np.zeros(n), np.full(n, INF), vals.size, start, index, vals)
             self.n_cols += n
         return idx
 
@@ -70,6 +76,16 @@ class HighsModel:
     def set_row_upper(self, rows: np.ndarray, upper) -> None:
         rows = np.asarray(rows, dtype=np.int32)
         self.h.changeRowsBounds(rows.size, rows, np.full(rows.size, -INF), np.broadcast_to(np.asarray(upper, float), (rows.size,)).copy())
+
+    def set_col_bounds(self, cols, lower, upper) -> None:
+        cols = np.asarray(cols, dtype=np.int32)
+        n = cols.size
+        self.h.changeColsBounds(n, cols, np.broadcast_to(np.asarray(lower, float), (n,)).copy(),
+                                np.broadcast_to(np.asarray(upper, float), (n,)).copy())
+
+    def set_col_costs(self, cols, costs) -> None:
+        cols = np.asarray(cols, dtype=np.int32)
+        self.h.changeColsCost(cols.size, cols, np.broadcast_to(np.asarray(costs, float), (cols.size,)).copy())
 
     def solve(self, time_limit: float | None = None) -> LPSolution:
         """Re-solve from the current basis; with ``time_limit`` (seconds) a solve that runs out of time
@@ -115,35 +131,6 @@ class HighsModel:
     @property
     def simplex_iterations(self) -> int:
         return int(self.h.getInfo().simplex_iteration_count)
-
-
-class PrivacyLP:
-    """Shared solving interface of the bounding LPs (BoundingLP, DDBoundingLP).
-
-    Subclasses set ``self.model`` (a :class:`HighsModel`), ``self._rhs`` (the current δ) and
-    ``self._delta_rows`` (the rows whose upper bound is δ).
-    """
-
-    model: HighsModel
-    _rhs: float
-    _delta_rows: list
-
-    def solve(self, time_limit: float | None = None) -> LPSolution:
-        return self.model.solve(time_limit)
-
-    def set_delta(self, delta: float) -> None:
-        """Change the right-hand side δ of every privacy row (used by the repair step)."""
-        self._rhs = float(delta)
-        if self._delta_rows:
-            self.model.set_row_upper(np.asarray(self._delta_rows), self._rhs)
-
-    def matrix(self) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray, np.ndarray]:
-        """The current LP as (cost, A, row_lower, row_upper), for other solvers."""
-        return self.model.matrix()
-
-    def solve_with(self, solver: str = "ECOS", **options) -> LPSolution:
-        """Solve the current LP (with the cuts added so far) through cvxpy, e.g. with ECOS: a cross-check."""
-        return self.model.solve_with(solver, **options)
 
 
 def solve_with_cvxpy(cost, matrix, lower, upper, *, solver: str = "ECOS", **solver_options) -> LPSolution:

@@ -8,13 +8,14 @@ import numpy as np
 
 from .._rounding import round_up as _round_up
 from ..cutting_plane import run_cutting_plane
+from ..lp import repair_by_mixing
 from ..monotone import monotone_noise
 from ..noise import PiecewiseUniform
 from ..partition import Partition
 from ..problem import InfeasibleError
 from .lp import DDBoundingLP
 from .mechanism import Mechanism
-from .privacy import certify_delta, privacy_profile
+from .privacy import privacy_profile
 from .problem import Problem
 
 __all__ = ["UpperBound", "LowerBound", "upper_bound", "lower_bound"]
@@ -105,43 +106,30 @@ def upper_bound(problem: Problem, partition: Partition, *, cuts: str = "shift", 
         raise RuntimeError(f"Algorithm 1 stopped after {res.iterations} iterations ({res.seconds:.1f} s) with a "
                            f"privacy shortfall of {res.max_shortfall:.3e}; no certified mechanism to release")
     edges = lp.grouping.edges
-    fam = _family(lp, res.x)
-    prof = privacy_profile(fam, edges, problem.epsilon, problem.sensitivity)
-    d, weight = prof.delta, 0.0
-    if d > problem.delta:
-        anchor = None
-        if problem.cap is None:
-            k = partition.widths
-            uni = PiecewiseUniform(partition.edges, k / k.sum(), grid=partition.beta)
-            du = certify_delta([uni] * lp.M, edges, problem.epsilon, problem.sensitivity)
-            if du < problem.delta:
-                anchor = ([uni] * lp.M, du)
-        for frac in (1 - 1e-4, 1 - 1e-2, 0.9, 0.5) if anchor is None else ():
+
+    def certify(family):
+        prof = privacy_profile(family, edges, problem.epsilon, problem.sensitivity)
+        return prof.delta, prof.error_bound
+
+    def uniform():  # (ε, Δf/W)-DP on a support of length W; it would break the caps
+        if problem.cap is not None:
+            return None
+        k = partition.widths
+        return [PiecewiseUniform(partition.edges, k / k.sum(), grid=partition.beta)] * lp.M
+
+    def resolve(frac):
+        def make():
             lp.set_delta(frac * problem.delta)
             try:
-                ares = run_cutting_plane(lp, cuts=cuts, tol=tol, **opts)
+                return _family(lp, run_cutting_plane(lp, cuts=cuts, tol=tol, **opts).x)
             except InfeasibleError:
-                continue
-            cand = _family(lp, ares.x)
-            da = certify_delta(cand, edges, problem.epsilon, problem.sensitivity)
-            if da < problem.delta:
-                anchor = (cand, da)
-                break
-        lp.set_delta(problem.delta)
-        if anchor is None:
-            raise RuntimeError("repair failed: no anchor mechanism strictly below δ was found")
-        fa, da = anchor
-        target = problem.delta - 4.0 * prof.error_bound
-        weight = min(1.0, (d - target) / (d - da))
-        while True:
-            mixed = _mix(fam, fa, weight)
-            dm = certify_delta(mixed, edges, problem.epsilon, problem.sensitivity)
-            if dm <= problem.delta:
-                fam, d = mixed, dm
-                break
-            if weight >= 1.0:  # pragma: no cover
-                raise RuntimeError("repair failed")
-            weight = min(1.0, 2.0 * weight)
+                return None
+            finally:
+                lp.set_delta(problem.delta)
+        return make
+
+    anchors = [uniform] + [resolve(f) for f in (1 - 1e-4, 1 - 1e-2, 0.9, 0.5)]
+    fam, d, weight = repair_by_mixing(_family(lp, res.x), certify, _mix, anchors, problem.delta)
     mech = Mechanism(tuple(fam), edges, problem.epsilon, problem.delta, problem.sensitivity)
     losses = np.array([fam[l].expected_loss(problem.piece_loss(l)) for l in range(lp.M)])
     if problem.cap is not None:

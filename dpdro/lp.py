@@ -1,0 +1,341 @@
+r"""The one cutting-plane LP layer shared by every bounding problem: P(π, β), D(π, β), P′(π, β), D′(π, β)
+and the uniform-grid LPs of :mod:`dpdro.grid`.
+
+Every privacy constraint of these LPs has the form (equation (9), Lemma C.15)
+
+    Σ_{q ∈ A} s_q(p) + f_r(p) + a ≤ δ        for every event A,
+
+where the *constraint group* r is a shift (or a pair of pieces and a shift), the s_q are linear forms
+in the cell probabilities p, one per *segment* q of the group (the signed contribution
+|q|·(p(j)/|Π_j| − e^ε p(j′)/|Π_j′|) of a piece of an event), f_r collects the segments that belong to
+every worst event (those that no shifted cell covers, with non-negative coefficients) and a is the atom
+at 0 when there is one. The worst event takes exactly the segments with s_q(p) > 0, so the whole group
+is equivalent to the *whole-shift cut*
+
+    t_q ≥ s_q(p),  t_q ≥ 0,   Σ_q t_q + f_r(p) + a ≤ δ,
+
+and any subset of its segments still gives a valid relaxation (a *lazy* cut). :class:`PrivacyLP`
+owns the HiGHS model (through :class:`dpdro.solvers.HighsModel`, the only code that touches highspy),
+the budget rows, segment rows and t-columns, single-event cuts (Algorithm 1 as written), the change
+of δ used by the repair step, and the certified lower bound; a subclass only says what the segments of
+a group are (:meth:`PrivacyLP.group_segments`) and evaluates the oracle (:meth:`PrivacyLP.shortfalls`).
+
+Certified lower bound
+    :meth:`PrivacyLP.dual_bound` evaluates the Lagrangian at the solver's row duals made sign-feasible
+    (Neumaier and Shcherbina 2004): for every x with row_lower ≤ A x ≤ row_upper and 0 ≤ x ≤ u,
+
+        cᵀx ≥ yᵀb + Σ_j min(0, r_j)·u_j,     r = c − Aᵀy,
+
+    for any y whose entries have the sign of the bound they multiply. The normalisation rows
+    Σ_{j ∈ B} p_j = 1 are used first to raise every reduced cost of their block to 0 (the "θ" of the
+    paper's dual), which costs their right-hand side times the largest deficit once instead of the
+    sum of the deficits. The bound is valid for any y whatsoever (a time-limited relaxation, a
+    perturbed dual) and is rounded down by a rigorous bound on the floating-point error and on a
+    relative error :data:`COEFF_REL` in every coefficient of c and A (the coefficients e^ε, 1/|Π_j|
+    and cell costs are computed in floating point). Valid upper bounds u: 1 for probabilities, the
+    current δ for t-columns (they sit in a budget row with right-hand side δ and non-negative
+    companions), and what a subclass declares for its own auxiliary columns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._rounding import UNIT_ROUNDOFF as _U
+from .solvers import INF, HighsModel, LPSolution
+
+__all__ = ["COEFF_REL", "PrivacyLP", "repair_by_mixing", "safe_lower_bound"]
+
+COEFF_REL = 1e-13  # relative error allowed in every coefficient of c and A by the certified lower bound
+
+
+def _gamma(n) -> np.ndarray:
+    """γ_n = n·u/(1 − n·u): the relative error bound of a floating-point sum of n terms."""
+    n = np.asarray(n, dtype=float)
+    return n * _U / (1.0 - n * _U)
+
+
+def safe_lower_bound(cost, matrix, row_lower, row_upper, col_upper, row_duals, *,
+                     simplex_rows=()) -> float:
+    """A rigorous lower bound on min cᵀx s.t. row_lower ≤ A x ≤ row_upper, 0 ≤ x ≤ col_upper (module
+    docstring), from any row duals in HiGHS's convention (∂ objective / ∂ right-hand side).
+
+    ``simplex_rows``: indices of equality rows Σ_{j ∈ B} a_j x_j = b with positive coefficients a_j
+    (normalisations): their multiplier is lowered until every reduced cost in B of a column that is
+    not fixed at 0 is non-negative.
+    Returns −inf when a column without a finite upper bound keeps a negative reduced cost.
+    """
+    c = np.asarray(cost, dtype=float)
+    A = sp.csr_matrix(matrix)
+    lo = np.asarray(row_lower, dtype=float)
+    hi = np.asarray(row_upper, dtype=float)
+    u = np.asarray(col_upper, dtype=float)
+    y = np.zeros(A.shape[0])
+    d = np.asarray(row_duals, dtype=float)[: A.shape[0]]
+    y[: d.size] = np.nan_to_num(d, nan=0.0, posinf=0.0, neginf=0.0)  # rows added since: multiplier 0
+    lo_fin, hi_fin = lo > -INF, hi < INF
+    y = np.where(lo_fin, y, np.minimum(y, 0.0))  # only an upper bound: y ≤ 0
+    y = np.where(hi_fin, y, np.maximum(y, 0.0))  # only a lower bound: y ≥ 0
+    AT = A.T.tocsr()
+    absAT = abs(AT)
+    nnz_col = np.diff(A.tocsc().indptr)
+    for r in simplex_rows:
+        cols = A.indices[A.indptr[r]:A.indptr[r + 1]]
+        a = A.data[A.indptr[r]:A.indptr[r + 1]]
+        free = u[cols] > 0  # columns fixed at 0 cost nothing whatever their reduced cost
+        cols, a = cols[free], a[free]
+        if cols.size == 0:
+            continue
+        red = c[cols] - AT[cols] @ y
+        mag = np.abs(c[cols]) + absAT[cols] @ np.abs(y)
+        deficit = np.max(-(red - (_gamma(nnz_col[cols] + 2) + COEFF_REL) * mag) / a)
+        if deficit > 0:  # lower y_r by the deficit (plus its own rounding): every reduced cost in B ≥ 0
+            y[r] -= deficit * (1.0 + 4 * _U) + _U * abs(y[r])
+    b = np.where(y < 0, hi, lo)
+    b = np.where(y == 0, 0.0, b)
+    yb = y * b
+    red = c - AT @ y
+    mag = np.abs(c) + absAT @ np.abs(y)
+    red_lo = red - (_gamma(nnz_col + 2) + COEFF_REL) * mag
+    neg = np.minimum(red_lo, 0.0)
+    if np.any((neg < 0) & ~np.isfinite(u)):
+        return -np.inf
+    pen = neg * np.where(neg < 0, u, 0.0)
+    total = float(np.sum(yb)) + float(np.sum(pen))
+    err = (_gamma(yb.size + pen.size + 2) + COEFF_REL) * (float(np.sum(np.abs(yb))) + float(np.sum(np.abs(pen))))
+    return float(np.nextafter(total - err, -np.inf))
+
+
+class PrivacyLP:
+    """A bounding LP whose privacy constraints come in groups (module docstring).
+
+    Parameters
+    ----------
+    cost : costs of the first columns (probabilities, tails, atom), all with upper bound 1 unless
+        ``col_upper`` says otherwise.
+    delta : the right-hand side δ of every privacy row.
+    budget_extra : ``(columns, values)`` added to every budget and event row (the atom column).
+
+    Subclasses set ``n_groups``, add their normalisation rows with :meth:`add_simplex_rows` and
+    implement :meth:`group_segments` and :meth:`shortfalls`.
+    """
+
+    n_groups: int
+
+    def __init__(self, cost, *, delta: float, col_upper=None, budget_extra=((), ())):
+        cost = np.asarray(cost, dtype=float)
+        self.model = HighsModel(cost)
+        self.n_p = cost.size
+        first = np.ones(cost.size) if col_upper is None else np.asarray(col_upper, dtype=float)
+        self._upper: list[tuple[np.ndarray, np.ndarray]] = [(np.arange(cost.size), first)]
+        self._t_cols: list[np.ndarray] = []  # t-columns (bounded by the current δ)
+        self._rhs = float(delta)
+        self._delta_rows: list[int] = []
+        self._simplex_rows: list[int] = []
+        self._budget: dict[int, int] = {}
+        self._seg_added: dict[int, np.ndarray] = {}
+        self._full: set[int] = set()
+        self._events: set[bytes] = set()
+        self._extra_cols = np.asarray(budget_extra[0], dtype=np.int64)
+        self._extra_vals = np.asarray(budget_extra[1], dtype=float)
+        self.event_cuts_added = 0
+
+    # ------------------------------------------------------------------ subclass interface
+    def group_segments(self, r: int) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+        """The segments of group r: a CSR matrix whose rows are the linear forms s_q on the first
+        ``n_p`` columns, and the free part f_r as ``(columns, non-negative values)``."""
+        raise NotImplementedError  # pragma: no cover
+
+    def shortfalls(self, x: np.ndarray) -> np.ndarray:
+        """max_A of the privacy shortfall (δ subtracted) of every group at the LP point x."""
+        raise NotImplementedError  # pragma: no cover
+
+    def segment_values(self, r: int, x: np.ndarray) -> np.ndarray:
+        """s_q(p) for every segment of group r at x."""
+        seg, _, _ = self.group_segments(r)
+        return seg @ np.asarray(x[: self.n_p], dtype=float)
+
+    # ------------------------------------------------------------------ columns and fixed rows
+    def add_simplex_rows(self, matrix) -> None:
+        """Normalisation rows Σ_{j ∈ B} p_j = 1 (disjoint blocks B): used by :meth:`dual_bound`."""
+        idx = self.model.add_rows(matrix, 1.0, 1.0)
+        self._simplex_rows.extend(int(i) for i in idx)
+
+    def add_fixed_rows(self, matrix, lower, upper) -> np.ndarray:
+        """Rows whose bounds do not depend on δ (monotonicity, caps)."""
+        return self.model.add_rows(matrix, lower, upper)
+
+    def add_aux_cols(self, cost, upper) -> np.ndarray:
+        """Auxiliary columns with valid upper bounds ``upper`` (for the certified lower bound)."""
+        idx = self.model.add_cols(cost)
+        self._upper.append((idx, np.broadcast_to(np.asarray(upper, dtype=float), idx.shape).copy()))
+        return idx
+
+    def add_t_cols(self, n: int, *, budget: int | None = None) -> np.ndarray:
+        """n columns of cost 0 that sit with coefficient 1 in a budget row (``budget``, or one the
+        caller adds later with :meth:`add_delta_row`): valid upper bound the current δ."""
+        rows = None if budget is None else np.full(n, budget)
+        t = self.model.add_cols(np.zeros(n), rows=rows, values=None if budget is None else np.ones(n))
+        self._t_cols.append(t)
+        return t
+
+    def fix_columns(self, cols) -> None:
+        """Fix the given columns at 0 (e.g. cells outside ``Problem.support``)."""
+        cols = np.asarray(cols, dtype=np.int64)
+        if cols.size:
+            self.model.set_col_bounds(cols, 0.0, 0.0)
+            self._upper.append((cols, np.zeros(cols.size)))
+
+    def set_costs(self, cols, costs) -> None:
+        self.model.set_col_costs(cols, costs)
+
+    # ------------------------------------------------------------------ cuts
+    def has_full_cut(self, r: int) -> bool:
+        """Whether every segment of group r is already in the LP."""
+        return r in self._full
+
+    @property
+    def shift_cuts_added(self) -> int:
+        """Number of groups with a budget row (a whole-shift cut, possibly with lazily added segments)."""
+        return len(self._budget)
+
+    def add_delta_row(self, row) -> int:
+        """A privacy row ``row @ x + a ≤ δ`` (``row``: one sparse row; the atom is added here)."""
+        row = sp.csr_matrix(row)
+        cols = np.concatenate((row.indices.astype(np.int64), self._extra_cols))
+        vals = np.concatenate((row.data, self._extra_vals))
+        full = sp.csr_matrix((vals, (np.zeros(cols.size, dtype=np.int64), cols)), shape=(1, self.model.n_cols))
+        b = int(self.model.add_rows(full, -INF, self._rhs)[0])
+        self._delta_rows.append(b)
+        return b
+
+    def ensure_budget(self, r: int) -> int:
+        """The budget row Σ_q t_q + f_r(p) + a ≤ δ of group r (created on first use)."""
+        if r not in self._budget:
+            _, free_cols, free_vals = self.group_segments(r)
+            free = sp.csr_matrix((np.asarray(free_vals, dtype=float),
+                                  (np.zeros(len(free_cols), dtype=np.int64), np.asarray(free_cols, dtype=np.int64))),
+                                 shape=(1, self.n_p))
+            self._budget[r] = self.add_delta_row(free)
+        return self._budget[r]
+
+    def add_segments(self, r: int, select: np.ndarray) -> int:
+        """Add t_q ≥ s_q(p) for the selected segments of group r (those not added before). Returns the
+        number of rows added: segment rows, plus the budget row when this call created it."""
+        seg, _, _ = self.group_segments(r)
+        created = int(r not in self._budget)
+        b = self.ensure_budget(r)
+        added = self._seg_added.setdefault(r, np.zeros(seg.shape[0], dtype=bool))
+        idx = np.nonzero(np.asarray(select, dtype=bool) & ~added & (np.diff(seg.indptr) > 0))[0]
+        n = idx.size
+        if n == 0:
+            return created
+        t = self.add_t_cols(n, budget=b)
+        part = seg[idx]
+        block = sp.hstack([part, sp.csr_matrix((np.full(n, -1.0), (np.arange(n), t - self.n_p)),
+                                               shape=(n, self.model.n_cols - self.n_p))]).tocsr()
+        self.model.add_rows(block, -INF, 0.0)
+        added[idx] = True
+        return n + created
+
+    def add_shift_cut(self, r: int) -> int:
+        """Every constraint of group r at once (the whole-shift cut)."""
+        self._full.add(r)
+        seg, _, _ = self.group_segments(r)
+        return self.add_segments(r, np.ones(seg.shape[0], dtype=bool))
+
+    def add_worst_segments(self, r: int, x: np.ndarray) -> int:
+        """Lazy whole-shift cut: the segments of the worst event of group r at x (Lemma C.15)."""
+        return self.add_segments(r, self.segment_values(r, x) > 0)
+
+    def add_event_cut(self, r: int, x: np.ndarray) -> bool:
+        """The single constraint of group r for the worst event at x (Algorithm 1). Returns False if
+        that exact constraint is already in the LP."""
+        seg, free_cols, free_vals = self.group_segments(r)
+        sel = self.segment_values(r, x) > 0
+        key = np.int64(r).tobytes() + np.packbits(sel).tobytes()
+        if key in self._events:
+            return False
+        self._events.add(key)
+        coef = np.asarray(seg[np.nonzero(sel)[0]].sum(axis=0)).ravel()
+        np.add.at(coef, np.asarray(free_cols, dtype=np.int64), np.asarray(free_vals, dtype=float))
+        self.add_delta_row(sp.csr_matrix(coef[None, :]))
+        self.event_cuts_added += 1
+        return True
+
+    def add_all_shift_cuts(self) -> None:
+        """Every privacy constraint at once: the full LP."""
+        for r in range(self.n_groups):
+            self.add_shift_cut(r)
+
+    # ------------------------------------------------------------------ solving
+    def solve(self, time_limit: float | None = None) -> LPSolution:
+        return self.model.solve(time_limit)
+
+    def set_delta(self, delta: float) -> None:
+        """Change the right-hand side δ of every privacy row (used by the repair step)."""
+        self._rhs = float(delta)
+        if self._delta_rows:
+            self.model.set_row_upper(np.asarray(self._delta_rows), self._rhs)
+
+    def column_upper_bounds(self) -> np.ndarray:
+        """Valid upper bounds on every column over the feasible set (module docstring)."""
+        out = np.full(self.model.n_cols, np.inf)
+        for idx, val in self._upper:  # in order: fixing a column at 0 comes after its first bound
+            out[idx] = val
+        for t in self._t_cols:
+            out[t] = self._rhs
+        return out
+
+    def dual_bound(self, row_duals: np.ndarray) -> float:
+        """A certified lower bound on this LP's optimal value from any row duals (module docstring)."""
+        cost, mat, lo, hi = self.model.matrix()
+        return safe_lower_bound(cost, mat, lo, hi, self.column_upper_bounds(), row_duals,
+                                simplex_rows=self._simplex_rows)
+
+    def matrix(self) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray, np.ndarray]:
+        """The current LP as (cost, A, row_lower, row_upper), for other solvers."""
+        return self.model.matrix()
+
+    def solve_with(self, solver: str = "ECOS", **options) -> LPSolution:
+        """Solve the current LP (with the cuts added so far) through cvxpy, e.g. with ECOS: a cross-check."""
+        return self.model.solve_with(solver, **options)
+
+
+def repair_by_mixing(candidate, certify, mix, anchors, delta: float):
+    """Remove a solver's overshoot of δ from a released noise (or family of noises) exactly.
+
+    The DP constraints are linear in the probabilities and δ(φ) is convex in them, so the mixture
+    (1 − w)·candidate + w·anchor has δ at most (1 − w)·δ_candidate + w·δ_anchor. ``certify(obj)``
+    returns (certified δ, its rounding-error bound); ``mix(a, b, w)`` the mixture; ``anchors`` are
+    zero-argument callables tried in order (cheapest first) until one returns an object certified
+    strictly below δ. Returns (released object, its certified δ ≤ ``delta``, the weight w of the
+    anchor).
+    """
+    d, err = certify(candidate)
+    if d <= delta:
+        return candidate, d, 0.0
+    anchor = None
+    for make in anchors:
+        cand = make()
+        if cand is None:
+            continue
+        da, _ = certify(cand)
+        if da < delta:
+            anchor = (cand, da)
+            break
+    if anchor is None:
+        raise RuntimeError(f"the LP solution overshoots δ = {delta:g} (certified {d:.3e}) and no anchor could be "
+                           "certified below it")
+    pa, da = anchor
+    target = delta - 4.0 * err  # room for the certificate's own rounding-error bound
+    weight = min(1.0, (d - target) / (d - da))
+    while True:
+        mixed = mix(candidate, pa, weight)
+        dm, _ = certify(mixed)
+        if dm <= delta:
+            return mixed, dm, weight
+        if weight >= 1.0:  # pragma: no cover - the anchor alone is certified below δ
+            raise RuntimeError("repair failed")
+        weight = min(1.0, 2.0 * weight)
