@@ -69,7 +69,7 @@ import scipy.sparse as sp
 from ._rounding import round_up as _round_up
 from ._validation import check_choice
 from .cutting_plane import CuttingPlaneResult, run_cutting_plane
-from .lp import PrivacyLP, repair_by_mixing
+from .lp import RELEASE_MARGIN, PrivacyLP, repair_by_mixing
 from .mechanisms import truncated_laplace_half_width
 from .monotone import monotone_matrix, monotone_noise
 from .noise import PiecewiseUniform
@@ -132,7 +132,8 @@ class BoundingLP(PrivacyLP):
             raise ValueError(f"loss {loss.name!r} gave negative or non-finite cell coefficients")
         self.cost = np.asarray(cost, dtype=float)
         extra = ([self.atom_col], [1.0]) if atom else ((), ())
-        super().__init__(self.cost, delta=problem.delta, budget_extra=extra)
+        rhs = problem.delta if lower else problem.delta * (1.0 - RELEASE_MARGIN)
+        super().__init__(self.cost, delta=rhs, budget_extra=extra)
         self.n_groups = int(self.table.shifts.size)
         self.add_simplex_rows(sp.csr_matrix(np.ones((1, self.n_p))))
         self._segments: dict[int, tuple] = {}
@@ -430,7 +431,7 @@ def _release(lp: BoundingLP, res: CuttingPlaneResult, **kwargs):
             except InfeasibleError:
                 return None
             finally:
-                lp.set_delta(prob.delta)
+                lp.set_delta(prob.delta * (1.0 - RELEASE_MARGIN))
         return make
 
     anchors = [uniform] + [resolve(f) for f in (1 - 1e-4, 1 - 1e-2, 0.9, 0.5)]

@@ -51,6 +51,7 @@ class Loss:
     """
 
     name = "loss"
+    symmetric = False  # c(x) = c(−x) for all x (known exactly; False when unknown)
 
     def __call__(self, x):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -91,6 +92,8 @@ class _MonotoneSides(Loss):
 
 class PowerLoss(_MonotoneSides):
     r"""c(x) = |x|^k for k > 0; k = 1 is the ℓ1 loss (noise amplitude), k = 2 the ℓ2 loss (noise power)."""
+
+    symmetric = True
 
     def __init__(self, k: float = 1.0, *, name: str | None = None):
         self.k = check_positive("k", k)
@@ -158,6 +161,8 @@ class PiecewiseLinear(Loss):
         self.knots, self.values = knots, values
         self.left_slope, self.right_slope = ls, rs
         self.name = name
+        pts = np.union1d(knots, -knots)  # c is linear between these points and beyond them
+        self.symmetric = bool(ls == -rs and np.array_equal(self(pts), self(-pts)))
 
     def __call__(self, x):
         x = np.asarray(x, dtype=float)

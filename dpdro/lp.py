@@ -45,9 +45,14 @@ import scipy.sparse as sp
 from ._rounding import UNIT_ROUNDOFF as _U
 from .solvers import INF, HighsModel, LPSolution
 
-__all__ = ["COEFF_REL", "PrivacyLP", "repair_by_mixing", "safe_lower_bound"]
+__all__ = ["COEFF_REL", "RELEASE_MARGIN", "PrivacyLP", "repair_by_mixing", "safe_lower_bound"]
 
 COEFF_REL = 1e-13  # relative error allowed in every coefficient of c and A by the certified lower bound
+# Upper-bound LPs are solved for δ·(1 − RELEASE_MARGIN): the released noise then keeps a little room
+# below δ, so that a transformed copy (translated off its lattice, rescaled) is still certified ≤ δ by
+# certificates whose rounding allowance is larger (the breakpoint method of dpdro.privacy). The cost
+# in expected loss is of relative order 1e-9.
+RELEASE_MARGIN = 1e-9
 
 
 def _gamma(n) -> np.ndarray:
@@ -129,7 +134,7 @@ class PrivacyLP:
         self.n_p = cost.size
         first = np.ones(cost.size) if col_upper is None else np.asarray(col_upper, dtype=float)
         self._upper: list[tuple[np.ndarray, np.ndarray]] = [(np.arange(cost.size), first)]
-        self._t_cols: list[np.ndarray] = []  # t-columns (bounded by the current δ)
+        self._t_cols: list[tuple[np.ndarray, np.ndarray]] = []  # t-columns and their budget coefficients
         self._rhs = float(delta)
         self._delta_rows: list[int] = []
         self._simplex_rows: list[int] = []
@@ -172,12 +177,15 @@ class PrivacyLP:
         self._upper.append((idx, np.broadcast_to(np.asarray(upper, dtype=float), idx.shape).copy()))
         return idx
 
-    def add_t_cols(self, n: int, *, budget: int | None = None) -> np.ndarray:
-        """n columns of cost 0 that sit with coefficient 1 in a budget row (``budget``, or one the
-        caller adds later with :meth:`add_delta_row`): valid upper bound the current δ."""
-        rows = None if budget is None else np.full(n, budget)
-        t = self.model.add_cols(np.zeros(n), rows=rows, values=None if budget is None else np.ones(n))
-        self._t_cols.append(t)
+    def add_t_cols(self, n: int, *, budget=None, weights=None) -> np.ndarray:
+        """n columns of cost 0 with the positive coefficients ``weights`` (default 1) in budget rows
+        (``budget``: one row, or one per column; or rows the caller adds later with
+        :meth:`add_delta_row`). A budget row has right-hand side δ and non-negative entries, so the
+        valid upper bound of such a column is the current δ over its weight."""
+        w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+        rows = None if budget is None else np.broadcast_to(np.asarray(budget), (n,))
+        t = self.model.add_cols(np.zeros(n), rows=rows, values=None if rows is None else w)
+        self._t_cols.append((t, w))
         return t
 
     def fix_columns(self, cols) -> None:
@@ -284,8 +292,8 @@ class PrivacyLP:
         out = np.full(self.model.n_cols, np.inf)
         for idx, val in self._upper:  # in order: fixing a column at 0 comes after its first bound
             out[idx] = val
-        for t in self._t_cols:
-            out[t] = self._rhs
+        for t, w in self._t_cols:
+            out[t] = self._rhs / w
         return out
 
     def dual_bound(self, row_duals: np.ndarray) -> float:

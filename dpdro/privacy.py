@@ -95,32 +95,55 @@ def lattice_masses(noise: PiecewiseUniform, ticks: np.ndarray) -> np.ndarray:
     return np.repeat(probs / widths, widths)
 
 
-def hockey_stick_sums(g: np.ndarray, shifted: np.ndarray, exp_epsilon_down: float) -> np.ndarray:
+def hockey_stick_sums(g: np.ndarray, shifted: np.ndarray, exp_epsilon_down: float) -> tuple[np.ndarray, np.ndarray]:
     """Σ_i (g_i − e^ε·g′_i)₊ along the last axis: δ(φ) of the lattice masses g against masses g′ on the
     same lattice shifted by φ (``shifted[..., i]`` = g′_{i−s}), with e^ε rounded down
-    (``dpdro._rounding.exp_down``)."""
-    return np.maximum(g - exp_epsilon_down * shifted, 0.0).sum(axis=-1)
+    (``dpdro._rounding.exp_down``), and a bound on the floating-point error of those sums' terms.
+
+    One term's computed value differs from the exact one by at most 8.2u·max(g_i, e^ε g′_i) (the
+    normalisation of g, the product and the difference). A term contributes to the error only if its
+    exact value can be positive, i.e. if the computed difference exceeds minus that amount: near-ties
+    g_i ≈ e^ε g′_i count, clearly negative terms do not. So the error of a sum is at most the sum of
+    8.2u·max(g_i, e^ε g′_i) over those terms, which is tiny for noises whose worst events are few
+    cells with small mass (e.g. the tails of noise for δ = 1e-12)."""
+    other = exp_epsilon_down * shifted
+    terms = g - other
+    tol = 8.2 * _U * np.maximum(g, other)
+    return np.maximum(terms, 0.0).sum(axis=-1), np.where(terms > -tol, tol, 0.0).sum(axis=-1)
 
 
-def edge_rounding(noise: PiecewiseUniform, ticks: np.ndarray, h: float) -> float:
-    """η: how far the float edges may lie from ticks·h, including the rounding of that difference."""
-    return float(np.max(np.abs(noise.edges - ticks * h))) + 2 * _U * max(1.0, float(np.max(np.abs(noise.edges))))
+def lattice_offset(values, ticks: np.ndarray, h: float, origin: float = 0.0) -> float:
+    """η = max_j |values_j − (origin + ticks_j·h)|, computed exactly from the floats (0 when every value
+    lies exactly on the lattice) and rounded up."""
+    H, O = Fraction(float(h)), Fraction(float(origin))
+    worst = max((abs(Fraction(float(v)) - O - int(t) * H) for v, t in zip(np.ravel(values), np.ravel(ticks))),
+                default=Fraction(0))
+    return 0.0 if worst == 0 else float(np.nextafter(float(worst), np.inf))
 
 
-def lattice_error_bound(deltas, n_cells: int, n_edges: int, max_density: float, eta: float, k: int, h: float,
-                        sensitivity: float):
+def lattice_error_bound(term_errors, deltas, n_cells: int, n_edges: int, max_density: float, total_variation: float,
+                        eta: float, k: int, h: float, sensitivity: float, exp_epsilon: float):
     """A bound on |computed − exact| δ(φ) for :func:`hockey_stick_sums` on ``n_cells`` lattice cells of width h.
 
-    Floating-point error of one term (g_i − e^ε g_{i−s})_+: at most 8.1u·g_i (the product, the
-    difference and the normalisation of g; a term that is truly 0 can only turn positive when
-    e^ε g_{i−s} ≈ g_i). Σ_i g_i = 1, and summing n non-negative terms adds n·u·δ(φ). The float edges
-    differ from ticks·h by at most η (:func:`edge_rounding`), and Δf from k·h by at most |Δf − k·h|;
-    moving an edge or the shift by η changes the integrand only on intervals of length η next to the
-    two images of that edge (``n_edges`` edges in all), where it lies in [0, max density].
+    ``term_errors`` bounds the terms' floating-point errors (:func:`hockey_stick_sums`); the
+    normalisation Σ p and the sum of n non-negative terms add 2.02·n·u·δ(φ). The float edges differ
+    from ticks·h by at most η (:func:`lattice_offset`, 0 on an exact lattice), and Δf from k·h by an
+    exactly computed amount; moving an edge whose density jump is J, or the shift, by η changes the
+    integrand (p(y) − e^ε p(y − φ))₊ only on intervals of length η next to that edge and its image,
+    by at most |J| and min(e^ε|J|, max density) there: in all at most η times the smaller of
+    2·n_edges·max density and (1 + e^ε)·(total variation of the density).
     """
-    err = 8.1 * _U + 1.01 * n_cells * _U * deltas
-    err += 2 * n_edges * max_density * (eta + abs(sensitivity - k * h) + 2 * _U * sensitivity)
+    err = term_errors + 2.02 * n_cells * _U * np.asarray(deltas)
+    drift = eta + lattice_offset([sensitivity], [k], h)
+    if drift > 0:
+        err = err + drift * min(2 * n_edges * max_density, (1.0 + exp_epsilon) * total_variation)
     return err
+
+
+def total_variation(noise: PiecewiseUniform) -> float:
+    """Σ |density jumps| of the cells, the two ends included."""
+    d = noise.densities / (noise.probs.sum() / (1.0 - noise.atom))
+    return float(np.abs(np.diff(np.concatenate(([0.0], d, [0.0])))).sum())
 
 
 def _lattice_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float, ticks: np.ndarray, k: int,
@@ -131,14 +154,15 @@ def _lattice_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float
     e_lo = exp_down(epsilon)
     shifts = np.arange(-k, k + 1)
     deltas = np.empty(shifts.size)
+    term_err = np.empty(shifts.size)
     per_chunk = max(1, 4_000_000 // max(n, 1))
     idx = np.arange(n)
     for c0 in range(0, shifts.size, per_chunk):
         s = shifts[c0:c0 + per_chunk]
         shifted = padded[k + idx[None, :] - s[:, None]]  # g_{i - s}
-        deltas[c0:c0 + per_chunk] = hockey_stick_sums(g[None, :], shifted, e_lo)
-    err = lattice_error_bound(deltas, n, ticks.size, float(np.max(noise.densities)), edge_rounding(noise, ticks, h),
-                              k, h, sensitivity)
+        deltas[c0:c0 + per_chunk], term_err[c0:c0 + per_chunk] = hockey_stick_sums(g[None, :], shifted, e_lo)
+    err = lattice_error_bound(term_err, deltas, n, ticks.size, float(np.max(noise.densities)), total_variation(noise),
+                              lattice_offset(noise.edges, ticks, h), k, h, sensitivity, math.exp(epsilon))
     return _with_atom(PrivacyProfile(shifts * h, deltas, err, "lattice"), noise.atom)
 
 
@@ -163,9 +187,13 @@ def _breakpoint_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: fl
     n = 2 * e.size
     scale = float(np.max(np.abs(e))) + sensitivity
     # as for the lattice (see there), plus the absolute errors of a few ulps of the largest coordinate
-    # in every breakpoint, segment length and candidate shift, each acting on an integrand in
-    # [0, max density]
-    err = 8.1 * _U + 1.01 * n * _U * deltas + 8 * n * _U * scale * float(np.max(dens))
+    # in every breakpoint, segment length and candidate shift: moving a breakpoint by η changes the
+    # integrand only next to it, by at most the density jump there or its e^ε multiple (bounded by
+    # the maximum density), so in all by η times the smaller of 2n·max density and
+    # (1 + e^ε)·(total variation)
+    drift = 8 * _U * scale
+    err = 8.1 * _U + 2.02 * n * _U * deltas + drift * min(2 * n * float(np.max(dens)),
+                                                          (1.0 + math.exp(epsilon)) * total_variation(noise))
     return _with_atom(PrivacyProfile(phis, deltas, err, "breakpoints"), noise.atom)
 
 

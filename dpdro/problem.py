@@ -59,6 +59,11 @@ class Problem:
         """k = Δf/β, the number of grid steps in one sensitivity; raises unless β divides Δf."""
         return integer_ratio("beta", self.sensitivity, beta, what="the sensitivity Δf")
 
+    def without_monotonicity(self) -> "Problem":
+        """The same problem without ``monotone`` (a relaxation: its optimum is at most this one's)."""
+        return Problem(epsilon=self.epsilon, delta=self.delta, sensitivity=self.sensitivity, loss=self.loss,
+                       support=self.support)
+
     def with_delta(self, delta: float) -> "Problem":
         return Problem(epsilon=self.epsilon, delta=delta, sensitivity=self.sensitivity, loss=self.loss, monotone=self.monotone,
                        support=self.support)

@@ -77,6 +77,10 @@ class HighsModel:
         rows = np.asarray(rows, dtype=np.int32)
         self.h.changeRowsBounds(rows.size, rows, np.full(rows.size, -INF), np.broadcast_to(np.asarray(upper, float), (rows.size,)).copy())
 
+    def set_option(self, name: str, value) -> None:
+        """Set a HiGHS option (e.g. ``presolve``)."""
+        self.h.setOptionValue(name, value)
+
     def set_col_bounds(self, cols, lower, upper) -> None:
         cols = np.asarray(cols, dtype=np.int32)
         n = cols.size

@@ -146,7 +146,7 @@ def strengthen_l1_monotone(lp: BoundingLP) -> np.ndarray:
     np.add.at(extra, left, beta * w[left + 1] ** 2 / (2 * w[left]))
     idx = np.nonzero(extra)[0]
     lp.cost[idx] += extra[idx]
-    lp.model.h.changeColsCost(idx.size, idx.astype(np.int32), lp.cost[idx])
+    lp.set_costs(idx, lp.cost[idx])
     return extra
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._rounding import round_up as _round_up
 from ..cutting_plane import run_cutting_plane
-from ..lp import repair_by_mixing
+from ..lp import RELEASE_MARGIN, repair_by_mixing
 from ..monotone import monotone_noise
 from ..noise import PiecewiseUniform
 from ..partition import Partition
@@ -125,7 +125,7 @@ def upper_bound(problem: Problem, partition: Partition, *, cuts: str = "shift", 
             except InfeasibleError:
                 return None
             finally:
-                lp.set_delta(problem.delta)
+                lp.set_delta(problem.delta * (1.0 - RELEASE_MARGIN))
         return make
 
     anchors = [uniform] + [resolve(f) for f in (1 - 1e-4, 1 - 1e-2, 0.9, 0.5)]

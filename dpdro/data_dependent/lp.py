@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_choice
-from ..lp import PrivacyLP
+from ..lp import RELEASE_MARGIN, PrivacyLP
 from ..monotone import monotone_matrix
 from ..oracle import SegmentTable, segment_table
 from ..partition import Partition
@@ -121,7 +121,7 @@ class DDBoundingLP(PrivacyLP):
             costs.append(self.weights[l] * c)
             cap_rows.append(cc)
         self.cost = np.concatenate(costs)
-        super().__init__(self.cost, delta=problem.delta)
+        super().__init__(self.cost, delta=problem.delta if lower else problem.delta * (1.0 - RELEASE_MARGIN))
         self.add_simplex_rows(sp.kron(sp.identity(self.M, format="csr"), sp.csr_matrix(np.ones((1, self.n_c)))).tocsr())
         if problem.monotone:
             mono = monotone_matrix(self.table.column_pi, lower=lower, n_cols=self.n_c)

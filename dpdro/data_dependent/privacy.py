@@ -20,7 +20,8 @@ import numpy as np
 from .._rounding import UNIT_ROUNDOFF as _U, exp_down
 from .._validation import check_positive
 from ..noise import PiecewiseUniform
-from ..privacy import edge_rounding, find_lattice, hockey_stick_sums, lattice_error_bound, lattice_masses
+from ..privacy import (find_lattice, hockey_stick_sums, lattice_error_bound, lattice_masses, lattice_offset,
+                       total_variation)
 
 __all__ = ["PrivacyProfile", "privacy_profile", "certify_delta"]
 
@@ -83,14 +84,17 @@ def privacy_profile(noises: Sequence[PiecewiseUniform], piece_edges, epsilon: fl
     max_dens = 0.0
     n_edges = 0
     eta = 0.0
+    tv = 0.0
     for i, (nz, t) in enumerate(zip(noises, ticks)):
         G[i, t[0] - lo:t[-1] - lo] = lattice_masses(nz, t)
         max_dens = max(max_dens, float(np.max(nz.densities)))
         n_edges = max(n_edges, t.size)
-        eta = max(eta, edge_rounding(nz, t, h))
-    rel = (e - e[0]) / h
-    et = np.round(rel).astype(np.int64)
-    eta_phi = float(np.max(np.abs(rel - et))) * h + 4 * _U * float(np.max(np.abs(e)))
+        eta = max(eta, lattice_offset(nz.edges, t, h))
+        tv = max(tv, total_variation(nz))
+    et = np.round((e - e[0]) / h).astype(np.int64)
+    # the admissible shifts come from the piece edges relative to the first one, checked exactly: no
+    # error grows with the magnitude of the edges
+    eta_phi = lattice_offset(e, et, h, origin=e[0])
     if eta_phi > 1e-6 * h:
         raise ValueError("piece_edges must lie on the noises' lattice (relative to piece_edges[0])")
     M = len(noises)
@@ -101,6 +105,7 @@ def privacy_profile(noises: Sequence[PiecewiseUniform], piece_edges, epsilon: fl
     keep = s_lo <= s_hi
     L1, L2, s_lo, s_hi = L1[keep], L2[keep], s_lo[keep], s_hi[keep]
     best = np.full(L1.size, -np.inf)
+    best_err = np.zeros(L1.size)
     best_s = np.zeros(L1.size, dtype=np.int64)
     e_lo = exp_down(epsilon)
     pad = np.concatenate((np.zeros((M, kd)), G, np.zeros((M, kd))), axis=1)
@@ -113,15 +118,18 @@ def privacy_profile(noises: Sequence[PiecewiseUniform], piece_edges, epsilon: fl
         step = max(1, 4_000_000 // max(1, n))
         for c in range(0, sel.size, step):
             ss = sel[c:c + step]
-            d = hockey_stick_sums(G[L1[ss]], shifted[L2[ss]], e_lo)
-            better = d > best[ss]
+            d, terr = hockey_stick_sums(G[L1[ss]], shifted[L2[ss]], e_lo)
+            better = d + terr > best[ss] + best_err[ss]
             best[ss[better]] = d[better]
+            best_err[ss[better]] = terr[better]
             best_s[ss[better]] = s
-    # error bound: that of dpdro.privacy for the edges of both noises of a pair (2·n_edges), plus the
-    # Lipschitz constant e^ε·2·(#edges)·max density of φ ↦ δ(φ) times the rounding of the piece edges
+    # error bound: that of dpdro.privacy for the edges of both noises of a pair (2·n_edges, twice the
+    # total variation), plus the Lipschitz constant of φ ↦ δ(φ) times the offset of the piece edges
     dmax = float(np.max(best)) if best.size else 0.0
-    err = lattice_error_bound(dmax, n, 2 * n_edges, max_dens, eta, kd, h, sensitivity)
-    err += math.exp(epsilon) * 2 * 2 * n_edges * max_dens * eta_phi
+    terr = float(np.max(best_err)) if best.size else 0.0
+    err = lattice_error_bound(terr, dmax, n, 2 * n_edges, max_dens, 2 * tv, eta, kd, h, sensitivity,
+                              math.exp(epsilon))
+    err += math.exp(epsilon) * min(2 * 2 * n_edges * max_dens, 2 * tv) * eta_phi
     return PrivacyProfile(np.column_stack((L1, L2)), best, best_s * h, float(err))
 
 

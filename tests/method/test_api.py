@@ -67,18 +67,12 @@ BAD_ARGUMENTS = [
     (dict(rel_gap="1%"), TypeError, r"rel_gap must be a real number, got '1%'"),
     (dict(k_start=0), ValueError, r"k_start must be a positive integer \(>= 1\), got 0"),
     (dict(k_start=2.5), TypeError, r"k_start must be a positive integer \(>= 1\), got 2.5 of type float"),
-    (dict(support_factor=-1.5), ValueError, r"support_factor must be finite and > 0, got -1.5"),
-    (dict(max_k=4), ValueError, r"max_k must be an integer >= 8, got 4"),
-    (dict(max_rounds=0), ValueError, r"max_rounds must be a positive integer \(>= 1\), got 0"),
-    (dict(max_lower_shifts=None), TypeError, r"max_lower_shifts must be a positive integer \(>= 1\), got None"),
-    (dict(upper_share=-0.1), ValueError, r"upper_share must be finite and >= 0, got -0.1"),
-    (dict(max_cells=0), ValueError, r"max_cells must be a positive integer \(>= 1\), got 0"),
+    (dict(k_start=8, max_k=4), ValueError, r"max_k must be an integer >= 8, got 4"),
+    (dict(max_k=0), ValueError, r"max_k must be a positive integer \(>= 1\), got 0"),
     (dict(time_limit=0.0), ValueError, r"time_limit must be None or finite and > 0, got 0.0"),
     (dict(time_limit="60"), TypeError, r"time_limit must be None or a real number, got '60'"),
-    (dict(lower_support_factor=float("inf")), ValueError, r"lower_support_factor must be None or finite and > 0, got inf"),
     (dict(atom="yes"), TypeError, r"atom must be True or False, got 'yes'"),
-    (dict(lower_coefficients="average"), ValueError, r"lower_coefficients must be 'infimum' or 'rounding', got 'average'"),
-    (dict(verbose=1), TypeError, r"verbose must be True or False, got 1"),
+    (dict(progress="yes"), TypeError, r"progress must be True, False or a callable taking a dict, got 'yes'"),
 ]
 
 
@@ -87,35 +81,18 @@ def test_optimal_noise_checks_every_argument_before_solving(monkeypatch, kwargs,
     def no_solve(*args, **kw):  # pragma: no cover - reached only if validation comes too late
         raise AssertionError("a bound was solved before the arguments were checked")
 
-    monkeypatch.setattr(dpdro.optimal, "upper_bound", no_solve)
-    monkeypatch.setattr(dpdro.optimal, "lower_bound", no_solve)
+    monkeypatch.setattr(dpdro.optimal, "grid_upper_bound", no_solve)
+    monkeypatch.setattr(dpdro.optimal, "grid_lower_bound", no_solve)
     with pytest.raises(exc, match=match):
         dpdro.optimal_noise(PROB, **kwargs)
 
 
-def test_optimal_noise_checks_the_problem_and_option_combinations_before_solving(monkeypatch):
-    monkeypatch.setattr(dpdro.optimal, "upper_bound", lambda *a, **k: pytest.fail("solved"))
+def test_optimal_noise_checks_the_problem_before_solving(monkeypatch):
+    monkeypatch.setattr(dpdro.optimal, "grid_upper_bound", lambda *a, **k: pytest.fail("solved"))
     with pytest.raises(TypeError, match="problem must be a dpdro.Problem, got dict"):
         dpdro.optimal_noise({"epsilon": 1.0, "delta": 0.2})
-    with pytest.raises(ValueError, match="atom must be False for a monotone problem"):
-        dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=0.2, monotone=True), atom=True)
-    with pytest.raises(ValueError, match="coefficients='rounding' does not apply to monotone problems"):
-        dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=0.2, monotone=True), lower_coefficients="rounding")
-    with pytest.raises(ValueError, match="grid interpolation excess"):
-        dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=0.2, loss=dpdro.PowerLoss(3)),
-                            lower_coefficients="rounding")
 
 
 def test_optimal_noise_accepts_valid_alternatives():
-    res = dpdro.optimal_noise(PROB, rel_gap=0.2, k_start=4.0, max_k=8, time_limit=60, upper_share=0.0,
-                              lower_support_factor=2, max_cells=10_000, max_rounds=3, verbose=False)
-    assert res.partition.beta in (0.25, 0.125) and res.lower.value <= res.upper.value
-
-
-def test_uniform_grid():
-    part = dpdro.optimal.uniform_grid(PROB, 8, 1.5)
-    half = dpdro.mechanisms.truncated_laplace_half_width(epsilon=1.0, delta=0.2)
-    assert part.is_uniform and part.beta == 1 / 8 and part.L == int(np.ceil(1.5 * half * 8))
-    one_sided = dpdro.Problem(epsilon=1.0, delta=0.2, support=(-np.inf, 0.0))
-    p = dpdro.optimal.uniform_grid(one_sided, 8, 1.5)
-    assert p.n_cells == part.n_cells and p.edges[-1] == 1 / 8  # the cell [0, β) stays in the core
+    res = dpdro.optimal_noise(PROB, rel_gap=0.2, k_start=4.0, max_k=8, time_limit=60, atom=False, progress=False)
+    assert res.partition.beta in (1 / 4, 1 / 8, 1 / 16) and res.lower.value <= res.upper.value and res.noise.atom == 0

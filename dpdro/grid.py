@@ -1,0 +1,579 @@
+r"""The uniform-grid bounding LPs behind :func:`dpdro.optimal_noise`: one grid, one feasible set, two
+objectives.
+
+Grid
+    Step β = Δf/k, grid points iβ and *centred* cells C_i = [(i − ½)β, (i + ½)β) (privacy is
+    translation invariant, so centring the cells of the paper's uniform partition changes nothing but
+    the objective).
+
+Upper bound U(k) (a restriction of P, released and certified)
+    Noise with mass p_i spread uniformly on C_i, plus an atom a at 0. For such a noise
+    δ(φ) = a + ∫ (p(y) − e^ε p(y − φ))_+ dy is affine in φ between consecutive multiples of β: for
+    φ = (m + θ)β, θ ∈ [0, 1), every y ∈ C_i has y − φ ∈ C_{i−m} on a part of C_i of length (1 − θ)β and
+    y − φ ∈ C_{i−m−1} on the rest, so δ(φ) = (1 − θ)·δ(mβ) + θ·δ((m + 1)β). Hence the noise is (ε, δ)-DP
+    for |φ| ≤ Δf iff, for the grid shifts m = ±1, …, ±k,
+
+        a + Σ_i (p_i − e^ε p_{i−m})_+ ≤ δ,                                                (G)
+
+    with objective Σ_i p_i c̄_i + a·c(0), c̄_i the average of c over C_i.
+
+Lower bound D_R(k) (randomized rounding, a relaxation of P)
+    For any (ε, δ)-DP noise X and U ~ U[0, 1) independent of X, Y = β⌊X/β + U⌋ has E[Y | X] = X, so
+    E c(Y) ≤ E c(X) + e_β (:meth:`Loss.grid_interpolation_excess`), and the rounding commutes with
+    grid shifts, so the law q of Y satisfies (G) without atom (see :mod:`dpdro.bounds` for the
+    argument). D_R(k) minimises Σ_i q_i c(iβ) − e_β over such q. It only keeps the constraints of
+    events inside a window W = [−L, L] of grid points plus two *tail blocks*: for every shift the
+    event B ∪ (−∞, −L) ∪ (L, ∞) with B ⊂ W has q(B ∪ …) − e^ε q(B ∪ … − m) equal to the sum over its
+    parts because the shifted parts stay disjoint, so the worst such event adds
+    (q((−∞, −L)) − e^ε q((−∞, −L − m)))_+ and (q((L, ∞)) − e^ε q((L − m, ∞)))_+ to the left side of
+    (G). The variables are q_i for |i| ≤ L + k (enough for every shifted point of W) and the masses
+    beyond, at cost the infimum of c there. Dropping constraints only relaxes, so the value is a lower
+    bound on P whatever L is; a window that holds the optimal noise loses nothing. Losses without a
+    finite e_β, and monotone problems (the rounded noise need not be monotone), use the paper's
+    aggregation instead: masses p_i = γ(C_i) of centred cells at cost inf_{C_i} c satisfy (G) too
+    (grid shifts map cells onto cells), and for a monotone γ also the rows of :mod:`dpdro.monotone`.
+    With ``Problem.support`` = [lo, hi], a rounded noise lives on the grid points in
+    [β⌊lo/β⌋, β⌈hi/β⌉] and an aggregated one on the cells meeting [lo, hi]; the others are absent.
+
+One feasible set
+    (G) constrains U(k) and D_R(k) alike: on the same grid the two LPs differ in the objective (cell
+    averages against grid values minus e_β, and the atom), in the window and in the tails. For ℓ1 the
+    average of |x| over C_i is |i|β for i ≠ 0 and β/4 for i = 0, so the gap is at most a quarter of β
+    times the mass the lower bound puts at 0, plus the window's effect; for ℓ2 it is at most β²/3.
+
+Symmetric losses
+    (G) is invariant under the reflection i ↦ −i, m ↦ −m, so averaging a solution with its mirror image
+    keeps it feasible and, for c(x) = c(−x), its cost: both LPs may restrict to symmetric p and q
+    (half the variables) and to the shifts m = 1, …, k (half the constraint groups).
+
+Coarse grids (small ε)
+    For small ε the noise spreads over thousands of Δf, and cells wider than Δf suffice: β = r·Δf
+    (``k = Fraction(1, r)``). The upper bound's δ(φ) is still affine between 0 and β (where it is a),
+    so for |φ| ≤ Δf = β/r it is largest at Δf and (G) becomes a + (1/r)·Σ_i (p_i − e^ε p_{i−1})_+ ≤ δ
+    for the shifts ±β. The lower bound cannot use shifts shorter than a grid step, but by group
+    privacy an (ε, δ)-DP noise for |φ| ≤ Δf is (rε, δ_r)-DP for |φ| ≤ rΔf with
+    δ_r = δ(1 + e^ε + … + e^{(r−1)ε}) = δ(e^{rε} − 1)/(e^ε − 1), so the rounded law satisfies (G) with
+    rε, δ_r and the shifts ±β. The truncated Laplace mechanism's half-width is invariant under this
+    change, so little is lost while rε is small.
+
+Small δ
+    HiGHS's tolerances are absolute (about 1e-9), far above δ = 1e-12. Every budget row is divided by
+    δ, and ``scale`` (upper bound only) solves the LP in the variables r_i = p_i / s_i for a magnitude
+    profile s (a previous solution) with each segment row divided by s_i, so that tolerances become
+    relative; ``margin`` multiplies e^ε by 1 − margin in the rows (a restriction). The released noise
+    then needs at most a tiny repair. The certified lower bound is valid for any scaling and duals.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._rounding import round_up
+from ._validation import check_choice
+from .lp import RELEASE_MARGIN, PrivacyLP, repair_by_mixing
+from .mechanisms import TruncatedLaplace
+from .monotone import monotone_matrix, monotone_noise
+from .noise import PiecewiseUniform
+from .privacy import certify_delta, privacy_profile
+from .problem import InfeasibleError, Problem
+from .solvers import INF
+
+__all__ = ["GridLP", "GridUpperBound", "GridLowerBound", "grid_upper_bound", "grid_lower_bound",
+           "reference_upper_bound", "rounding_applies"]
+
+_SMALL_DELTA = 1e-6  # below: the upper bound starts from the scaled LP
+_FAR = 1e100  # beyond every window: the one-sided tail infima use [edge, _FAR]
+
+
+def rounding_applies(problem: Problem, beta: float) -> bool:
+    """Whether the randomized-rounding coefficients are valid for ``problem`` (module docstring)."""
+    return not problem.monotone and problem.loss.grid_interpolation_excess(beta) is not None
+
+
+class GridLP(PrivacyLP):
+    """U(k) (``kind="upper"``) or the lower bound (``kind="lower"``) on the grid Δf/k (module docstring).
+
+    Parameters
+    ----------
+    k : grid steps per sensitivity, β = Δf/k: a positive integer, or ``Fraction(1, r)`` for the coarse
+        grid β = r·Δf (module docstring, "Coarse grids").
+    L : the window [−L, L] of grid points (cells for the upper bound; events for the lower bound).
+    coefficients : lower bound only, ``"rounding"`` (D_R) or ``"infimum"`` (aggregated cells).
+    atom : upper bound only, optimise a point mass at 0.
+    scale, margin : upper bound only, the scaled formulation for small δ (module docstring); ``scale``
+        is a magnitude per probability column, ``margin`` ≥ 0.
+    symmetric : restrict to symmetric masses (``None``: exactly when the loss is symmetric and there is
+        no support; ``False`` forces the general LP, e.g. for cross-checks).
+    """
+
+    def __init__(self, problem: Problem, k: int, L: int, kind: str, *, coefficients: str = "rounding",
+                 atom: bool = False, scale=None, margin: float = 0.0, symmetric: bool | None = None):
+        check_choice("kind", kind, ("upper", "lower"))
+        check_choice("coefficients", coefficients, ("rounding", "infimum"))
+        self.problem, self.L, self.kind = problem, int(L), kind
+        self.k = _steps(k)
+        self.r = self.k.denominator  # β = r·Δf on a coarse grid (k = 1/r), else r = 1
+        self.beta = beta = problem.sensitivity / float(self.k)
+        self.max_shift = max(self.k.numerator, 1)  # grid steps per Δf (at least one)
+        lower = kind == "lower"
+        if not lower:
+            coefficients = "average"
+        elif coefficients == "rounding" and not rounding_applies(problem, beta):
+            raise ValueError("coefficients='rounding' needs a loss with a finite grid interpolation excess and a "
+                             "problem without monotonicity")
+        if atom and (lower or problem.monotone):
+            raise ValueError("atom=True applies to the upper bound of a problem without monotonicity only")
+        if (scale is not None or margin) and lower:
+            raise ValueError("scale and margin apply to the upper bound only")
+        self.coefficients = coefficients
+        lo, hi = problem.support if problem.support is not None else (-math.inf, math.inf)
+        can_mirror = problem.loss.symmetric and problem.support is None
+        if symmetric and not can_mirror:
+            raise ValueError("symmetric=True needs a symmetric loss and no Problem.support")
+        self.symmetric = can_mirror if symmetric is None else bool(symmetric)
+        # grid points (lower) or cells (upper) that may carry mass: the range R = [r_lo, r_hi]
+        if not lower:
+            r_lo, r_hi = _ceil(lo / beta + 0.5), _floor(hi / beta - 0.5)
+        elif coefficients == "rounding":
+            r_lo, r_hi = _floor(lo / beta), _ceil(hi / beta)
+        else:  # the cells C_i that meet [lo, hi]
+            r_lo, r_hi = _floor(lo / beta - 0.5) + 1, _floor(hi / beta + 0.5)
+        w_lo, w_hi = max(-self.L, r_lo), min(self.L, r_hi)
+        if w_lo > w_hi:
+            raise InfeasibleError(f"no grid cell of width {beta:g} within [−{self.L * beta:g}, {self.L * beta:g}] lies "
+                                  f"inside the support [{lo:g}, {hi:g}]")
+        pad = self.max_shift if lower else 0
+        self.window = (int(w_lo), int(w_hi))  # event points
+        self.points = (int(max(w_lo - pad, r_lo)), int(min(w_hi + pad, r_hi)))  # variables
+        v_lo, v_hi = self.points
+        self.tails = (lower and v_lo > r_lo, lower and v_hi < r_hi)  # mass beyond the variables
+        # columns: symmetric p_|i| (i = 0 … v_hi), or p_i (i = v_lo … v_hi); then tails, then atom
+        if self.symmetric:
+            self.n_cells = v_hi + 1
+            mult = np.where(np.arange(self.n_cells) == 0, 1.0, 2.0)
+            pts = np.arange(self.n_cells)
+        else:
+            self.n_cells = v_hi - v_lo + 1
+            mult = np.ones(self.n_cells)
+            pts = np.arange(v_lo, v_hi + 1)
+        cost = self._point_costs(pts, lo, hi)
+        norm = list(mult)
+        cost = list(cost * mult)
+        self.tail_cols = []
+        if self.symmetric and any(self.tails):
+            self.tail_cols = [len(cost)]
+            cost.append(problem.loss.tail_infimum(-(v_hi + 0.5) * beta, (v_hi + 0.5) * beta))
+            norm.append(1.0)
+        elif not self.symmetric:
+            for side, present in zip((-1, 1), self.tails):
+                if present:
+                    self.tail_cols.append(len(cost))
+                    edge = (v_lo - 0.5) * beta if side < 0 else (v_hi + 0.5) * beta
+                    cost.append(problem.loss.tail_infimum(edge, _FAR) if side < 0 else
+                                problem.loss.tail_infimum(-_FAR, edge))
+                    norm.append(1.0)
+                else:
+                    self.tail_cols.append(None)
+        self.atom_col = None
+        if atom and lo <= 0.0 <= hi:
+            self.atom_col = len(cost)
+            cost.append(float(problem.loss(np.array([0.0]))[0]))
+            norm.append(1.0)
+        cost, norm = np.asarray(cost, dtype=float), np.asarray(norm)
+        if not np.all(np.isfinite(cost)) or np.any(cost < 0):
+            raise ValueError(f"loss {problem.loss.name!r} gave negative or non-finite coefficients")
+        self.excess = float(problem.loss.grid_interpolation_excess(beta)) if coefficients == "rounding" else 0.0
+        # scaled formulation (upper bound, small δ): columns r = p / s, segment rows / s_i, budgets / δ
+        n_scaled = self.n_cells + len([c for c in self.tail_cols if c is not None])
+        self.scale = np.ones(cost.size)
+        if scale is not None:
+            self.scale[:n_scaled] = np.asarray(scale, dtype=float)
+        # the constraints (G) of a coarse grid (module docstring): upper bound, δ(Δf) = a + Σ(…)₊/r;
+        # lower bound, group privacy at (rε, δ_r) between points one step apart
+        self.delta_rows = problem.delta * (1.0 - RELEASE_MARGIN) if not lower else _group_delta(problem, self.r)
+        self.exp_rows = (problem.exp_epsilon * (1.0 - float(margin)) if not lower else
+                         math.exp(self.r * problem.epsilon))
+        self.shift_weight = 1.0 / self.r if not lower else 1.0
+        self._unit = self.delta_rows  # budget rows read Σ …/δ ≤ 1: their tolerance is relative to δ
+        extra = (([self.atom_col], [1.0 / self._unit]) if self.atom_col is not None else ((), ()))
+        super().__init__(cost * self.scale, delta=self.delta_rows / self._unit,
+                         col_upper=1.0 / self.scale, budget_extra=extra)
+        self.model.set_option("presolve", "off")  # faster on these LPs, and exact with tiny right-hand sides
+        self.add_simplex_rows(sp.csr_matrix((norm * self.scale)[None, :]))
+        m = self.max_shift
+        self.shifts = np.arange(1, m + 1) if self.symmetric else np.concatenate((np.arange(-m, 0), np.arange(1, m + 1)))
+        self.n_groups = int(self.shifts.size)
+        if problem.monotone:
+            self._add_monotone_rows()
+        self._build()
+
+    # ------------------------------------------------------------------ set-up
+    def _point_costs(self, pts, lo, hi) -> np.ndarray:
+        loss, beta = self.problem.loss, self.beta
+        if self.coefficients == "average":
+            return loss.cell_average((pts - 0.5) * beta, (pts + 0.5) * beta)
+        if self.coefficients == "rounding":
+            return np.asarray(loss(pts * beta), dtype=float)
+        a, b = np.maximum((pts - 0.5) * beta, lo), np.minimum((pts + 0.5) * beta, hi)
+        out = np.asarray(loss(a), dtype=float).copy()  # a cell meeting [lo, hi] only at its left end
+        wide = b > a
+        out[wide] = loss.cell_infimum(a[wide], b[wide])
+        return out
+
+    def col(self, i: np.ndarray) -> np.ndarray:
+        """Column of the point or cell i."""
+        return np.abs(i) if self.symmetric else i - self.points[0]
+
+    def _add_monotone_rows(self) -> None:
+        v_lo, v_hi = (-self.points[1], self.points[1]) if self.symmetric else self.points
+        pts = np.arange(v_lo, v_hi + 1)
+        mono = monotone_matrix(np.append(2 * pts - 1, 2 * v_hi + 1), lower=self.kind == "lower")
+        if mono.shape[0]:
+            to_cols = sp.csr_matrix((np.ones(pts.size), (np.arange(pts.size), self.col(pts))),
+                                    shape=(pts.size, self.n_p))
+            self.add_fixed_rows(mono @ to_cols, -INF, 0.0)
+
+    def _build(self) -> None:
+        """Every constraint group at once: budget rows, t-columns and segment rows (whole-shift cuts)."""
+        e, (w_lo, w_hi), (v_lo, v_hi) = self.exp_rows, self.window, self.points
+        s = self.scale
+        ev = np.arange(w_lo, w_hi + 1)
+        g_of, ci, cj = [], [], []
+        f_g, f_c = [], []
+        for g, m in enumerate(self.shifts):
+            j = ev - m
+            inside = (j >= v_lo) & (j <= v_hi) if not self.symmetric else np.abs(j) <= v_hi
+            a, b = self.col(ev[inside]), self.col(j[inside])
+            keep = a != b  # a point against itself: (1 − e^ε) q < 0, never positive
+            g_of.append(np.full(keep.sum(), g)), ci.append(a[keep]), cj.append(b[keep])
+            f_g.append(np.full((~inside).sum(), g)), f_c.append(self.col(ev[~inside]))
+        g_of, ci, cj = (np.concatenate(x).astype(np.int64) for x in (g_of, ci, cj))
+        f_g, f_c = (np.concatenate(x).astype(np.int64) for x in (f_g, f_c))
+        tail_rows = self._tail_rows()  # (group, sparse row) of the lower bound's tail blocks
+        n_groups = self.n_groups
+        # budget rows: free terms (q_j = 0 beyond the range) and the atom, divided by the unit
+        w = self.shift_weight / self._unit
+        free = sp.csr_matrix((s[f_c] * w, (f_g, f_c)), shape=(n_groups, self.n_p))
+        budgets = np.array([self.add_delta_row(free[g]) for g in range(n_groups)])
+        # segment rows (divided by s_i): r_i − e^ε (s_j/s_i) r_j − τ ≤ 0, τ = t/s_i with s_i/unit in the budget
+        n = ci.size
+        tg = np.concatenate((g_of, np.asarray([g for g, _ in tail_rows], dtype=np.int64)))
+        tw = np.concatenate((s[ci], np.ones(len(tail_rows)))) * w
+        t = self.add_t_cols(tg.size, budget=budgets[tg], weights=tw)
+        rows = np.arange(n)
+        seg = sp.csr_matrix((np.concatenate((np.ones(n), -e * s[cj] / s[ci], -np.ones(n))),
+                             (np.concatenate((rows, rows, rows)), np.concatenate((ci, cj, t[:n])))),
+                            shape=(n, self.model.n_cols))
+        parts = [seg]
+        for idx, (_, row) in enumerate(tail_rows):
+            tcol = sp.csr_matrix(([-1.0], ([0], [t[n + idx]])), shape=(1, self.model.n_cols))
+            parts.append(sp.hstack([row, sp.csr_matrix((1, self.model.n_cols - self.n_p))]).tocsr() + tcol)
+        self.add_fixed_rows(sp.vstack(parts).tocsr(), -INF, 0.0)
+
+    def _tail_rows(self) -> list[tuple[int, sp.csr_matrix]]:
+        """Lower bound: q((−∞, w_lo)) − e^ε q((−∞, w_lo − m)) and q((w_hi, ∞)) − e^ε q((w_hi − m, ∞)) per
+        shift m, as linear forms in the columns (module docstring)."""
+        if self.kind != "lower" or not (self.points[0] < self.window[0] or self.points[1] > self.window[1]
+                                        or any(self.tails)):
+            return []
+        e, (w_lo, w_hi), (v_lo, v_hi) = self.exp_rows, self.window, self.points
+        pts = np.arange(-v_hi, v_hi + 1) if self.symmetric else np.arange(v_lo, v_hi + 1)
+        out = []
+        for g, m in enumerate(self.shifts):
+            for side in (-1, 1):
+                if side < 0:
+                    coef = (pts < w_lo).astype(float) - e * (pts < w_lo - m)
+                else:
+                    coef = (pts > w_hi).astype(float) - e * (pts > w_hi - m)
+                row = np.zeros(self.n_p)
+                np.add.at(row, self.col(pts), coef)
+                tail = self._tail_col(side)
+                if tail is not None:  # the mass beyond the variables lies in both sets (weight 1 − e^ε)
+                    row[tail] += (1.0 - e) * (0.5 if self.symmetric else 1.0)
+                if np.any(row > 0):
+                    out.append((g, sp.csr_matrix(row[None, :])))
+        return out
+
+    def _tail_col(self, side: int):
+        if not self.tail_cols:
+            return None
+        return self.tail_cols[0] if self.symmetric else self.tail_cols[0 if side < 0 else 1]
+
+    # ------------------------------------------------------------------ oracle and solution
+    def point_masses(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """(grid points, masses q on them, atom) of an LP point; the tails are not included."""
+        r = np.clip(np.asarray(x[: self.n_cells], dtype=float), 0.0, None) * self.scale[: self.n_cells]
+        if self.symmetric:
+            q = np.concatenate((r[:0:-1], r))
+            pts = np.arange(-self.points[1], self.points[1] + 1)
+        else:
+            q, pts = r, np.arange(self.points[0], self.points[1] + 1)
+        atom = max(float(x[self.atom_col]), 0.0) if self.atom_col is not None else 0.0
+        return pts, q, atom
+
+    def tail_masses(self, x: np.ndarray) -> tuple[float, float]:
+        vals = [0.0 if c is None else max(float(x[c]) * self.scale[c], 0.0) for c in self.tail_cols]
+        if self.symmetric:
+            return (vals[0] / 2, vals[0] / 2) if vals else (0.0, 0.0)
+        return vals[0], vals[1]
+
+    def shortfalls(self, x: np.ndarray) -> np.ndarray:
+        """max over events of (G)'s left side minus δ, per shift, at x (with the true e^ε)."""
+        pts, q, atom = self.point_masses(x)
+        e = self.problem.exp_epsilon if self.kind == "upper" else self.exp_rows
+        w_lo, w_hi = self.window
+        lo = pts[0]
+        ev = np.arange(w_lo, w_hi + 1)
+        qe = q[ev - lo]
+        out = np.empty(self.n_groups)
+        step = max(1, 4_000_000 // max(1, ev.size))
+        for c0 in range(0, self.n_groups, step):
+            m = self.shifts[c0:c0 + step]
+            j = ev[None, :] - m[:, None] - lo
+            qj = np.where((j >= 0) & (j < q.size), q[np.clip(j, 0, q.size - 1)], 0.0)
+            out[c0:c0 + step] = np.maximum(qe[None, :] - e * qj, 0.0).sum(axis=1)
+        if self.kind == "lower":
+            t_left, t_right = self.tail_masses(x)
+            cum = np.concatenate(([0.0], np.cumsum(q)))  # cum[n] = mass of the first n points
+            below = lambda v: cum[np.clip(v - lo, 0, q.size)] + t_left  # q((−∞, v))
+            above = lambda v: cum[-1] - cum[np.clip(v - lo + 1, 0, q.size)] + t_right  # q((v, ∞))
+            out += np.maximum(below(w_lo) - e * below(w_lo - self.shifts), 0.0)
+            out += np.maximum(above(w_hi) - e * above(w_hi - self.shifts), 0.0)
+        return self.shift_weight * out + atom - self.delta_rows
+
+    def noise(self, x: np.ndarray) -> PiecewiseUniform:
+        """The released noise of an upper-bound LP point: mass q_i uniform on C_i, the atom at 0."""
+        pts, q, atom = self.point_masses(x)
+        total = q.sum() + atom
+        h = self.beta / 2
+        edges = np.append(2 * pts - 1, 2 * pts[-1] + 1) * h
+        p = self.problem
+        meta = dict(epsilon=p.epsilon, delta=p.delta, sensitivity=p.sensitivity, loss=p.loss.name, k=str(self.k))
+        noise = PiecewiseUniform(edges, q / total, grid=h, metadata=meta, atom=atom / total)
+        return monotone_noise(noise) if p.monotone else noise
+
+    def set_delta(self, delta: float) -> None:
+        """Change δ of the upper bound's rows (the repair step)."""
+        super().set_delta(delta / self._unit)
+
+    def dual_bound(self, row_duals: np.ndarray) -> float:
+        """The certified Lagrangian bound of :mod:`dpdro.lp`, minus e_β (rounded up) for D_R."""
+        bound = super().dual_bound(row_duals)
+        return float(np.nextafter(bound - round_up(self.excess), -np.inf)) if self.excess else bound
+
+
+def _steps(k) -> Fraction:
+    """Grid steps per Δf: a positive integer k or 1/r."""
+    f = Fraction(k)
+    if f <= 0 or (f.numerator != 1 and f.denominator != 1):
+        raise ValueError(f"k must be a positive integer or 1/r for an integer r, got {k!r}")
+    return f
+
+
+def _group_delta(problem: Problem, r: int) -> float:
+    """δ_r = δ·(e^{rε} − 1)/(e^ε − 1): group privacy turns (ε, δ) at Δf into (rε, δ_r) at r·Δf."""
+    if r == 1:
+        return problem.delta
+    return problem.delta * math.expm1(r * problem.epsilon) / math.expm1(problem.epsilon)
+
+
+def _floor(x: float) -> float:
+    return math.floor(x) if math.isfinite(x) else x
+
+
+def _ceil(x: float) -> float:
+    return math.ceil(x) if math.isfinite(x) else x
+
+
+# ---------------------------------------------------------------------------- solving
+@dataclass
+class GridUpperBound:
+    """A released noise on the grid Δf/k, certified, and its expected loss (rounded up)."""
+
+    value: float
+    noise: PiecewiseUniform
+    certified_delta: float
+    k: int
+    L: int
+    seconds: float
+    simplex_iterations: int
+    boundary_mass: float  # mass of the outermost Δf of cells: large means the window is too small
+    repair_weight: float = 0.0
+
+
+@dataclass
+class GridLowerBound:
+    """A certified lower bound on P from the grid Δf/k."""
+
+    value: float
+    lp_value: float
+    k: int
+    L: int
+    seconds: float
+    simplex_iterations: int
+    outside_mass: float  # mass outside the event window: large means the window is too small
+    timed_out: bool = False
+
+
+def grid_lower_bound(problem: Problem, k: int, L: int, *, time_limit: float | None = None) -> GridLowerBound:
+    """Solve the lower-bound LP on the grid Δf/k with window [−L, L] (rounding coefficients where they
+    apply, module docstring). For a monotone problem also the rounding bound of the same problem
+    without monotonicity (a lower bound on a smaller optimum) is solved, and the larger is returned.
+    A solve cut short by ``time_limit`` raises ``TimeoutError``."""
+    t0 = time.perf_counter()
+    beta = problem.sensitivity / float(_steps(k))
+    candidates = [problem]
+    if problem.monotone and problem.loss.grid_interpolation_excess(beta) is not None:
+        candidates.append(problem.without_monotonicity())
+    best = None
+    iters = 0
+    for prob in candidates:
+        coefficients = "rounding" if rounding_applies(prob, beta) else "infimum"
+        lp = GridLP(prob, k, L, "lower", coefficients=coefficients)
+        left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
+        sol = lp.solve(left)
+        if sol.status == "time_limit":
+            raise TimeoutError(f"the lower-bound LP on the grid k = {k} ran out of the time limit")
+        if sol.status == "infeasible":  # pragma: no cover - the lower-bound LP always has a feasible point
+            raise InfeasibleError("the lower-bound LP is infeasible")
+        iters += sol.iterations
+        pts, q, _ = lp.point_masses(sol.x)
+        w_lo, w_hi = lp.window
+        outside = float(q[(pts < w_lo) | (pts > w_hi)].sum() + sum(lp.tail_masses(sol.x)))
+        value = lp.dual_bound(sol.row_duals)
+        if best is None or value > best[0]:
+            best = (value, sol.objective, outside)
+    return GridLowerBound(best[0], best[1], k, L, time.perf_counter() - t0, iters, best[2])
+
+
+def grid_upper_bound(problem: Problem, k: int, L: int, *, atom: bool = True,
+                     time_limit: float | None = None) -> GridUpperBound:
+    """Solve U(k) with window [−L, L] and release its noise, certified exactly (module docstring).
+
+    For δ < 1e-6 the LP is solved in the scaled formulation with the truncated Laplace mechanism's cell
+    masses as magnitude profile, otherwise as stated; if the noise still overshoots δ by more than a
+    mixture can repair cheaply (the solver's absolute tolerance against a small δ), it is solved again
+    scaled by that solution. Raises ``TimeoutError`` when a solve runs out of ``time_limit`` and
+    :class:`InfeasibleError` when the window is too small for (ε, δ).
+    """
+    t0 = time.perf_counter()
+    atom = atom and not problem.monotone
+    p = problem
+
+    def left():
+        return None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
+
+    def solve(lp):
+        sol = lp.solve(left())
+        if sol.status == "time_limit":
+            raise TimeoutError(f"the upper-bound LP on the grid k = {k} ran out of the time limit")
+        if sol.status == "infeasible":
+            raise InfeasibleError(_infeasible(problem, k, L))
+        return sol
+
+    def certify(noise):
+        prof = privacy_profile(noise, p.epsilon, p.sensitivity)
+        return prof.delta, float(np.max(prof.error_bound))
+
+    def scaled(profile, floor=1e-6):
+        return GridLP(problem, k, L, "upper", atom=atom, scale=np.maximum(profile, floor * p.delta), margin=1e-7)
+
+    def first_solution(lps):
+        """Solve the first LP of ``lps`` (callables) that HiGHS solves; a numerical failure of a scaled
+        LP falls back to a milder scaling (a larger floor on the profile), then to no scaling."""
+        for i, make in enumerate(lps):
+            lp = make()
+            try:
+                return lp, solve(lp)
+            except RuntimeError:
+                if i == len(lps) - 1:
+                    raise
+
+    plain = lambda: GridLP(problem, k, L, "upper", atom=atom)  # noqa: E731
+    if p.delta < _SMALL_DELTA:  # start from the scaled LP with the truncated Laplace mechanism's cell masses
+        prof = _laplace_profile(problem, k, L)
+        lp, sol = first_solution([lambda: scaled(prof), lambda: scaled(prof, 1e-2), plain])
+    else:
+        lp, sol = first_solution([plain])
+    iters = sol.iterations
+    noise = lp.noise(sol.x)
+    if certify(noise)[0] > p.delta * (1.0 + 1e-6):  # tolerance-level overshoot: solve scaled by this solution
+        pts, q, _ = lp.point_masses(sol.x)
+        prof = q[pts >= 0] if lp.symmetric else q  # one magnitude per column
+        try:
+            lp, sol = first_solution([lambda: scaled(prof), lambda: scaled(prof, 1e-2)])
+            iters += sol.iterations
+            noise = lp.noise(sol.x)
+        except RuntimeError:  # keep the first solution: the repair below mixes it down to δ
+            pass
+
+    def mix(a, b, w):
+        total = (1 - w) * a.probs + w * b.probs
+        return PiecewiseUniform(a.edges, total, grid=a.grid, metadata=dict(a.metadata),
+                                atom=(1 - w) * a.atom + w * b.atom)
+
+    def resolve(frac):
+        def make():
+            lp.set_delta(frac * p.delta)
+            try:
+                return lp.noise(solve(lp).x)
+            except (InfeasibleError, RuntimeError):  # no anchor from this re-solve
+                return None
+            finally:
+                lp.set_delta(p.delta * (1.0 - RELEASE_MARGIN))
+        return make
+
+    noise, d, weight = repair_by_mixing(noise, certify, mix, [resolve(f) for f in (1 - 1e-3, 0.99, 0.9, 0.5)],
+                                       p.delta)
+    w_lo, w_hi = lp.window
+    pts = np.round(0.5 * (noise.edges[:-1] + noise.edges[1:]) / lp.beta).astype(np.int64)
+    boundary = float(noise.probs[(pts < w_lo + lp.max_shift) | (pts > w_hi - lp.max_shift)].sum())
+    return GridUpperBound(round_up(noise.expected_loss(p.loss)), noise, d, k, L, time.perf_counter() - t0, iters,
+                          boundary, weight)
+
+
+def reference_upper_bound(problem: Problem, cell_width: float) -> GridUpperBound | None:
+    """The truncated Laplace mechanism (Geng et al. 2020) on cells of width ``cell_width`` (a divisor
+    of Δf), certified: an upper bound that needs no LP, and a near-optimal one for small ε, where the
+    noise spans thousands of Δf and the LPs would be large. Spreading its mass over cells can raise
+    its δ slightly, so the mechanism is taken at δ′ ≤ δ, lowered until the certificate is at most δ.
+    ``None`` when it does not apply (monotone problems are fine; a ``Problem.support`` is not)."""
+    t0 = time.perf_counter()
+    p = problem
+    if p.support is not None:
+        return None
+    target = p.delta
+    for _ in range(8):
+        tl = TruncatedLaplace(epsilon=p.epsilon, delta=target, sensitivity=p.sensitivity)
+        noise = tl.to_piecewise_uniform(cell_width)
+        d = certify_delta(noise, p.epsilon, p.sensitivity)
+        if d <= p.delta:
+            L = int(round(noise.edges[-1] / cell_width))
+            return GridUpperBound(round_up(noise.expected_loss(p.loss)), noise, d, 0, L,
+                                  time.perf_counter() - t0, 0, 0.0)
+        target *= (p.delta / d) * (1.0 - 1e-9)
+    return None  # pragma: no cover - δ′ converges in one or two steps
+
+
+def _laplace_profile(problem: Problem, k: int, L: int) -> np.ndarray:
+    """Cell masses of the truncated Laplace mechanism at (ε, δ) on the columns of U(k) (a magnitude
+    profile for the scaled LP; 0 beyond its support)."""
+    tl = TruncatedLaplace(epsilon=problem.epsilon, delta=problem.delta, sensitivity=problem.sensitivity)
+    beta = problem.sensitivity / float(Fraction(k))
+    sym = problem.loss.symmetric and problem.support is None
+    lo, hi = problem.support if problem.support is not None else (-math.inf, math.inf)
+    i_lo = 0 if sym else max(-L, _ceil(lo / beta + 0.5))
+    i_hi = min(L, _floor(hi / beta - 0.5))
+    pts = np.arange(i_lo, i_hi + 1)
+    return tl.cdf((pts + 0.5) * beta) - tl.cdf((pts - 0.5) * beta)
+
+
+def _infeasible(problem: Problem, k: int, L: int) -> str:
+    return (f"the upper-bound LP on the grid Δf/{k} with window ±{L} cells (±{L / k:g}·Δf) is infeasible for "
+            f"(ε, δ) = ({problem.epsilon:g}, {problem.delta:g}): the window is too small")
