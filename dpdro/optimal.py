@@ -23,13 +23,17 @@ which a support bounded on one side makes more likely); the first grid resolves 
 small ε, 4 at ε = 1, 16 at ε = 5); symmetric losses use
 the symmetric LPs (half the variables and half the shifts); small δ uses the scaled upper-bound LP.
 
-After the first two rounds the next k is predicted from how fast the gap fell (:func:`_next_steps`)
+Each round's two grids are moved up to a quarter finer so that they align with the plateau of the
+optimal staircase (:func:`_aligned`), which makes both bounds much tighter at large ε. After the
+first two rounds the next k is predicted from how fast the gap fell (:func:`_next_steps`)
 instead of doubled, which saves the most expensive round at large ε. For small ε the grid may be
 coarser than Δf for the lower bound (group privacy, :mod:`dpdro.grid`), and the truncated Laplace
 mechanism on a grid (:func:`dpdro.grid.reference_upper_bound`, no LP) is an upper bound within a
 fraction of a percent: each round therefore solves the lower bound first and the upper-bound LP only
-while the reference does not close the gap; from then on the two LPs of a round are solved side by
-side in two threads.
+once the reference is seen to fall short; from then on the two LPs of a round are solved side by
+side in two threads, except while the upper bound has settled (its last refinement gained less than
+a quarter of the gap left) and the lower bound is closing in (its last round gained at least half of
+it): at large ε the lower bound converges more slowly, and its LP is the cheaper one.
 
 ``time_limit`` (seconds) bounds every LP solve and the whole call: a round that would not fit in the
 time left (its cost grows about eightfold per doubling of k) is not started, a solve that runs out of
@@ -49,7 +53,7 @@ from typing import Callable
 
 from ._validation import check_bool, check_int, check_optional_positive, check_positive
 from .grid import GridLowerBound, GridUpperBound, grid_lower_bound, grid_upper_bound, reference_upper_bound
-from .mechanisms import truncated_laplace_half_width
+from .mechanisms import Staircase, truncated_laplace_half_width
 from .noise import PiecewiseUniform
 from .partition import Partition
 from .problem import InfeasibleError, Problem
@@ -131,6 +135,32 @@ def _next_steps(history: list[dict], rel_gap: float) -> Fraction:
     return Fraction(nxt if nxt <= 8 else 4 * math.ceil(nxt / 4))
 
 
+def _aligned(k, gamma: float | None, offset: float) -> Fraction:
+    """An integer grid k′ ∈ [k, 1.25k] whose γk′ lies closest to offset + ℤ (the smallest such k′).
+
+    At large ε the optimal noise is close to a staircase whose central plateau has half-width γΔf
+    (:meth:`dpdro.mechanisms.Staircase.optimal_gamma`). A lower-bound grid (points iβ) represents it
+    best when γ/β is an integer (offset 0), an upper-bound grid (cells of width β centred on the
+    points) when it is a half-integer (offset ½): at (ε, δ) = (5, 0.25), ℓ1, the lower bound of the
+    grid k = 66 (γk = 5.01) exceeds that of k = 64 (γk = 4.85) by 0.2%. Any grid gives valid bounds;
+    alignment only makes them tighter."""
+    if gamma is None or k < 4:
+        return Fraction(max(1, math.ceil(k)))
+    candidates = range(math.ceil(k), math.ceil(1.25 * k) + 1)
+    return Fraction(min(candidates, key=lambda c: (abs((gamma * c - offset) - round(gamma * c - offset)), c)))
+
+
+def _plateau(problem: Problem) -> float | None:
+    """γ of the optimal staircase for the problem's loss when ε ≥ 1 (where the plateau is narrow
+    enough to matter), else ``None``."""
+    if problem.epsilon < 1.0:
+        return None
+    try:
+        return Staircase.optimal_gamma(problem.epsilon, problem.loss)
+    except Exception:  # a loss without a finite staircase cost: no alignment  # pragma: no cover
+        return None
+
+
 def _reference_falls_short(upper: float, previous_lower: float, lower: float, rel_gap: float) -> bool:
     """Whether the upper bound so far needs the upper-bound LP: the gap is open and the lower bound
     gained less than half of what remains in its last refinement (it converges like k⁻², gaining three
@@ -192,25 +222,33 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, time_limit: float 
     best_lb: GridLowerBound | None = None
     history: list[dict] = []
     last = 0.0
-    both = best_ub is None  # solve both LPs each round (else the lower bound first, see below)
+    upper_rounds, upper_gain = 0, math.inf  # upper-bound LPs solved, and what the last one gained
+    lower_gain = math.inf  # what the last round gained on the lower bound
+    gamma = _plateau(problem)
     while True:
         if history and time_limit is not None and _ROUND_COST * last > left():
             break  # the next round would not finish in time
-        k_up = max(1, math.ceil(k))  # the upper bound needs cells no wider than Δf
+        # the upper bound needs cells no wider than Δf; both grids aligned with the plateau (_aligned)
+        k_up = int(_aligned(max(1, k), gamma, 0.5))
+        k_low = _aligned(k, gamma, 0.0) if k >= 1 else k
         L_up = max(k_up, math.ceil(f_up * a * k_up / sens))
-        L_low = max(1, math.ceil(f_low * a * k / sens))
+        L_low = max(1, math.ceil(f_low * a * k_low / sens))
         r0 = time.perf_counter()
         try:
-            if not both:  # the lower bound first: with the reference upper bound it may already suffice
-                lb, ub = grid_lower_bound(problem, k, L_low, time_limit=left()), None
+            if best_ub is not None and upper_rounds == 0:
+                # the lower bound first: with the reference upper bound it may already suffice
+                lb, ub = grid_lower_bound(problem, k_low, L_low, time_limit=left()), None
                 if best_lb is not None and _reference_falls_short(best_ub.value, best_lb.value, lb.value, rel_gap):
                     ub = grid_upper_bound(problem, k_up, L_up, atom=atom, time_limit=left())
-                    both = True
-            else:  # the two LPs are independent: solve them side by side (HiGHS releases the GIL)
+            elif (best_ub is None or upper_rounds < 2 or upper_gain >= 0.25 * (best_ub.value - best_lb.value)
+                  or lower_gain < 0.5 * (best_ub.value - best_lb.value)):
+                # the two LPs are independent: solve them side by side (HiGHS releases the GIL)
                 with ThreadPoolExecutor(max_workers=2) as pool:
                     up = pool.submit(grid_upper_bound, problem, k_up, L_up, atom=atom, time_limit=left())
-                    low = pool.submit(grid_lower_bound, problem, k, L_low, time_limit=left())
+                    low = pool.submit(grid_lower_bound, problem, k_low, L_low, time_limit=left())
                     ub, lb = up.result(), low.result()
+            else:  # the upper bound has settled and the lower bound is catching up: refine it alone
+                lb, ub = grid_lower_bound(problem, k_low, L_low, time_limit=left()), None
         except InfeasibleError:  # the upper bound's window is too small for (ε, δ): widen it
             f_up *= 2 * _GROWTH
             continue
@@ -219,13 +257,18 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, time_limit: float 
                 raise TimeoutError(f"time_limit = {time_limit:g} s expired before the first bounds (grid "
                                    f"{float(k):g} steps per Δf) were found") from None
             break
-        if ub is not None and (best_ub is None or ub.value < best_ub.value):
-            best_ub = ub
+        if ub is not None:
+            upper_rounds += 1
+            upper_gain = math.inf if best_ub is None else max(best_ub.value - ub.value, 0.0)
+            if best_ub is None or ub.value < best_ub.value:
+                best_ub = ub
+        lower_gain = math.inf if best_lb is None else max(lb.value - best_lb.value, 0.0)
         if best_lb is None or lb.value > best_lb.value:
             best_lb = lb
         last = time.perf_counter() - r0
         gap = relative_gap(best_ub.value, best_lb.value)
-        info = dict(round=len(history) + 1, k=float(k), upper_window=L_up if ub else None, lower_window=L_low,
+        info = dict(round=len(history) + 1, k=float(k), k_upper=k_up if ub else None, k_lower=float(k_low),
+                    upper_window=L_up if ub else None, lower_window=L_low,
                     upper=best_ub.value, lower=best_lb.value, round_upper=ub.value if ub else None,
                     round_lower=lb.value, gap=gap, upper_seconds=ub.seconds if ub else 0.0,
                     lower_seconds=lb.seconds, seconds=time.perf_counter() - t0)
@@ -238,7 +281,7 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, time_limit: float 
         if ub is not None and ub.boundary_mass > 1e-4:  # the released noise reaches the window's edge: widen it
             f_up *= _GROWTH
             grew = True
-        beta = sens / float(k)
+        beta = sens / float(k_low)
         edge_cost = float(problem.loss.tail_infimum(-L_low * beta, L_low * beta))
         if lb.outside_mass * edge_cost > 0.1 * (best_ub.value - best_lb.value):
             f_low *= _GROWTH
