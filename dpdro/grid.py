@@ -77,7 +77,7 @@ import scipy.sparse as sp
 from ._rounding import round_up
 from ._validation import check_choice
 from .lp import RELEASE_MARGIN, PrivacyLP, repair_by_mixing
-from .mechanisms import TruncatedLaplace
+from .mechanisms import Staircase, TruncatedLaplace
 from .monotone import monotone_matrix, monotone_noise
 from .noise import PiecewiseUniform
 from .privacy import certify_delta, privacy_profile
@@ -539,26 +539,66 @@ def grid_upper_bound(problem: Problem, k: int, L: int, *, atom: bool = True,
 
 
 def reference_upper_bound(problem: Problem, cell_width: float) -> GridUpperBound | None:
-    """The truncated Laplace mechanism (Geng et al. 2020) on cells of width ``cell_width`` (a divisor
-    of Δf), certified: an upper bound that needs no LP, and a near-optimal one for small ε, where the
-    noise spans thousands of Δf and the LPs would be large. Spreading its mass over cells can raise
-    its δ slightly, so the mechanism is taken at δ′ ≤ δ, lowered until the certificate is at most δ.
-    ``None`` when it does not apply (monotone problems are fine; a ``Problem.support`` is not)."""
-    t0 = time.perf_counter()
-    p = problem
-    if p.support is not None:
+    """The better of two certified noises that need no LP (``None`` for a ``Problem.support``):
+
+    * the truncated Laplace mechanism (Geng et al. 2020) on cells of width ``cell_width`` (a divisor of
+      Δf), near optimal for small ε, where the noise spans thousands of Δf and the LPs would be large;
+      spreading its mass over cells can raise its δ slightly, so it is taken at δ′ ≤ δ, lowered until
+      the certificate is at most δ;
+    * the staircase mechanism (Geng and Viswanath 2015), optimal for δ = 0, with its plateau γ rounded
+      to the lattice Δf/1024, truncated after P periods (which costs δ_P) and mixed with an atom at 0
+      of mass a = (δ − δ_P)/(1 − δ_P): its δ is at most a + (1 − a)·δ_P = δ (convexity of the hockey-
+      stick divergence in the noise; the atom alone has δ = 1). Near optimal for large ε, where the
+      optimal noise is a staircase with an atom of mass about δ; P is the cheapest number of periods.
+    """
+    if problem.support is not None:
         return None
-    target = p.delta
+    t0 = time.perf_counter()
+    candidates = [c for c in (_laplace_reference(problem, cell_width), _staircase_reference(problem)) if c is not None]
+    if not candidates:
+        return None  # pragma: no cover - the truncated Laplace mechanism always certifies
+    noise, d = min(candidates, key=lambda c: c[0].expected_loss(problem.loss))
+    return GridUpperBound(round_up(noise.expected_loss(problem.loss)), noise, d, 0, 0, time.perf_counter() - t0, 0, 0.0)
+
+
+def _laplace_reference(problem: Problem, cell_width: float):
+    p, target = problem, problem.delta
     for _ in range(8):
         tl = TruncatedLaplace(epsilon=p.epsilon, delta=target, sensitivity=p.sensitivity)
         noise = tl.to_piecewise_uniform(cell_width)
         d = certify_delta(noise, p.epsilon, p.sensitivity)
         if d <= p.delta:
-            L = int(round(noise.edges[-1] / cell_width))
-            return GridUpperBound(round_up(noise.expected_loss(p.loss)), noise, d, 0, L,
-                                  time.perf_counter() - t0, 0, 0.0)
+            return noise, d
         target *= (p.delta / d) * (1.0 - 1e-9)
     return None  # pragma: no cover - δ′ converges in one or two steps
+
+
+def _staircase_reference(problem: Problem, lattice: int = 1024, max_periods: int = 64):
+    p = problem
+    gamma = Staircase.optimal_gamma(p.epsilon, p.loss)
+    gamma = min(max(round(gamma * lattice), 1), lattice - 1) / lattice
+    stair = Staircase(epsilon=p.epsilon, sensitivity=p.sensitivity, gamma=gamma)
+    best = None
+    for periods in range(1, max_periods + 1):  # more periods: less δ lost to truncation, more atom
+        base = stair.to_piecewise_uniform(periods)
+        d_p = base.metadata["delta"]
+        if d_p >= p.delta:
+            continue
+        atom = (p.delta - d_p) / (1.0 - d_p) * (1.0 - RELEASE_MARGIN)
+        for _ in range(3):  # make room for the certificate's rounding allowance
+            noise = PiecewiseUniform(base.edges, base.probs * (1.0 - atom), atom=atom,
+                                     metadata=dict(base.metadata, atom=atom, delta=p.delta))
+            d = certify_delta(noise, p.epsilon, p.sensitivity)
+            if d <= p.delta:
+                break
+            atom -= 2.0 * (d - p.delta)
+        else:  # pragma: no cover
+            continue
+        cost = noise.expected_loss(p.loss)
+        if best is not None and cost >= best[2]:
+            break  # the cost rises again: the truncation no longer pays
+        best = (noise, d, cost)
+    return None if best is None else best[:2]
 
 
 def _laplace_profile(problem: Problem, k: int, L: int) -> np.ndarray:

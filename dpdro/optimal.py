@@ -232,7 +232,10 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, time_limit: float 
         k_up = int(_aligned(max(1, k), gamma, 0.5))
         k_low = _aligned(k, gamma, 0.0) if k >= 1 else k
         L_up = max(k_up, math.ceil(f_up * a * k_up / sens))
-        L_low = max(1, math.ceil(f_low * a * k_low / sens))
+        # at large ε the noise lies within a few plateaus of 0: a smaller window holds it (tail blocks
+        # and padding carry the rest), which keeps the lower-bound LP small at the fine grids it needs
+        w_low = f_low * (min(a, 16 * gamma * sens) if gamma is not None else a)
+        L_low = max(1, math.ceil(w_low * k_low / sens))
         r0 = time.perf_counter()
         try:
             if best_ub is not None and upper_rounds == 0:
