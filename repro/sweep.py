@@ -282,15 +282,17 @@ def _dask_outcomes(calls: list, jobs: int | None, scheduler: str | None, say: Ca
 
 def run(tasks: Sequence[Task], *, jobs: int | None = None, dask: bool = False, scheduler: str | None = None,
         force: bool = False, dry_run: bool = False, log: Path | str | None = None, progress: bool = True,
-        command: str | None = None, out=None) -> Report:
+        command: str | None = None, out=None, registry: dict | None = None) -> Report:
     """Compute the tasks not yet done (all of them with ``force``) and write each result to its file.
 
     ``jobs``: worker processes (joblib/loky; default all cores; 1 runs in this process). ``dask=True``:
     a Dask ``LocalCluster`` of ``jobs`` processes instead; ``scheduler``: the address of a running Dask
     scheduler (its workers do the work: ``jobs`` is ignored). ``dry_run``: only list what would run.
     ``log``: file that gets one line per task and the traceback of every failure. ``out``: where the
-    messages go (default stderr).
+    messages go (default stderr). ``registry``: families by name that are not in :data:`FAMILIES`
+    (their ``compute`` must be importable by the workers, or ``jobs=1``).
     """
+    lookup = lambda name: (registry or {}).get(name) or family(name)  # noqa: E731
     out = out or sys.stderr
     say = lambda msg: print(msg, file=out, flush=True)  # noqa: E731
     if command is None:
@@ -313,15 +315,12 @@ def run(tasks: Sequence[Task], *, jobs: int | None = None, dask: bool = False, s
         report.seconds = time.perf_counter() - t_start
         say(f"{len(tasks)} tasks: all done already")
         return report
-    for fam in dict.fromkeys(t.family for t in todo):
-        prep = family(fam).prepare if fam in FAMILIES else None
-        if prep is not None:
-            prep([t for t in todo if t.family == fam])
-    computes = {}
-    for t in todo:
-        if t.family not in computes:
-            computes[t.family] = family(t.family).compute
-    sort_keys = {fam: family(fam).sort_keys for fam in computes}
+    fams = {name: lookup(name) for name in dict.fromkeys(t.family for t in todo)}
+    for name, fam in fams.items():
+        if fam.prepare is not None:
+            fam.prepare([t for t in todo if t.family == name])
+    computes = {name: fam.compute for name, fam in fams.items()}
+    sort_keys = {name: fam.sort_keys for name, fam in fams.items()}
     calls = [(computes[t.family], t.params, i, command) for i, t in enumerate(todo)]
     log_path = Path(log) if log is not None else None
     logf = None
