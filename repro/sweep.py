@@ -47,7 +47,7 @@ from typing import Any, Callable, Iterator, Sequence
 from .paths import RESULTS, ROOT, relative
 from .provenance import provenance, read_json, write_json_atomic
 
-__all__ = ["Task", "Family", "Option", "Outcome", "Report", "FAMILIES", "family", "families", "task_dir",
+__all__ = ["Task", "Family", "Option", "Report", "FAMILIES", "family", "families", "task_dir",
            "is_done", "load_result", "strip_volatile", "run", "run_families", "merge", "main"]
 
 # the families, in the order `all` runs them: name -> "module:attribute" (imported on first use)
@@ -217,13 +217,6 @@ def execute(compute: Callable[[dict], dict], params: dict, index: int, command: 
 
 
 @dataclass
-class Outcome:
-    task: Task
-    status: str  # "ok" or "failed"
-    error: str | None = None
-
-
-@dataclass
 class Report:
     """What a :func:`run` did: tasks found done, computed now, failed (id, one-line error), not run."""
 
@@ -287,7 +280,7 @@ def run(tasks: Sequence[Task], *, jobs: int | None = None, dask: bool = False, s
 
     ``jobs``: worker processes (joblib/loky; default all cores; 1 runs in this process). ``dask=True``:
     a Dask ``LocalCluster`` of ``jobs`` processes instead; ``scheduler``: the address of a running Dask
-    scheduler (its workers do the work: ``jobs`` is ignored). ``dry_run``: only list what would run.
+    scheduler, or a Dask cluster object (its workers do the work: ``jobs`` is ignored). ``dry_run``: only list what would run.
     ``log``: file that gets one line per task and the traceback of every failure. ``out``: where the
     messages go (default stderr). ``registry``: families by name that are not in :data:`FAMILIES`
     (their ``compute`` must be importable by the workers, or ``jobs=1``).
@@ -361,7 +354,12 @@ def run(tasks: Sequence[Task], *, jobs: int | None = None, dask: bool = False, s
             pending.discard(index)
             if status == "ok":
                 payload["task"] = task.record()
-                write_json_atomic(task.path, payload, sort_keys=sort_keys[task.family])
+                try:
+                    write_json_atomic(task.path, payload, sort_keys=sort_keys[task.family])
+                except (TypeError, ValueError, OSError) as exc:  # e.g. a result that is not JSON
+                    status, payload, tb = "failed", f"cannot store the result: {_one_line(exc)}", \
+                        traceback.format_exc()
+            if status == "ok":
                 report.computed.append(task)
                 prov = payload["provenance"]
                 write_log(f"{now()} ok     {task.family}/{task.id} ({prov.get('seconds')} s, "
