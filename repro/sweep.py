@@ -369,8 +369,8 @@ def run(tasks: Sequence[Task], *, jobs: int | None = None, dask: bool = False, s
                 emit(f"FAILED {task.family}/{task.id}: {payload}")
                 write_log(f"{now()} FAILED {task.family}/{task.id}: {payload}\n{tb}")
             if bar is not None:
+                bar.set_postfix(failed=len(report.failed), left=len(pending), refresh=False)
                 bar.update(1)
-                bar.set_postfix(failed=len(report.failed), left=len(pending))
     except Exception as exc:  # the engine itself failed (e.g. a loky worker killed): keep what was written
         emit(f"the engine stopped: {_one_line(exc)}; {len(pending)} tasks not run (run again to resume)")
         write_log(f"{now()} ENGINE STOPPED: {traceback.format_exc()}")
@@ -407,7 +407,8 @@ def run_families(names: Sequence[str], *, root: Path | str | None = None, scale:
                  options: dict | None = None, only: Sequence[str] = (), merge_only: bool = False,
                  no_merge: bool = False, out=None, **kw) -> Report:
     """List the tasks of the named families, :func:`run` them (one engine, one progress bar) and merge
-    each family's aggregate files. ``only``: glob patterns on ``family/id`` selecting tasks."""
+    the aggregate files of each family that got new results (of every family with ``merge_only``).
+    ``only``: glob patterns on ``family/id`` selecting tasks."""
     out = out or sys.stderr
     say = lambda msg: print(msg, file=out, flush=True)  # noqa: E731
     root = Path(root) if root is not None else (RESULTS if scale == "paper" else CI_ROOT)
@@ -423,8 +424,14 @@ def run_families(names: Sequence[str], *, root: Path | str | None = None, scale:
         if kw.get("dry_run"):
             return report
     if not no_merge:
+        computed = {t.family for t in report.computed}
         for f in fams:
-            report.merged += merge(f, root, listed[f.name], scale, options, say)
+            if f.merge is None:
+                continue
+            if merge_only or f.name in computed:
+                report.merged += merge(f, root, listed[f.name], scale, options, say)
+            else:
+                say(f"{f.name}: no new results, aggregate files left as they are (--merge-only rewrites them)")
     return report
 
 
