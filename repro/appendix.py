@@ -44,7 +44,7 @@ from dpdro.monotone import is_monotone
 
 from .paths import RESULTS
 from .provenance import provenance, write_json_atomic
-from .sweep import Family, Option, load_result, task_dir
+from .sweep import Family, Option, load_result, parse_panels, task_dir
 
 __all__ = ["F4_SENSITIVITY", "F4_BETA", "F4_EPSILONS", "F4_DELTAS", "F4_SUPPORT", "F4_SUPPORT_CHECK", "CX",
            "FIGURE4", "COUNTEREXAMPLE", "FAMILY_FIGURE4", "FAMILY_COUNTEREXAMPLE", "figure4_panel", "compute_figure4",
@@ -92,13 +92,6 @@ def figure4_panel(epsilon: float, delta: float, support: float) -> dict:
     return out
 
 
-def _panels(text: str | None, default: list) -> list:
-    """``"eps:delta,..."`` as a list of (ε, δ), or ``default``."""
-    if not text:
-        return default
-    return [tuple(float(v) for v in item.split(":")) for item in text.split(",") if item]
-
-
 FIGURE4_CI_PANELS = [(1.0, 0.2), (2.0, 0.5)]
 
 
@@ -107,7 +100,7 @@ def _figure4_tasks(root: Path, scale: str, opts: dict) -> list:
     grid = [(e, d) for e in F4_EPSILONS for d in F4_DELTAS] if scale == "paper" else FIGURE4_CI_PANELS
     return [FAMILY_FIGURE4.task(f"eps={e:g}_delta={d:g}", {"epsilon": e, "delta": d},
                                 task_dir(root, "figure4") / f"eps={e:g}_delta={d:g}.json")
-            for e, d in _panels(opts["panels"], grid)]
+            for e, d in parse_panels(opts["panels"], grid)]
 
 
 def compute_figure4(params: dict) -> dict:
@@ -265,7 +258,7 @@ def _counterexample_tasks(root: Path, scale: str, opts: dict) -> list:
     max_k = opts["max_k"] or (128 if scale == "paper" else 32)
     spike = tuple(int(v) for v in opts["spike"].split("x")) if opts["spike"] else ((32, 8) if scale == "paper"
                                                                                     else (8, 2))
-    return [FAMILY_COUNTEREXAMPLE.task(_spec_id(i, spec), dict(spec, index=i, max_k=max_k, spike_setting=list(spike)),
+    return [FAMILY_COUNTEREXAMPLE.task(_spec_id(i, spec), dict(spec, index=i),
                                        task_dir(root, "counterexample") / f"{_spec_id(i, spec)}.json")
             for i, spec in enumerate(counterexample_specs(max_k, spike))]
 
@@ -299,14 +292,15 @@ def merge_counterexample(root: Path, tasks: list, scale: str, opts: dict) -> lis
     A = truncated_laplace_half_width(epsilon=CX["epsilon"], delta=CX["delta"], sensitivity=CX["sensitivity"])
     best_free = min(u["upper"] for u in uppers if not u["monotone"])
     best_mono_lb = max(x["lower"] for x in lowers if x["monotone"])
-    p = tasks[0].params
+    spike = next(t.params["spike"] for t in tasks if "spike" in t.params)
+    max_k = max(t.params.get("k", 0) for t in tasks if t.params.get("factor") == 2.0)
     data = {"what": "GitHub appendix, monotone counterexample: eps = 3, delta = 0.3, l1, Delta f = 1",
             "problem": CX, "A": A, "uppers": uppers, "lowers": lowers,
             "best_unrestricted_upper": best_free,
             "best_monotone_upper": min(u["upper"] for u in uppers if u["monotone"]),
             "best_unrestricted_lower": max(x["lower"] for x in lowers if not x["monotone"]),
             "best_monotone_lower": best_mono_lb, "separated": best_mono_lb > best_free,
-            "provenance": provenance(seconds, max_k=p["max_k"], spike=p["spike_setting"])}
+            "provenance": provenance(seconds, max_k=max_k, spike=spike)}
     out = root / COUNTEREXAMPLE.relative_to(RESULTS)
     write_json_atomic(out, data)
     return [out]

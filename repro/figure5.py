@@ -24,7 +24,7 @@ from dpdro.mechanisms import truncated_laplace_half_width
 
 from .paths import RESULTS
 from .provenance import provenance, write_json_atomic
-from .sweep import Family, Option, load_result, task_dir
+from .sweep import Family, Option, load_result, parse_panels, task_dir
 
 __all__ = ["EPSILONS", "DELTAS", "DF", "BETA", "PHI", "PIECES", "ORDER", "FIGURE5", "FAMILY", "problem", "partition",
            "panel", "compute", "merge"]
@@ -74,9 +74,7 @@ CI_PANELS = [(1.0, 0.2), (2.0, 0.5)]
 
 def _tasks(root: Path, scale: str, opts: dict) -> list:
     """One task per panel, the most informative first (:data:`ORDER`)."""
-    from .appendix import _panels
-
-    panels = _panels(opts["panels"], ORDER if scale == "paper" else CI_PANELS)
+    panels = parse_panels(opts["panels"], ORDER if scale == "paper" else CI_PANELS)
     return [FAMILY.task(f"eps={e:g}_delta={d:g}", {"epsilon": e, "delta": d},
                         task_dir(root, "figure5") / f"eps={e:g}_delta={d:g}.json") for e, d in panels]
 

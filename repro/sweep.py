@@ -48,7 +48,7 @@ from .paths import RESULTS, ROOT, relative
 from .provenance import provenance, read_json, write_json_atomic
 
 __all__ = ["Task", "Family", "Option", "Report", "FAMILIES", "family", "families", "task_dir",
-           "is_done", "load_result", "strip_volatile", "run", "run_families", "merge", "main"]
+           "is_done", "load_result", "parse_panels", "strip_volatile", "run", "run_families", "merge", "main"]
 
 # the families, in the order `all` runs them: name -> "module:attribute" (imported on first use)
 FAMILIES = {
@@ -161,6 +161,16 @@ def load_result(task: Task) -> dict | None:
 
 def is_done(task: Task) -> bool:
     return load_result(task) is not None
+
+
+def parse_panels(text: str | None, default: list) -> list:
+    """A ``--panels`` option, ``"eps:delta,..."``, as a list of (ε, δ); ``default`` when not given."""
+    if not text:
+        return default
+    try:
+        return [tuple(float(v) for v in item.split(":", 1)) for item in text.split(",") if item]
+    except ValueError:
+        raise ValueError(f"panels must be 'eps:delta,...', got {text!r}") from None
 
 
 VOLATILE = ("provenance", "provenance_lower", "meta")
