@@ -202,3 +202,25 @@ def test_cell_recipe_gives_the_stored_cells_settings():
         r = tables.cell_recipe(c["loss"], c["epsilon"], c["delta"])
         assert (r["time_limit"], r["atom"], r["options"]) == (c["time_limit"], c.get("atom", False),
                                                                 c.get("options") or {}), path.name
+
+
+def keys(data, path=""):
+    """The key paths of a JSON document (lists through their first element), provenance aside."""
+    if isinstance(data, dict):
+        return {k for key, v in data.items() if key not in ("provenance", "provenance_lower", "meta")
+                for k in {f"{path}/{key}"} | keys(v, f"{path}/{key}")}
+    if isinstance(data, list) and data:
+        return keys(data[0], path + "[]")
+    return set()
+
+
+def test_merged_files_have_the_stored_format(reference, tmp_path):
+    """The chapters read the merged files as they read the stored ones: the same keys."""
+    stored = read_json(optimal_vs_delta.OUT)
+    assert keys(read_json(reference / optimal_vs_delta.OUT.relative_to(RESULTS))) == keys(stored)
+    from repro import appendix
+
+    report = sweep.run_families(["figure4"], root=tmp_path, scale="ci", options={"panels": "5:0.5"}, jobs=1,
+                                progress=False)
+    assert report.ok and report.merged == [tmp_path / appendix.FIGURE4.relative_to(RESULTS)]
+    assert keys(read_json(report.merged[0])) == keys(read_json(appendix.FIGURE4))
