@@ -5,26 +5,26 @@ file under ``results/sweep/figure3-{di,dd}/`` (with the released noise or mechan
 files the chapter reads (``scripts/sweep.py figure3-di figure3-dd``; the older command lines
 ``scripts/figure3_data_{independent,dependent}.py`` call the same).
 
-Data-independent half (:data:`FAMILY_DI`, stored in ``results/figure3_data_independent.json``): Δf = 2, ℓ1 loss, three privacy regimes
-(ε, δ) ∈ {(5, 0.25), (1, 0.2), (0.2, 0.05)}; the support of the noise matches the truncated Laplace
-support [−A, A] rounded *up* to an integer S (as the GitHub appendix describes; rounding to the
-nearest integer makes the ε = 5 instance infeasible, see chapter 23_figure3); uniform partitions of
-[−S, S] with β ∈ {1, 1/2, …, 1/32}. For every (regime, β), :func:`solve_point` computes the certified
-upper bound P(π, β), the valid lower bound D(π, β), the wall-clock seconds of each solve (median over
-``repeats`` runs; a solve slower than ``repeat_below`` seconds is run once), cutting-plane rounds and
-simplex iterations; the horizontal lines of the figure are :func:`repro.literature.literature_values`.
-Timings are ours, on this machine (Python + HiGHS, shared CPU), not the paper's (C++ + Gurobi 9.5.2
-on a 2.66 GHz Xeon); compare trends, not seconds.
+Data-independent half (:data:`FAMILY_DI`, stored in ``results/figure3_data_independent.json``): Δf = 2,
+ℓ1 loss, three privacy regimes (ε, δ) ∈ {(5, 0.25), (1, 0.2), (0.2, 0.05)}; the support of the noise
+matches the truncated Laplace support [−A, A] rounded *up* to an integer S (as the GitHub appendix
+describes; rounding to the nearest integer makes the ε = 5 instance infeasible, see chapter 23_figure3);
+uniform partitions of [−S, S] with β ∈ {1, 1/2, …, 1/32}. For every (regime, β), :func:`solve_point`
+computes the certified upper bound P(π, β), the valid lower bound D(π, β), the wall-clock seconds of
+each solve (median over ``repeats`` runs; a solve slower than ``repeat_below`` seconds is run once),
+cutting-plane rounds and simplex iterations; the horizontal lines of the figure are
+:func:`repro.literature.literature_values`. Timings are ours, on this machine (Python + HiGHS, shared
+CPU), not the paper's (C++ + Gurobi 9.5.2 on a 2.66 GHz Xeon); compare trends, not seconds.
 
-Data-dependent half (:data:`FAMILY_DD`, stored in ``results/figure3_data_dependent.json``): Φ = [0, 4), uniform weight, the same regimes, noise support
-[−A, A + β) with A the truncated Laplace half-width rounded to the nearest integer, fine pieces of
-width β (K = 4/β) on the path β = 1, 1/2, …, 1/32. :func:`solve_instance` computes P′(π, β), D′(π, β)
-and the data-independent P, D on the same grid, each instance within its own wall-clock cap; the
-tasks are listed cheapest first (all regimes at β = 1, then 1/2, …) and :func:`merge_dd` ends a
-regime's path at its first capped instance. "Time to a gap" g for a regime is the cumulative time
-of its steps along the path up to the first step with (P′ − D′)/D′ ≤ g (:func:`summarise`; the paper's
-protocol, Section 5.1: "it took up to 5.82 secs (980.44 secs) to reduce the gap between our upper and
-lower bounds to 10% (5%)"; C++/Gurobi, median of 10 runs).
+Data-dependent half (:data:`FAMILY_DD`, stored in ``results/figure3_data_dependent.json``): Φ = [0, 4),
+uniform weight, the same regimes, noise support [−A, A + β) with A the truncated Laplace half-width
+rounded to the nearest integer, fine pieces of width β (K = 4/β) on the path β = 1, 1/2, …, 1/32.
+:func:`solve_instance` computes P′(π, β), D′(π, β) and the data-independent P, D on the same grid, each
+instance within its own wall-clock cap; the tasks are listed cheapest first (all regimes at β = 1, then
+1/2, …) and :func:`merge_dd` ends a regime's path at its first capped instance. "Time to a gap" g for a
+regime is the cumulative time of its steps along the path up to the first step with (P′ − D′)/D′ ≤ g
+(:func:`summarise`; the paper's protocol, Section 5.1: "it took up to 5.82 secs (980.44 secs) to reduce
+the gap between our upper and lower bounds to 10% (5%)"; C++/Gurobi, median of 10 runs).
 """
 
 from __future__ import annotations
@@ -277,8 +277,8 @@ def compute_dd(params: dict) -> dict:
 
 def merge_dd(root: Path, tasks: list, scale: str, opts: dict) -> list:
     """``figure3_data_dependent.json`` from the per-(regime, β) files: a regime's path ends at its first
-    capped instance (finer grids are only more expensive), as in the paper's protocol; the released
-    mechanisms stay in the per-task files."""
+    capped instance (finer grids are only more expensive; finer instances computed anyway are left out);
+    the released mechanisms stay in the per-task files."""
     results = {t.id: load_result(t) for t in tasks}
     betas = sorted({t.params["beta"] for t in tasks}, reverse=True)
     cap = tasks[0].params["cap"]
