@@ -178,21 +178,22 @@ def _tasks(root: Path, scale: str, opts: dict) -> list:
     root = Path(root)
     out = []
     if not opts["no_example1"]:
-        out.append(FAMILY.task("example1", {"rel_gap": EXAMPLE1_GAP if scale == "paper" else CI_REL_GAP},
+        out.append(FAMILY.task("example1", {"kind": "example1",
+                                            "rel_gap": EXAMPLE1_GAP if scale == "paper" else CI_REL_GAP},
                                root / EXAMPLE1.relative_to(RESULTS)))
     for eps, delta, loss in cells:
         recipe = cell_recipe(loss, eps, delta)
         if opts["time_limit"] is not None:
             recipe["time_limit"] = float(opts["time_limit"])
-        params = {"loss": loss, "epsilon": eps, "delta": delta, "rel_gap": rel_gap, **recipe}
+        params = {"kind": "cell", "loss": loss, "epsilon": eps, "delta": delta, "rel_gap": rel_gap, **recipe}
         out.append(FAMILY.task(cell_name(loss, eps, delta)[:-len(".json")], params,
                                root / CELLS.relative_to(RESULTS) / cell_name(loss, eps, delta)))
     return out
 
 
 def compute(params: dict) -> dict:
-    """One task of the family: Example 1 (``params`` has only ``rel_gap``) or a cell (:func:`solve_cell`)."""
-    if set(params) == {"rel_gap"}:
+    """One task of the family: Example 1 (``kind`` "example1") or a cell (:func:`solve_cell`)."""
+    if params["kind"] == "example1":
         return example1_result(params["rel_gap"])
     return solve_cell(params["epsilon"], params["delta"], params["loss"], params["time_limit"], atom=params["atom"],
                       options=params["options"], rel_gap=params["rel_gap"])
