@@ -3,18 +3,19 @@
 Selvi, Liu, Wiesemann, *Differential Privacy via Distributionally Robust Optimization*: Figure 4 shows
 optimised data-independent noise (red) and the best monotone noise (blue) for Δf = 10, β = 0.5, ℓ1;
 the GitHub appendix claims that at (ε, δ) = (3, 0.3), ℓ1 (Δf = 1), the optimal noise has loss 0.1705
-while the monotone problem has a lower bound of 0.1830 at β = 0.02. ``scripts/run_figures_appendix.py``
-is the command line; chapters 24_figures4_5 and 25_github_appendix load the results and recompute
-some of them with the same functions.
+while the monotone problem has a lower bound of 0.1830 at β = 0.02. Both are sweep families
+(:mod:`repro.sweep`; ``scripts/sweep.py figure4 counterexample``, or ``scripts/run_figures_appendix.py``):
+one task per panel or bound, each in its own file under ``results/sweep/``; chapters 24_figures4_5 and
+25_github_appendix load the assembled results and recompute some of them with the same functions.
 
-:func:`run_figure4` writes ``results/appendix/figure4.json``: for every panel (ε, δ) the certified upper
+:data:`FAMILY_FIGURE4` writes ``results/appendix/figure4.json``: for every panel (ε, δ) the certified upper
 bound P(L, β) (with its released noise) and the valid lower bound D(L, β), without and with the
 monotonicity restriction (``Problem(monotone=True)``), on the uniform partition with L = ⌈1.5·A/β⌉, A
 the truncated Laplace half-width, the strengthened monotone lower bound
 (:func:`strengthened_monotone_lower_bound`), and the same bounds for a larger support L = ⌈2.25·A/β⌉
 as a support check.
 
-:func:`run_counterexample` writes ``results/appendix/monotone_counterexample.json``: certified upper
+:data:`FAMILY_COUNTEREXAMPLE` writes ``results/appendix/monotone_counterexample.json``: certified upper
 bounds of the unrestricted and monotone problems on uniform grids (β = 0.05 and the appendix's β = 0.02
 on a support just beyond A, then β = Δf/k, k = 32, 64, 128, on ±2A), the unrestricted upper bound on a
 partition refined next to 0 (:func:`spiked_partition`: the optimal noise has an atom-like spike at 0),
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -42,10 +44,12 @@ from dpdro.monotone import is_monotone
 
 from .paths import RESULTS
 from .provenance import provenance, write_json_atomic
+from .sweep import Family, Option, load_result, parse_panels, task_dir
 
 __all__ = ["F4_SENSITIVITY", "F4_BETA", "F4_EPSILONS", "F4_DELTAS", "F4_SUPPORT", "F4_SUPPORT_CHECK", "CX",
-           "FIGURE4", "COUNTEREXAMPLE", "figure4_panel", "run_figure4", "strengthen_l1_monotone",
-           "strengthened_monotone_lower_bound", "spiked_partition", "run_counterexample"]
+           "FIGURE4", "COUNTEREXAMPLE", "FAMILY_FIGURE4", "FAMILY_COUNTEREXAMPLE", "figure4_panel", "compute_figure4",
+           "merge_figure4", "strengthen_l1_monotone", "strengthened_monotone_lower_bound", "spiked_partition",
+           "counterexample_specs", "compute_counterexample", "merge_counterexample"]
 
 FIGURE4 = RESULTS / "appendix" / "figure4.json"
 COUNTEREXAMPLE = RESULTS / "appendix" / "monotone_counterexample.json"
@@ -88,31 +92,45 @@ def figure4_panel(epsilon: float, delta: float, support: float) -> dict:
     return out
 
 
-def run_figure4(out=FIGURE4) -> dict:
-    """Every panel of Figure 4, written to ``out`` with provenance."""
-    t0 = time.perf_counter()
-    panels = []
-    for eps in F4_EPSILONS:
-        for delta in F4_DELTAS:
-            A = truncated_laplace_half_width(epsilon=eps, delta=delta, sensitivity=F4_SENSITIVITY)
-            main = figure4_panel(eps, delta, F4_SUPPORT)
-            check = figure4_panel(eps, delta, F4_SUPPORT_CHECK)
-            for c in check.values():
-                c.pop("probs")
-            panels.append({"epsilon": eps, "delta": delta, "A": A, "main": main, "support_check": check})
-            print(f"eps={eps:g} delta={delta:g} A={A:.3f}: UB {main['unrestricted']['upper']:.5f} "
-                  f"LB {main['unrestricted']['lower']:.5f} | mono UB {main['monotone']['upper']:.5f} "
-                  f"LB {main['monotone']['lower']:.5f} strengthened {main['monotone']['lower_strengthened']:.5f} | "
-                  f"L={main['unrestricted']['L']} -> "
-                  f"{check['unrestricted']['L']}: UB {check['unrestricted']['upper']:.5f} "
-                  f"mono UB {check['monotone']['upper']:.5f}", flush=True)
+FIGURE4_CI_PANELS = [(1.0, 0.2), (2.0, 0.5)]
+
+
+def _figure4_tasks(root: Path, scale: str, opts: dict) -> list:
+    """One task per panel (ε, δ)."""
+    grid = [(e, d) for e in F4_EPSILONS for d in F4_DELTAS] if scale == "paper" else FIGURE4_CI_PANELS
+    return [FAMILY_FIGURE4.task(f"eps={e:g}_delta={d:g}", {"epsilon": e, "delta": d},
+                                task_dir(root, "figure4") / f"eps={e:g}_delta={d:g}.json")
+            for e, d in parse_panels(opts["panels"], grid)]
+
+
+def compute_figure4(params: dict) -> dict:
+    """One panel of Figure 4: the four bounds on ±1.5·A (with the released noises' probabilities) and the
+    support check on ±2.25·A (its noises too; :func:`merge_figure4` keeps them in the per-task file)."""
+    eps, delta = params["epsilon"], params["delta"]
+    A = truncated_laplace_half_width(epsilon=eps, delta=delta, sensitivity=F4_SENSITIVITY)
+    return {"epsilon": eps, "delta": delta, "A": A, "main": figure4_panel(eps, delta, F4_SUPPORT),
+            "support_check": figure4_panel(eps, delta, F4_SUPPORT_CHECK)}
+
+
+def merge_figure4(root: Path, tasks: list, scale: str, opts: dict) -> list:
+    """``appendix/figure4.json`` (the support check without its probabilities, as the chapter reads it)."""
+    panels, seconds = [], 0.0
+    for t in tasks:
+        r = load_result(t)
+        seconds += r["provenance"].get("seconds", 0.0)
+        check = {key: {k: v for k, v in c.items() if k != "probs"} for key, c in r["support_check"].items()}
+        panels.append({"epsilon": r["epsilon"], "delta": r["delta"], "A": r["A"], "main": r["main"],
+                       "support_check": check})
+    panels.sort(key=lambda p: (p["epsilon"], p["delta"]))
     data = {"what": "Figure 4 (Selvi, Liu, Wiesemann, Section 5.1): unrestricted and monotone noise, "
                     "Delta f = 10, beta = 0.5, l1, uniform partitions",
-            "sensitivity": F4_SENSITIVITY, "beta": F4_BETA, "loss": "l1", "epsilons": F4_EPSILONS,
-            "deltas": F4_DELTAS, "support_factor": F4_SUPPORT, "support_check_factor": F4_SUPPORT_CHECK,
-            "panels": panels, "provenance": provenance(time.perf_counter() - t0)}
+            "sensitivity": F4_SENSITIVITY, "beta": F4_BETA, "loss": "l1",
+            "epsilons": sorted({p["epsilon"] for p in panels}), "deltas": sorted({p["delta"] for p in panels}),
+            "support_factor": F4_SUPPORT, "support_check_factor": F4_SUPPORT_CHECK,
+            "panels": panels, "provenance": provenance(seconds)}
+    out = root / FIGURE4.relative_to(RESULTS)
     write_json_atomic(out, data)
-    return data
+    return [out]
 
 
 # ---------------------------------------------------------------------------- counterexample
@@ -202,46 +220,99 @@ def spiked_partition(k_coarse: int, factor: int, A: float, support: float = 2.0)
     return dpdro.Partition(np.union1d(pi, np.asarray(extra, dtype=int)), 1.0 / (k_coarse * factor))
 
 
-def run_counterexample(max_k: int = 128, spike: tuple[int, int] = (32, 8), out=COUNTEREXAMPLE) -> dict:
-    """The bounds of the monotone counterexample (module docstring), written to ``out`` with provenance."""
-    t0 = time.perf_counter()
-    free = dpdro.Problem(**CX)
-    mono = dpdro.Problem(**CX, monotone=True)
-    A = truncated_laplace_half_width(epsilon=CX["epsilon"], delta=CX["delta"], sensitivity=CX["sensitivity"])
-    uppers, lowers = [], []
-    # the appendix's β = 0.02 (and β = 0.05) on a support just beyond A
-    for k in (20, 50):
-        part = _uniform(k, 1.05, A)
-        for prob in (free, mono):
-            uppers.append(_upper_entry(prob, part, f"beta=1/{k}, L=ceil(1.05A/beta)"))
-        lowers.append(_lower_entry(mono, part, f"beta=1/{k}, L=ceil(1.05A/beta)", strengthened=False))
-    # finer uniform grids on ±2A; the monotone lower bound also strengthened (see strengthen_l1_monotone)
-    k = 32
+def counterexample_specs(max_k: int = 128, spike: tuple[int, int] = (32, 8)) -> list[dict]:
+    """The entries of the counterexample (module docstring), in the order the chapter lists them: each
+    an upper or lower bound, unrestricted or monotone, on a uniform grid (``k``: β = Δf/k, ``factor``:
+    L = ⌈factor·A/β⌉) or on the :func:`spiked_partition` (``spike``)."""
+    specs = []
+    for k in (20, 50):  # the appendix's β = 0.02 (and β = 0.05) on a support just beyond A
+        label = f"beta=1/{k}, L=ceil(1.05A/beta)"
+        for mono in (False, True):
+            specs.append(dict(kind="upper", monotone=mono, k=k, factor=1.05, label=label))
+        specs.append(dict(kind="lower", monotone=True, k=k, factor=1.05, label=label, strengthened=False, stride=1))
+    k = 32  # finer uniform grids on ±2A; the monotone lower bound also strengthened
     while k <= max_k:
-        part = _uniform(k, 2.0, A)
         label = f"beta=1/{k}, L=ceil(2A/beta)"
-        lowers.append(_lower_entry(mono, part, label, strengthened=True, stride=max(1, k // 64)))
+        specs.append(dict(kind="lower", monotone=True, k=k, factor=2.0, label=label, strengthened=True,
+                          stride=max(1, k // 64)))
         if k <= 64:
-            lowers.append(_lower_entry(mono, part, label, strengthened=False))
-            lowers.append(_lower_entry(free, part, label, strengthened=False))
-            uppers.append(_upper_entry(free, part, label))
-        uppers.append(_upper_entry(mono, part, label))
+            specs.append(dict(kind="lower", monotone=True, k=k, factor=2.0, label=label, strengthened=False, stride=1))
+            specs.append(dict(kind="lower", monotone=False, k=k, factor=2.0, label=label, strengthened=False,
+                              stride=1))
+            specs.append(dict(kind="upper", monotone=False, k=k, factor=2.0, label=label))
+        specs.append(dict(kind="upper", monotone=True, k=k, factor=2.0, label=label))
         k *= 2
-    # the unrestricted upper bound on a partition refined next to 0
-    kc, f = spike
-    part = spiked_partition(kc, f, A)
-    entry = _upper_entry(free, part, f"spiked: 1/{kc} on +-2A, 1/{kc * f} at 0")
-    entry["pi"] = _pi(part)
-    uppers.append(entry)
+    kc, f = spike  # the unrestricted upper bound on a partition refined next to 0
+    specs.append(dict(kind="upper", monotone=False, spike=[kc, f], label=f"spiked: 1/{kc} on +-2A, 1/{kc * f} at 0"))
+    return specs
+
+
+def _spec_id(i: int, spec: dict) -> str:
+    grid = f"spike={spec['spike'][0]}x{spec['spike'][1]}" if "spike" in spec else f"k={spec['k']}_L={spec['factor']:g}A"
+    extra = "_strengthened" if spec.get("strengthened") else ""
+    extra += f"_stride={spec['stride']}" if spec.get("stride", 1) > 1 else ""
+    return f"{i:02d}_{spec['kind']}_{'monotone' if spec['monotone'] else 'free'}_{grid}{extra}"
+
+
+def _counterexample_tasks(root: Path, scale: str, opts: dict) -> list:
+    max_k = opts["max_k"] or (128 if scale == "paper" else 32)
+    spike = tuple(int(v) for v in opts["spike"].split("x")) if opts["spike"] else ((32, 8) if scale == "paper"
+                                                                                    else (8, 2))
+    return [FAMILY_COUNTEREXAMPLE.task(_spec_id(i, spec), dict(spec, index=i),
+                                       task_dir(root, "counterexample") / f"{_spec_id(i, spec)}.json")
+            for i, spec in enumerate(counterexample_specs(max_k, spike))]
+
+
+def compute_counterexample(params: dict) -> dict:
+    """One entry of the counterexample: a certified upper bound (with the released noise's probabilities
+    and, on the spiked partition, π) or a lower bound."""
+    prob = dpdro.Problem(**CX, monotone=params["monotone"])
+    A = truncated_laplace_half_width(epsilon=CX["epsilon"], delta=CX["delta"], sensitivity=CX["sensitivity"])
+    if "spike" in params:
+        part = spiked_partition(*params["spike"], A)
+    else:
+        part = _uniform(params["k"], params["factor"], A)
+    if params["kind"] == "upper":
+        entry = _upper_entry(prob, part, params["label"])
+        if "spike" in params:
+            entry["pi"] = _pi(part)
+        return entry
+    return _lower_entry(prob, part, params["label"], strengthened=params["strengthened"], stride=params["stride"])
+
+
+def merge_counterexample(root: Path, tasks: list, scale: str, opts: dict) -> list:
+    """``appendix/monotone_counterexample.json`` from the per-entry files, in the order of
+    :func:`counterexample_specs`."""
+    uppers, lowers, seconds = [], [], 0.0
+    for t in sorted(tasks, key=lambda t: t.params["index"]):
+        r = load_result(t)
+        seconds += r["provenance"].get("seconds", 0.0)
+        entry = {k: v for k, v in r.items() if k not in ("provenance", "task")}
+        (uppers if t.params["kind"] == "upper" else lowers).append(entry)
+    A = truncated_laplace_half_width(epsilon=CX["epsilon"], delta=CX["delta"], sensitivity=CX["sensitivity"])
     best_free = min(u["upper"] for u in uppers if not u["monotone"])
     best_mono_lb = max(x["lower"] for x in lowers if x["monotone"])
+    spike = next(t.params["spike"] for t in tasks if "spike" in t.params)
+    max_k = max(t.params.get("k", 0) for t in tasks if t.params.get("factor") == 2.0)
     data = {"what": "GitHub appendix, monotone counterexample: eps = 3, delta = 0.3, l1, Delta f = 1",
             "problem": CX, "A": A, "uppers": uppers, "lowers": lowers,
             "best_unrestricted_upper": best_free,
             "best_monotone_upper": min(u["upper"] for u in uppers if u["monotone"]),
             "best_unrestricted_lower": max(x["lower"] for x in lowers if not x["monotone"]),
             "best_monotone_lower": best_mono_lb, "separated": best_mono_lb > best_free,
-            "provenance": provenance(time.perf_counter() - t0)}
+            "provenance": provenance(seconds, max_k=max_k, spike=spike)}
+    out = root / COUNTEREXAMPLE.relative_to(RESULTS)
     write_json_atomic(out, data)
-    print(f"best unrestricted UB {best_free:.6f}, best monotone LB {best_mono_lb:.6f}, separated: {data['separated']}")
-    return data
+    return [out]
+
+
+FAMILY_FIGURE4 = Family(
+    name="figure4", title="Figure 4: unrestricted and monotone noise, one task per panel",
+    list_tasks=_figure4_tasks, compute=compute_figure4, merge=merge_figure4,
+    options=(Option("panels", "only these panels, 'eps:delta,...' (figure4, figure5)"),))
+FAMILY_COUNTEREXAMPLE = Family(
+    name="counterexample", title="GitHub appendix, monotone counterexample: one task per bound",
+    list_tasks=_counterexample_tasks, compute=compute_counterexample, merge=merge_counterexample,
+    options=(Option("max_k", "finest grid", int),
+             Option("spike", "unrestricted upper bound on cells 1/K refined next to 0 down to 1/(K*F), 'KxF' "
+                             "(default 32x8, ci 8x2)")))

@@ -427,27 +427,30 @@ def nb_errors(ds: Dataset, rows: np.ndarray, noisy: Mapping[str, np.ndarray], *,
 
 
 def run_naive_bayes(ds: Dataset, mechanisms: Mapping[str, Callable], *, n_splits: int, n_sims: int, seed: int = 0,
-                    settings: NBSettings = NBSettings(), baseline: bool = True) -> dict:
+                    settings: NBSettings = NBSettings(), baseline: bool = True, first_split: int = 0) -> dict:
     """DP naïve Bayes on ``n_splits`` random 80/20 splits × ``n_sims`` noise simulations per mechanism.
 
     Returns ``{"in": {name: (n_splits,)}, "out": {...}}``: per split, the error averaged over the
     simulations; ``"NB"`` is the non-private classifier (same floors). Seeds: the split and the noise
     of split k come from ``SeedSequence([seed, k])``; every mechanism gets the same noise seed, so a
     mechanism's errors do not depend on which other mechanisms are run with it (``baseline=False``
-    skips NB, e.g. to add one column to a stored run).
+    skips NB, e.g. to add one column to a stored run). ``first_split``: run the splits
+    ``first_split, …, first_split + n_splits − 1`` (a chunk of a larger run: splits are independent,
+    so chunks concatenate to the whole run).
     """
     extra = [("NB", NonPrivate())] if baseline else []
     res = {"in": {m: np.empty(n_splits) for m in [*mechanisms, *dict(extra)]},
            "out": {m: np.empty(n_splits) for m in [*mechanisms, *dict(extra)]}}
-    for k in range(n_splits):
+    for i in range(n_splits):
+        k = first_split + i
         s_split, s_noise, _ = _seeds(seed, k)
         train, test = split_indices(ds.n, np.random.default_rng(s_split))
         st = nb_statistics(ds, train)
         for name, mech in [*mechanisms.items(), *extra]:
             sims = 1 if name == "NB" else n_sims
             noisy = nb_noisy_stats(ds, st, mech, sims, np.random.default_rng(s_noise), settings)
-            res["in"][name][k] = nb_errors(ds, train, noisy).mean()
-            res["out"][name][k] = nb_errors(ds, test, noisy).mean()
+            res["in"][name][i] = nb_errors(ds, train, noisy).mean()
+            res["out"][name][i] = nb_errors(ds, test, noisy).mean()
     return res
 
 
@@ -526,28 +529,29 @@ def pcd_errors(H: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def run_pcd(ds: Dataset, mechanisms: Mapping[str, Callable], *, n_splits: int, n_sims: int, seed: int = 0,
             settings: PCDSettings = PCDSettings(), design=None, nonprivate_sims: int | None = None,
-            baseline: bool = True) -> dict:
+            baseline: bool = True, first_split: int = 0) -> dict:
     """DP proximal coordinate descent on ``n_splits`` random 80/20 splits × ``n_sims`` simulations.
 
     Returns ``{"in": {name: (n_splits,)}, "out": {...}}`` (errors of the last iterate averaged over the
     simulations); ``"PCD"`` is the non-private method (random too: initial point and coordinates) run
     with ``nonprivate_sims`` (default ``n_sims``) simulations (skipped if ``baseline=False``). ``design``
-    defaults to ``one_hot(ds)``.
+    defaults to ``one_hot(ds)``. ``first_split``: as in :func:`run_naive_bayes` (splits
+    ``first_split, …``; chunks concatenate to the whole run).
     """
     design = one_hot(ds) if design is None else design
     X, y = design.X, design.y
     extra = [("PCD", NonPrivate("PCD"))] if baseline else []
     names = [*mechanisms, *dict(extra)]
     res = {"in": {m: np.empty(n_splits) for m in names}, "out": {m: np.empty(n_splits) for m in names}}
-    for k in range(n_splits):
-        s_split, s_noise, s_init = _seeds(seed, k)
+    for i in range(n_splits):
+        s_split, s_noise, s_init = _seeds(seed, first_split + i)
         train, test = split_indices(ds.n, np.random.default_rng(s_split))
         for name, mech in [*mechanisms.items(), *extra]:
             sims = (nonprivate_sims or n_sims) if name == "PCD" else n_sims
             H = pcd_train(X[train], y[train], mech, sims, np.random.default_rng(s_init),
                           np.random.default_rng(s_noise), settings)
-            res["in"][name][k] = pcd_errors(H, X[train], y[train]).mean()
-            res["out"][name][k] = pcd_errors(H, X[test], y[test]).mean()
+            res["in"][name][i] = pcd_errors(H, X[train], y[train]).mean()
+            res["out"][name][i] = pcd_errors(H, X[test], y[test]).mean()
     return res
 
 
@@ -580,7 +584,7 @@ def summarize(res: Mapping, *, baseline: str, ours: str = "OPT", literature: Seq
 
 
 # ----------------------------------------------------------------------------------------------
-# Stored results (scripts/run_ml_experiments.py) and the paper's tables
+# Stored results (repro.ml_tables, scripts/sweep.py table2 table3) and the paper's tables
 # ----------------------------------------------------------------------------------------------
 
 RESULTS_DIR = RESULTS / "ml"

@@ -1,27 +1,30 @@
 """Figure 3 of Selvi, Liu and Wiesemann (Section 5.1): both halves, at the paper's scale.
 
-Data-independent half (``scripts/figure3_data_independent.py``, stored in
-``results/figure3_data_independent.json``): Δf = 2, ℓ1 loss, three privacy regimes
-(ε, δ) ∈ {(5, 0.25), (1, 0.2), (0.2, 0.05)}; the support of the noise matches the truncated Laplace
-support [−A, A] rounded *up* to an integer S (as the GitHub appendix describes; rounding to the
-nearest integer makes the ε = 5 instance infeasible, see chapter 23_figure3); uniform partitions of
-[−S, S] with β ∈ {1, 1/2, …, 1/32}. For every (regime, β), :func:`solve_point` computes the certified
-upper bound P(π, β), the valid lower bound D(π, β), the wall-clock seconds of each solve (median over
-``repeats`` runs; a solve slower than ``repeat_below`` seconds is run once), cutting-plane rounds and
-simplex iterations; the horizontal lines of the figure are :func:`repro.literature.literature_values`.
-Timings are ours, on this machine (Python + HiGHS, shared CPU), not the paper's (C++ + Gurobi 9.5.2
-on a 2.66 GHz Xeon); compare trends, not seconds.
+Both halves are sweep families (:mod:`repro.sweep`): one task per (regime, β), each result in its own
+file under ``results/sweep/figure3-{di,dd}/`` (with the released noise or mechanism), assembled into the
+files the chapter reads (``scripts/sweep.py figure3-di figure3-dd``; the older command lines
+``scripts/figure3_data_{independent,dependent}.py`` call the same).
 
-Data-dependent half (``scripts/figure3_data_dependent.py``, stored in
-``results/figure3_data_dependent.json``): Φ = [0, 4), uniform weight, the same regimes, noise support
-[−A, A + β) with A the truncated Laplace half-width rounded to the nearest integer, fine pieces of
-width β (K = 4/β) on the path β = 1, 1/2, …, 1/32. :func:`solve_instance` computes P′(π, β), D′(π, β)
-and the data-independent P, D on the same grid; :func:`run_data_dependent` solves the instances
-cheapest first (all regimes at β = 1, 1/2, 1/4, then finer β round-robin), each with its own wall-clock
-cap, and rewrites the JSON after every instance. "Time to a gap" g for a regime is the cumulative time
-of its steps along the path up to the first step with (P′ − D′)/D′ ≤ g (:func:`summarise`; the paper's
-protocol, Section 5.1: "it took up to 5.82 secs (980.44 secs) to reduce the gap between our upper and
-lower bounds to 10% (5%)"; C++/Gurobi, median of 10 runs).
+Data-independent half (:data:`FAMILY_DI`, stored in ``results/figure3_data_independent.json``): Δf = 2,
+ℓ1 loss, three privacy regimes (ε, δ) ∈ {(5, 0.25), (1, 0.2), (0.2, 0.05)}; the support of the noise
+matches the truncated Laplace support [−A, A] rounded *up* to an integer S (as the GitHub appendix
+describes; rounding to the nearest integer makes the ε = 5 instance infeasible, see chapter 23_figure3);
+uniform partitions of [−S, S] with β ∈ {1, 1/2, …, 1/32}. For every (regime, β), :func:`solve_point`
+computes the certified upper bound P(π, β), the valid lower bound D(π, β), the wall-clock seconds of
+each solve (median over ``repeats`` runs; a solve slower than ``repeat_below`` seconds is run once),
+cutting-plane rounds and simplex iterations; the horizontal lines of the figure are
+:func:`repro.literature.literature_values`. Timings are ours, on this machine (Python + HiGHS, shared
+CPU), not the paper's (C++ + Gurobi 9.5.2 on a 2.66 GHz Xeon); compare trends, not seconds.
+
+Data-dependent half (:data:`FAMILY_DD`, stored in ``results/figure3_data_dependent.json``): Φ = [0, 4),
+uniform weight, the same regimes, noise support [−A, A + β) with A the truncated Laplace half-width
+rounded to the nearest integer, fine pieces of width β (K = 4/β) on the path β = 1, 1/2, …, 1/32.
+:func:`solve_instance` computes P′(π, β), D′(π, β) and the data-independent P, D on the same grid, each
+instance within its own wall-clock cap; the tasks are listed cheapest first (all regimes at β = 1, then
+1/2, …) and :func:`merge_dd` ends a regime's path at its first capped instance. "Time to a gap" g for a
+regime is the cumulative time of its steps along the path up to the first step with (P′ − D′)/D′ ≤ g
+(:func:`summarise`; the paper's protocol, Section 5.1: "it took up to 5.82 secs (980.44 secs) to reduce
+the gap between our upper and lower bounds to 10% (5%)"; C++/Gurobi, median of 10 runs).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import math
 import os
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -40,11 +44,12 @@ from dpdro.mechanisms import truncated_laplace_half_width
 from .literature import literature_values
 from .paths import RESULTS
 from .provenance import provenance, write_json_atomic
+from .sweep import Family, Option, load_result, task_dir
 
 __all__ = ["SENSITIVITY", "REGIMES", "KS", "BETAS", "TARGETS", "PAPER", "PAPER_FIG3", "DATA_INDEPENDENT",
            "DATA_DEPENDENT", "support_half_width", "figure3_partition", "benchmark_values", "untruncated_geometric",
-           "solve_point", "run_data_independent", "problem_for", "solve_instance", "summarise",
-           "run_data_dependent"]
+           "solve_point", "compute_di", "merge_di", "problem_for", "solve_instance", "summarise",
+           "compute_dd", "merge_dd", "FAMILY_DI", "FAMILY_DD"]
 
 SENSITIVITY = 2.0
 REGIMES = [("low", 5.0, 0.25), ("medium", 1.0, 0.2), ("high", 0.2, 0.05)]
@@ -94,8 +99,9 @@ def untruncated_geometric(epsilon: float, delta: float, sensitivity: float = SEN
 
 
 def solve_point(epsilon: float, delta: float, k: int, sensitivity: float = SENSITIVITY, *, repeats: int = 1,
-                repeat_below: float = math.inf) -> dict:
-    """Upper and lower bound for one (regime, β); times are medians over the repeats."""
+                repeat_below: float = math.inf, keep_noise: bool = False) -> dict:
+    """Upper and lower bound for one (regime, β); times are medians over the repeats. ``keep_noise``:
+    also the released noise of the upper bound (``noise``, ``PiecewiseUniform.to_dict()``)."""
     prob = dpdro.Problem(epsilon=epsilon, delta=delta, sensitivity=sensitivity, loss="l1")
     part = figure3_partition(epsilon, delta, k, sensitivity)
     out = {"k": k, "beta": part.beta, "n_cells": part.n_cells, "support": [float(part.edges[0]), float(part.edges[-1])]}
@@ -126,6 +132,8 @@ def solve_point(epsilon: float, delta: float, k: int, sensitivity: float = SENSI
             out["upper_solution_infimum_cost"] = float(np.dot(res.noise.probs, prob.loss.cell_infimum(lo_edges, hi_edges)))
             out["certified_delta"] = res.certified_delta
             out["repair_weight"] = res.repair_weight
+            if keep_noise:
+                out["noise"] = res.noise.to_dict()
             if not res.certified_delta <= delta:  # pragma: no cover - upper_bound certifies every release
                 raise RuntimeError(f"released noise is not private: {res.certified_delta!r} > {delta!r}")
         else:
@@ -134,34 +142,60 @@ def solve_point(epsilon: float, delta: float, k: int, sensitivity: float = SENSI
     return out
 
 
-def run_data_independent(*, max_k: int = 32, repeats: int = 3, repeat_below: float = 20.0,
-                         out=DATA_INDEPENDENT) -> dict:
-    """Every (regime, β ≥ 1/max_k) of the data-independent half, written to ``out`` with provenance."""
-    t0 = time.perf_counter()
-    load_start = os.getloadavg()[0]
-    regimes = []
+def _loads(results) -> dict:
+    """Machine load of a sweep: the largest 1-minute load average at the start of any task, and now."""
+    starts = [r["provenance"].get("load_average_1min_start") for r in results]
+    starts = [v for v in starts if v is not None]
+    return {"load_average_1min_start": max(starts) if starts else None,
+            "load_average_1min_end": round(os.getloadavg()[0], 2)}
+
+
+def _di_tasks(root: Path, scale: str, opts: dict) -> list:
+    """One task per (regime, β ≥ 1/max_k), cheapest first (every regime at β = 1, then 1/2, …)."""
+    max_k = opts["max_k"] or (32 if scale == "paper" else 4)
+    repeats = opts["repeats"] or (3 if scale == "paper" else 1)
+    repeat_below = opts["repeat_below"] if opts["repeat_below"] is not None else 20.0
+    return [FAMILY_DI.task(f"{label}_k={k}", dict(label=label, epsilon=eps, delta=delta, k=k, repeats=repeats,
+                                                  repeat_below=repeat_below),
+                           task_dir(root, "figure3-di") / f"{label}_k={k}.json")
+            for k in KS if k <= max_k for label, eps, delta in REGIMES]
+
+
+def compute_di(params: dict) -> dict:
+    """One (regime, β) of the data-independent half: :func:`solve_point` and the released noise."""
+    return solve_point(params["epsilon"], params["delta"], params["k"], repeats=params["repeats"],
+                       repeat_below=params["repeat_below"], keep_noise=True)
+
+
+def merge_di(root: Path, tasks: list, scale: str, opts: dict) -> list:
+    """``figure3_data_independent.json`` from the per-(regime, β) files (the released noises stay there)."""
+    results = {t.id: load_result(t) for t in tasks}
+    regimes, seconds = [], 0.0
     for label, eps, delta in REGIMES:
-        entry = {"label": label, "epsilon": eps, "delta": delta, "sensitivity": SENSITIVITY, "loss": "l1",
-                 "support_half_width": support_half_width(eps, delta), "benchmarks": benchmark_values(eps, delta),
-                 "points": []}
-        for k in [k for k in KS if k <= max_k]:
-            pt = solve_point(eps, delta, k, repeats=repeats, repeat_below=repeat_below)
-            entry["points"].append(pt)
-            print(f"{label:6s} eps={eps:<4g} delta={delta:<5g} beta=1/{k:<3d} N={pt['n_cells']:4d}  "
-                  f"upper={pt['upper']:.6f} lower={pt['lower']:.6f} gap={100 * pt['gap']:7.3f}%  "
-                  f"t_upper={pt['upper_seconds']:7.2f}s t_lower={pt['lower_seconds']:7.2f}s", flush=True)
-        regimes.append(entry)
-    seconds = time.perf_counter() - t0
+        points = []
+        for t in tasks:
+            if t.params["label"] == label:
+                r = results[t.id]
+                seconds += r["provenance"].get("seconds", 0.0)
+                points.append({k: v for k, v in r.items() if k not in ("noise", "provenance", "task")})
+        points.sort(key=lambda pt: pt["k"])
+        regimes.append({"label": label, "epsilon": eps, "delta": delta, "sensitivity": SENSITIVITY, "loss": "l1",
+                        "support_half_width": support_half_width(eps, delta),
+                        "benchmarks": benchmark_values(eps, delta), "points": points})
+    repeats = tasks[0].params["repeats"]
     result = {"description": "Figure 3 (Selvi, Liu, Wiesemann, Section 5.1), data-independent bounds: "
                              "Δf = 2, ℓ1 loss, support [−S, S] with S = ⌈truncated Laplace half-width⌉, "
                              "uniform cells of width β = 1/k.",
-              "provenance": provenance(seconds, script="scripts/figure3_data_independent.py",
-                                       total_seconds=round(seconds, 2), load_average_1min_start=round(load_start, 2),
-                                       load_average_1min_end=round(os.getloadavg()[0], 2), repeats=repeats,
-                                       repeat_below_seconds=repeat_below, note=MACHINE_NOTE),
+              "provenance": provenance(seconds, script="scripts/sweep.py figure3-di", total_seconds=round(seconds, 2),
+                                       **_loads(results.values()), repeats=repeats,
+                                       repeat_below_seconds=tasks[0].params["repeat_below"],
+                                       note=MACHINE_NOTE + " Sum of the per-task seconds; load_average_1min_start "
+                                       "is the largest at the start of a task; each task's own provenance "
+                                       "(sweep/figure3-di/) has its host and load."),
               "regimes": regimes}
+    out = root / DATA_INDEPENDENT.relative_to(RESULTS)
     write_json_atomic(out, result)
-    return result
+    return [out]
 
 
 # ---------------------------------------------------------------------------------------- data-dependent half
@@ -170,10 +204,11 @@ def problem_for(eps: float, delta: float) -> dd.Problem:
     return dd.Problem(epsilon=eps, delta=delta, sensitivity=2.0, phi_lo=0.0, phi_hi=4.0, loss="l1")
 
 
-def solve_instance(eps: float, delta: float, beta: float, cap: float) -> dict:
+def solve_instance(eps: float, delta: float, beta: float, cap: float, *, keep_mechanism: bool = False) -> dict:
     """P′(π, β) and D′(π, β) of one (regime, β) within ``cap`` seconds (the upper bound gets the whole
     cap as cutting-plane time limit, the lower bound what is left, at least 1 s), and the
-    data-independent P, D on the same grid (not timed into the totals)."""
+    data-independent P, D on the same grid (not timed into the totals). ``keep_mechanism``: also the
+    released mechanism (``mechanism``, ``dpdro.data_dependent.Mechanism.to_dict()``)."""
     prob = problem_for(eps, delta)
     A = round(truncated_laplace_half_width(epsilon=eps, delta=delta, sensitivity=prob.sensitivity))
     part = dpdro.Partition.uniform(L=int(round(A / beta)), beta=beta)
@@ -203,6 +238,8 @@ def solve_instance(eps: float, delta: float, beta: float, cap: float) -> dict:
                seconds=t_up + t_lo, certified_delta=ub.certified_delta, repair_weight=ub.repair_weight,
                lower_iterations=lb.iterations, di_upper=di_up, di_lower=di_lo,
                di_seconds=time.perf_counter() - t2)
+    if keep_mechanism:
+        row["mechanism"] = ub.mechanism.to_dict()
     return row
 
 
@@ -223,61 +260,67 @@ def summarise(reg: dict) -> None:
     reg["finest_beta"] = ok[-1]["beta"] if ok else None
 
 
-def run_data_dependent(*, cap: float = 560.0, max_k: int = 32, deadline: str | None = None,
-                       out=DATA_DEPENDENT) -> dict:
-    """The data-dependent half, cheapest first, rewriting ``out`` after every instance; a regime stops at
-    its first capped instance (finer grids are only more expensive). ``deadline``: UTC time HH:MM after
-    which no instance runs (each instance's cap is shortened to end by then)."""
-    betas = [b for b in BETAS if round(1 / b) <= max_k]
-    t_start = time.perf_counter()
+def _dd_tasks(root: Path, scale: str, opts: dict) -> list:
+    """One task per (regime, β ≥ 1/max_k), cheapest first: every regime at β = 1, then 1/2, …"""
+    max_k = opts["max_k"] or (32 if scale == "paper" else 4)
+    cap = opts["cap"] or (560.0 if scale == "paper" else 60.0)
+    return [FAMILY_DD.task(f"{label}_k={round(1 / beta)}", dict(label=label, epsilon=eps, delta=delta, beta=beta,
+                                                                cap=cap),
+                           task_dir(root, "figure3-dd") / f"{label}_k={round(1 / beta)}.json")
+            for beta in BETAS if round(1 / beta) <= max_k for label, eps, delta in REGIMES]
+
+
+def compute_dd(params: dict) -> dict:
+    """One (regime, β) of the data-dependent half: :func:`solve_instance`, with the released mechanism."""
+    return solve_instance(params["epsilon"], params["delta"], params["beta"], params["cap"], keep_mechanism=True)
+
+
+def merge_dd(root: Path, tasks: list, scale: str, opts: dict) -> list:
+    """``figure3_data_dependent.json`` from the per-(regime, β) files: a regime's path ends at its first
+    capped instance (finer grids are only more expensive; finer instances computed anyway are left out);
+    the released mechanisms stay in the per-task files."""
+    results = {t.id: load_result(t) for t in tasks}
+    betas = sorted({t.params["beta"] for t in tasks}, reverse=True)
+    cap = tasks[0].params["cap"]
+    regimes, total = [], 0.0
+    for label, eps, delta in REGIMES:
+        reg = dict(label=label, epsilon=eps, delta=delta, sensitivity=2.0, phi=[0.0, 4.0], loss="l1", points=[])
+        for t in sorted((t for t in tasks if t.params["label"] == label), key=lambda t: -t.params["beta"]):
+            row = {k: v for k, v in results[t.id].items() if k not in ("mechanism", "provenance", "task")}
+            reg["points"].append(row)
+            total += row["seconds"]
+            if row["status"] != "ok":
+                break
+        summarise(reg)
+        regimes.append(reg)
     data = dict(
         description="Figure 3 (Selvi, Liu, Wiesemann, Section 5.1), data-dependent bounds P′(π, β) (certified "
                     "released mechanism) and D′(π, β) (dual-feasible lower bound, exact-shift set of "
                     "Proposition 7): Δf = 2, Φ = [0, 4), uniform weight, ℓ1 loss, K = 4/β fine pieces, noise "
                     "support [−A, A+β) with A = round(truncated Laplace half-width). Data-independent P, D on "
                     "the same grids for comparison.",
-        provenance=provenance(script="scripts/figure3_data_dependent.py", cap_seconds_per_instance=cap, betas=betas,
-                              order="cheapest first: every regime at β = 1, 1/2, 1/4, then finer β round-robin",
-                              load_average_1min_start=os.getloadavg()[0], complete=False, note=MACHINE_NOTE),
+        provenance=provenance(script="scripts/sweep.py figure3-dd", cap_seconds_per_instance=cap, betas=betas,
+                              order="one task per (regime, β); a regime's path ends at its first capped instance",
+                              complete=True, total_seconds=total, **_loads(results.values()),
+                              note=MACHINE_NOTE + " Each task's own provenance (sweep/figure3-dd/) has its "
+                              "host and load."),
         paper=PAPER,
-        regimes=[dict(label=lab, epsilon=e, delta=d, sensitivity=2.0, phi=[0.0, 4.0], loss="l1", points=[])
-                 for lab, e, d in REGIMES],
+        regimes=regimes,
     )
+    out = root / DATA_DEPENDENT.relative_to(RESULTS)
+    write_json_atomic(out, data)
+    return [out]
 
-    def dump():
-        for reg in data["regimes"]:
-            summarise(reg)
-        data["provenance"]["total_seconds"] = time.perf_counter() - t_start
-        data["provenance"]["load_average_1min_end"] = os.getloadavg()[0]
-        write_json_atomic(out, data)
 
-    end = None
-    if deadline:
-        hh, mm = (int(x) for x in deadline.split(":"))
-        now = time.gmtime()
-        end = time.time() + ((hh * 60 + mm) * 60 - (now.tm_hour * 3600 + now.tm_min * 60 + now.tm_sec)) % 86400
-        data["provenance"]["deadline_utc"] = deadline
-    stopped = set()
-    for beta in betas:
-        for reg in data["regimes"]:
-            if reg["label"] in stopped:
-                continue
-            this_cap = cap if end is None else min(cap, end - time.time())
-            if this_cap < 5.0:
-                stopped.add(reg["label"])
-                continue
-            row = solve_instance(reg["epsilon"], reg["delta"], beta, this_cap)
-            reg["points"].append(row)
-            if row["status"] != "ok":
-                stopped.add(reg["label"])
-                print(f"{reg['label']:6s} β=1/{row['k']:<3d} K={row['K']:<4d} N={row['n_cells']:<4d} capped after "
-                      f"{row['seconds']:.1f} s", flush=True)
-            else:
-                print(f"{reg['label']:6s} β=1/{row['k']:<3d} K={row['K']:<4d} N={row['n_cells']:<4d} "
-                      f"P′={row['upper']:.5f} D′={row['lower']:.5f} gap={100 * row['gap']:.2f}% "
-                      f"t={row['seconds']:.2f}s | P={row['di_upper'] if row['di_upper'] is None else round(row['di_upper'], 5)} "
-                      f"D={row['di_lower']:.5f}", flush=True)
-            dump()
-    data["provenance"]["complete"] = True
-    dump()
-    return data
+FAMILY_DI = Family(
+    name="figure3-di", title="Figure 3, data-independent half: one task per (regime, β)",
+    list_tasks=_di_tasks, compute=compute_di, merge=merge_di,
+    options=(Option("max_k", "finest grid 1/β (figure3-di, figure3-dd: 32, ci 4; counterexample: 128)", int),
+             Option("repeats", "timing repetitions per solve (default 3, ci 1)", int),
+             Option("repeat_below", "run a solve once if it takes longer than this many seconds (default 20)",
+                    float)))
+FAMILY_DD = Family(
+    name="figure3-dd", title="Figure 3, data-dependent half: one task per (regime, β)",
+    list_tasks=_dd_tasks, compute=compute_dd, merge=merge_dd,
+    options=(Option("max_k", "finest grid 1/β", int),
+             Option("cap", "wall-clock seconds per (regime, β) instance (default 560, ci 60)", float)))

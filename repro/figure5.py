@@ -5,26 +5,29 @@
 (:func:`panel`): P′(π, β) with the grouping of Algorithm G.1 (``dpdro.data_dependent.upper_bound``,
 uniform weight on Φ) on the noise support [−A′, A′ + β), A′ = ⌈A⌉ (A the truncated Laplace
 half-width), its released certified mechanism (``Mechanism.to_dict()``), the per-piece expected
-losses, and the data-independent P(π, β) on the same partition; :func:`add_grouped_lower_bounds` adds
-D′(π, β) with ``grouped=True`` (a lower bound on the best family constant on the 9 pieces).
-``scripts/run_data_dependent_figures.py`` is the command line; results go to
-``results/data_dependent/figure5.json`` after every panel, with provenance.
+losses, and the data-independent P(π, β) on the same partition; :func:`compute` adds D′(π, β) with
+``grouped=True`` (a lower bound on the best family constant on the 9 pieces). The sweep family
+:data:`FAMILY` (``scripts/sweep.py figure5``, or ``scripts/run_data_dependent_figures.py``) stores one
+file per panel under ``results/sweep/figure5/`` and assembles ``results/data_dependent/figure5.json``
+with provenance.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from pathlib import Path
 
 import dpdro
 from dpdro import data_dependent as dd
 from dpdro.mechanisms import truncated_laplace_half_width
 
 from .paths import RESULTS
-from .provenance import provenance, read_json, write_json_atomic
+from .provenance import provenance, write_json_atomic
+from .sweep import Family, Option, load_result, parse_panels, task_dir
 
-__all__ = ["EPSILONS", "DELTAS", "DF", "BETA", "PHI", "PIECES", "ORDER", "FIGURE5", "problem", "partition", "panel",
-           "run_panels", "add_grouped_lower_bounds"]
+__all__ = ["EPSILONS", "DELTAS", "DF", "BETA", "PHI", "PIECES", "ORDER", "FIGURE5", "FAMILY", "problem", "partition",
+           "panel", "compute", "merge"]
 
 EPSILONS = [0.5, 1.0, 2.0, 5.0]
 DELTAS = [0.05, 0.2, 0.5]
@@ -66,42 +69,44 @@ def panel(eps: float, delta: float) -> dict:
                 di_probs=di.noise.probs.tolist(), di_seconds=round(t_di, 1), mechanism=ub.mechanism.to_dict())
 
 
-def _load(path) -> dict:
-    if path.exists():
-        return read_json(path)
-    return dict(sensitivity=DF, beta=BETA, phi=list(PHI), pieces=PIECES, loss="l1", weight="uniform",
+CI_PANELS = [(1.0, 0.2), (2.0, 0.5)]
+
+
+def _tasks(root: Path, scale: str, opts: dict) -> list:
+    """One task per panel, the most informative first (:data:`ORDER`)."""
+    panels = parse_panels(opts["panels"], ORDER if scale == "paper" else CI_PANELS)
+    return [FAMILY.task(f"eps={e:g}_delta={d:g}", {"epsilon": e, "delta": d},
+                        task_dir(root, "figure5") / f"eps={e:g}_delta={d:g}.json") for e, d in panels]
+
+
+def compute(params: dict) -> dict:
+    """One panel: :func:`panel` (P′ with its released mechanism, the data-independent P with its noise)
+    and the grouped lower bound D′(π, β) (``lower_grouped``, ``lower_seconds``)."""
+    eps, delta = params["epsilon"], params["delta"]
+    out = panel(eps, delta)
+    t0 = time.perf_counter()
+    lb = dd.lower_bound(problem(eps, delta), partition(eps, delta), grouped=True)
+    out["lower_grouped"], out["lower_seconds"] = lb.value, round(time.perf_counter() - t0, 1)
+    return out
+
+
+def merge(root: Path, tasks: list, scale: str, opts: dict) -> list:
+    """``data_dependent/figure5.json`` from the per-panel files (panels sorted by (ε, δ))."""
+    panels, up, low = [], 0.0, 0.0
+    for t in tasks:
+        r = load_result(t)
+        panels.append({k: v for k, v in r.items() if k not in ("provenance", "task")})
+        up += r["provenance"].get("seconds", 0.0) - r["lower_seconds"]
+        low += r["lower_seconds"]
+    panels.sort(key=lambda p: (p["epsilon"], p["delta"]))
+    data = dict(sensitivity=DF, beta=BETA, phi=list(PHI), pieces=PIECES, loss="l1", weight="uniform",
                 support="[-ceil(A), ceil(A) + beta), A = truncated Laplace half-width",
-                epsilons=EPSILONS, deltas=DELTAS, panels=[])
+                epsilons=EPSILONS, deltas=DELTAS, panels=panels, provenance=provenance(up),
+                provenance_lower=provenance(low))
+    out = root / FIGURE5.relative_to(RESULTS)
+    write_json_atomic(out, data)
+    return [out]
 
 
-def run_panels(panels=ORDER, command: str | None = None, out=FIGURE5) -> dict:
-    """Compute (or recompute) the given panels, rewriting ``out`` after each."""
-    data = _load(out)
-    t_start = time.perf_counter()
-    for eps, delta in panels:
-        data["panels"] = [p for p in data["panels"] if (p["epsilon"], p["delta"]) != (eps, delta)]
-        res = panel(eps, delta)
-        data["panels"].append(res)
-        data["panels"].sort(key=lambda p: (p["epsilon"], p["delta"]))
-        data["provenance"] = provenance(time.perf_counter() - t_start, command)
-        write_json_atomic(out, data)
-        print(f"eps={eps:g} delta={delta:g}: P'={res['upper']:.4f} (P={res['di_upper']:.4f}) "
-              f"certified delta={res['certified_delta']:.4g}, {res['seconds']:.0f} s", flush=True)
-    return data
-
-
-def add_grouped_lower_bounds(panels=ORDER, command: str | None = None, out=FIGURE5) -> dict:
-    """Add ``lower_grouped`` (D′(π, β) with ``grouped=True``) to the stored panels."""
-    data = _load(out)
-    t_start = time.perf_counter()
-    for eps, delta in panels:
-        pnl = next(p for p in data["panels"] if (p["epsilon"], p["delta"]) == (eps, delta))
-        part = dpdro.Partition.uniform(L=pnl["L"], beta=BETA)
-        t0 = time.perf_counter()
-        lb = dd.lower_bound(problem(eps, delta), part, grouped=True)
-        pnl["lower_grouped"], pnl["lower_seconds"] = lb.value, round(time.perf_counter() - t0, 1)
-        data["provenance_lower"] = provenance(time.perf_counter() - t_start, command)
-        write_json_atomic(out, data)
-        print(f"eps={eps:g} delta={delta:g}: grouped D'={lb.value:.4f} <= P'={pnl['upper']:.4f}, "
-              f"{pnl['lower_seconds']:.0f} s", flush=True)
-    return data
+FAMILY = Family(name="figure5", title="Figure 5: data-dependent noise, one task per panel (P′ and grouped D′)",
+                list_tasks=_tasks, compute=compute, merge=merge, options=(Option("panels", "only these panels"),))

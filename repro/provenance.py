@@ -14,6 +14,7 @@ import platform
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -77,13 +78,21 @@ def provenance(seconds: float | None = None, command: str | None = None, **extra
 def write_json_atomic(path: str | Path, data: Any, *, indent: int | None = 1, sort_keys: bool = False,
                       ensure_ascii: bool = True) -> Path:
     """Write ``data`` as JSON (UTF-8, a trailing newline) to ``path`` through a temporary file in the
-    same folder and an atomic rename; creates the folder. Returns the path."""
+    same folder (a unique name per call: concurrent writers of one folder never collide) and an atomic
+    rename; creates the folder. Returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
     text = json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii) + "\n"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    # a temporary name of its own per call, so that concurrent writers never share one
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path
 
 

@@ -1,10 +1,12 @@
 """Table 1 and Appendix D Tables 4, 5, 6 (Section 5.1): the stored cells and the tables' arithmetic.
 
-Computing the cells (``scripts/run_tables.py``): for every (ε, δ) of the paper's 10 × 10 grid (Δf = 1)
-and the ℓ1 and ℓ2 losses, :func:`solve_cell` runs ``dpdro.optimal_noise(problem, rel_gap=0.01,
-time_limit=...)`` and :func:`compute_cells` stores one JSON file per cell in ``results/tables/cells/``
-with the certified bounds, the gap reached, the exact δ of the released noise, the literature values
-the tables compare with and provenance. :func:`example1` stores the optimal ℓ2 noise of Example 1.
+Computing the cells (the sweep family :data:`FAMILY`, ``scripts/sweep.py tables``, also
+``scripts/run_tables.py``): for every (ε, δ) of the paper's 10 × 10 grid (Δf = 1) and the ℓ1 and ℓ2
+losses, :func:`solve_cell` runs ``dpdro.optimal_noise(problem, rel_gap=0.01, time_limit=...)`` with the
+settings of :func:`cell_recipe`; the runner (:mod:`repro.sweep`) stores one JSON file per cell in
+``results/tables/cells/`` with the certified bounds, the gap reached, the exact δ of the released noise,
+the noise itself, the literature values the tables compare with and provenance.
+:func:`example1_result` is the optimal ℓ2 noise of Example 1 (``results/tables/example1_optimal.json``).
 
 Reading them (chapter ``22_tables``): :func:`load_cells`, :func:`cell_grid`, :func:`benchmark_grids`,
 the entries of Tables 4, 5 and 1/6 (:func:`sub_upper`, :func:`sub_lower`, :func:`sub_total`), their
@@ -14,7 +16,6 @@ counts (:func:`agreement`) and the paper's implied optimum (:func:`paper_optimum
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 
@@ -25,10 +26,11 @@ from dpdro.mechanisms import AnalyticGaussian, TruncatedLaplace, near_optimal_lo
 
 from .literature import literature_values
 from .paths import RESULTS
-from .provenance import provenance, read_json, write_json_atomic
+from .provenance import provenance, read_json
+from .sweep import Family, Option
 
-__all__ = ["EPSILONS", "DELTAS", "LOSSES", "REL_GAP", "CELLS", "EXAMPLE1", "cell_name", "cell_benchmarks",
-           "solve_cell", "example1", "compute_cells", "load_cells", "summary", "paper_tables", "cell_grid",
+__all__ = ["EPSILONS", "DELTAS", "LOSSES", "REL_GAP", "CELLS", "EXAMPLE1", "FAMILY", "cell_name", "cell_benchmarks",
+           "cell_recipe", "solve_cell", "example1_result", "compute", "load_cells", "summary", "paper_tables", "cell_grid",
            "benchmark_grids", "sub_upper", "sub_lower", "sub_total", "tolerance", "table_entries", "agreement",
            "paper_optimum"]
 
@@ -57,13 +59,40 @@ def cell_benchmarks(eps: float, delta: float, loss: str) -> dict:
     return {key: values[name] for key, name in CELL_BENCHMARK_KEYS.items()}
 
 
+def cell_recipe(loss: str, eps: float, delta: float) -> dict:
+    """The settings a cell is computed with: ``time_limit`` (seconds of ``optimal_noise``), ``atom`` (a
+    point mass at 0 in the upper bound) and ``options`` (further ``optimal_noise`` arguments).
+
+    These are the settings of the stored cells (``results/tables/cells``): 120 s and the defaults for
+    most cells; an atom at 0 (240 s) for ℓ1 with δ = 0.75 and 0.05 ≤ ε ≤ 1, and for ε = 2 with
+    δ ∈ {0.2, 0.3, 0.5} (ℓ1, with ``max_k = 128`` at δ = 0.2, 0.3) or δ = 0.2 (ℓ2); at ε = 5 (and ℓ1 at (2, 0.75)),
+    600 s, an atom, a lower-bound support of 1·A (the optimal noise lives well inside the truncated
+    Laplace support), ``max_k = 128`` and, except for ℓ2 at δ = 0.25, 0.3, 128 lower-bound shifts with
+    the randomized-rounding coefficients; for ℓ1 with δ ≥ 0.5 there, an upper-bound support of 2.5·A
+    (the optimal noise's geometric tail reaches beyond 1.5·A).
+    """
+    rounding = {"lower_coefficients": "rounding", "lower_support_factor": 1.0, "max_k": 128, "max_lower_shifts": 128}
+    if eps >= 5 or (loss == "l1" and eps == 2 and delta == 0.75):
+        if loss == "l2" and delta in (0.25, 0.3):
+            return {"time_limit": 600.0, "atom": True, "options": {"lower_support_factor": 1.0, "max_k": 128}}
+        wide = {"support_factor": 2.5} if loss == "l1" and delta >= 0.5 else {}
+        return {"time_limit": 600.0, "atom": True, "options": {**rounding, **wide}}
+    if eps == 2 and (delta == 0.2 or (loss == "l1" and delta in (0.3, 0.5))):
+        return {"time_limit": 240.0, "atom": True,
+                "options": {"max_k": 128} if loss == "l1" and delta in (0.2, 0.3) else {}}
+    if loss == "l1" and delta == 0.75 and 0.05 <= eps <= 1:
+        return {"time_limit": 240.0, "atom": True, "options": {}}
+    return {"time_limit": 120.0, "atom": False, "options": {}}
+
+
 def solve_cell(eps: float, delta: float, loss: str, time_limit: float, verbose: bool = False,
-               atom: bool = False, options: dict | None = None) -> dict:
-    """One table cell: ``optimal_noise`` with a 1% target, certified, with provenance."""
+               atom: bool = False, options: dict | None = None, rel_gap: float = REL_GAP) -> dict:
+    """One table cell: ``optimal_noise`` with a ``rel_gap`` target (1%), certified; with the released
+    noise (``noise``: ``PiecewiseUniform.to_dict()``, re-certified by the tests) and provenance."""
     prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=1.0, loss=loss)
     options = dict(options or {})
     t0 = time.perf_counter()
-    res = dpdro.optimal_noise(prob, rel_gap=REL_GAP, time_limit=time_limit, atom=atom, verbose=verbose, **options)
+    res = dpdro.optimal_noise(prob, rel_gap=rel_gap, time_limit=time_limit, atom=atom, verbose=verbose, **options)
     seconds = time.perf_counter() - t0
     cert = dpdro.certify_delta(res.noise, eps, 1.0)
     last = res.history[-1] if res.history else {}
@@ -72,7 +101,7 @@ def solve_cell(eps: float, delta: float, loss: str, time_limit: float, verbose: 
         "delta": delta,
         "sensitivity": 1.0,
         "loss": loss,
-        "rel_gap_target": REL_GAP,
+        "rel_gap_target": rel_gap,
         "time_limit": time_limit,
         "atom": atom,
         "atom_mass": res.noise.atom,
@@ -80,7 +109,7 @@ def solve_cell(eps: float, delta: float, loss: str, time_limit: float, verbose: 
         "upper": res.upper.value,
         "lower": res.lower.value,
         "gap": res.gap,
-        "reached_target": bool(res.gap <= REL_GAP),
+        "reached_target": bool(res.gap <= rel_gap),
         "certified_delta": cert,
         "certified_ok": bool(cert <= delta),
         "seconds": seconds,
@@ -91,28 +120,26 @@ def solve_cell(eps: float, delta: float, loss: str, time_limit: float, verbose: 
         "lower_cells": last.get("lower_cells"),
         "lower_beta": last.get("lower_beta"),
         "benchmarks": cell_benchmarks(eps, delta, loss),
+        "noise": res.noise.to_dict(),
         "provenance": provenance(),
     }
 
 
-def example1(path: Path = EXAMPLE1) -> dict:
-    """Optimal ℓ2 noise of Example 1 at Δf = 1 (scaled to the salary query in chapter 21), stored."""
+def example1_result(rel_gap: float = EXAMPLE1_GAP) -> dict:
+    """Optimal ℓ2 noise of Example 1 at Δf = 1 (scaled to the salary query in chapter 21), with its
+    bounds and the released noise."""
     prob = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l2")
     t0 = time.perf_counter()
-    res = dpdro.optimal_noise(prob, rel_gap=EXAMPLE1_GAP)
+    res = dpdro.optimal_noise(prob, rel_gap=rel_gap)
     seconds = time.perf_counter() - t0
     cert = dpdro.certify_delta(res.noise, 1.0, 1.0)
-    out = {
-        "epsilon": 1.0, "delta": 0.2, "sensitivity": 1.0, "loss": "l2", "rel_gap_target": EXAMPLE1_GAP,
+    return {
+        "epsilon": 1.0, "delta": 0.2, "sensitivity": 1.0, "loss": "l2", "rel_gap_target": rel_gap,
         "upper": res.upper.value, "lower": res.lower.value, "gap": res.gap,
-        "reached_target": bool(res.gap <= EXAMPLE1_GAP), "certified_delta": cert,
+        "reached_target": bool(res.gap <= rel_gap), "certified_delta": cert,
         "certified_ok": bool(cert <= 0.2), "seconds": seconds, "rounds": len(res.history),
         "noise": res.noise.to_dict(), "provenance": provenance(seconds),
     }
-    write_json_atomic(path, out, sort_keys=True)
-    print(f"example 1: P={res.upper.value:.7g} D={res.lower.value:.7g} gap={100 * res.gap:.3f}% "
-          f"in {seconds:.1f}s cert_delta={cert:.6g}", flush=True)
-    return out
 
 
 def _cost_order(cell: tuple) -> tuple:
@@ -123,35 +150,66 @@ def _cost_order(cell: tuple) -> tuple:
     return (delta >= 0.5, eps >= 2, round(truncated_laplace_half_width(epsilon=eps, delta=delta), 1), eps, loss)
 
 
-def compute_cells(*, time_limit: float, losses=LOSSES, min_eps: float = 0.0, max_eps: float = math.inf,
-                  min_delta: float = 0.0, atom: bool = False, options: dict | None = None, retry: bool = False,
-                  reverse: bool = False, out: Path = CELLS, verbose: bool = False) -> None:
-    """Solve and store every missing cell (and with ``retry`` those that missed the target), cheapest
-    first; each cell is written as soon as it finishes, keeping the better of an old and a new run."""
-    options = dict(options or {})
-    out = Path(out)
-    todo = [(e, d, l) for e in EPSILONS for l in losses for d in DELTAS if min_eps <= e <= max_eps and d >= min_delta]
-    todo.sort(key=_cost_order, reverse=reverse)
-    for eps, delta, loss in todo:
-        path = out / cell_name(loss, eps, delta)
-        old = read_json(path) if path.exists() else None
-        if old is not None and (old["reached_target"] or not retry):
-            continue
-        if (old is not None and old.get("time_limit", 0) >= time_limit and old.get("atom", False) == atom
-                and old.get("options", {}) == options):
-            continue  # already tried the same way with at least this much time
-        if verbose:
-            print(f"--- {loss} eps={eps:g} delta={delta:g}", flush=True)
-        cell = solve_cell(eps, delta, loss, time_limit, verbose, atom, options)
-        if old is not None and old["gap"] <= cell["gap"]:
-            old["retried_with_time_limit"] = time_limit
-            old["retried_with_atom"] = atom
-            old["retried_with_options"] = options
-            cell = old
-        write_json_atomic(path, cell, sort_keys=True)
-        print(f"{loss} eps={eps:g} delta={delta:g}: P={cell['upper']:.6g} D={cell['lower']:.6g} "
-              f"gap={100 * cell['gap']:.3f}% in {cell['seconds']:.1f}s cert_delta={cell['certified_delta']:.4g}",
-              flush=True)
+# ---------------------------------------------------------------------------------------- the sweep family
+# CI scale: four cheap cells at a coarse gap (a few seconds each), and Example 1 at a coarse gap
+CI_CELLS = [(1.0, 0.2), (0.5, 0.3)]
+CI_REL_GAP = 0.05
+
+
+def _floats(text: str | None) -> list[float] | None:
+    return None if text is None else [float(v) for v in str(text).split(",") if v.strip()]
+
+
+def _tasks(root: Path, scale: str, opts: dict) -> list:
+    """Example 1 first, then the cells cheapest first (:func:`_cost_order`), each with
+    :func:`cell_recipe` (``--time-limit`` overrides its time limit, ``--rel-gap`` the 1% target)."""
+    losses = (opts["losses"] or ",".join(LOSSES)).split(",")
+    for loss in losses:
+        if loss not in LOSSES:
+            raise ValueError(f"losses must be among {LOSSES}, got {loss!r}")
+    eps_sel, delta_sel = _floats(opts["eps"]), _floats(opts["deltas"])
+    rel_gap = opts["rel_gap"] if opts["rel_gap"] is not None else (REL_GAP if scale == "paper" else CI_REL_GAP)
+    if scale == "paper":
+        cells = [(e, d, l) for e in EPSILONS for d in DELTAS for l in losses]
+    else:
+        cells = [(e, d, l) for e, d in CI_CELLS for l in losses]
+    cells = [c for c in cells if (eps_sel is None or c[0] in eps_sel) and (delta_sel is None or c[1] in delta_sel)]
+    cells.sort(key=_cost_order)
+    root = Path(root)
+    out = []
+    if not opts["no_example1"]:
+        out.append(FAMILY.task("example1", {"kind": "example1",
+                                            "rel_gap": EXAMPLE1_GAP if scale == "paper" else CI_REL_GAP},
+                               root / EXAMPLE1.relative_to(RESULTS)))
+    for eps, delta, loss in cells:
+        recipe = cell_recipe(loss, eps, delta)
+        if opts["time_limit"] is not None:
+            recipe["time_limit"] = float(opts["time_limit"])
+        params = {"kind": "cell", "loss": loss, "epsilon": eps, "delta": delta, "rel_gap": rel_gap, **recipe}
+        out.append(FAMILY.task(cell_name(loss, eps, delta)[:-len(".json")], params,
+                               root / CELLS.relative_to(RESULTS) / cell_name(loss, eps, delta)))
+    return out
+
+
+def compute(params: dict) -> dict:
+    """One task of the family: Example 1 (``kind`` "example1") or a cell (:func:`solve_cell`)."""
+    if params["kind"] == "example1":
+        return example1_result(params["rel_gap"])
+    return solve_cell(params["epsilon"], params["delta"], params["loss"], params["time_limit"], atom=params["atom"],
+                      options=params["options"], rel_gap=params["rel_gap"])
+
+
+def _load_family() -> Family:
+    return Family(
+        name="tables", title="Table 1 and Appendix D Tables 4, 5, 6: one task per cell, and Example 1",
+        list_tasks=_tasks, compute=compute, merge=None, sort_keys=True,
+        options=(Option("losses", "comma-separated losses (default l1,l2)"),
+                 Option("eps", "only these ε (comma-separated)"),
+                 Option("deltas", "only these δ (comma-separated)"),
+                 Option("rel_gap", "target relative gap (tables: 0.01; optimal-vs-delta: 0.02; ci: 0.05)", float),
+                 Option("time_limit", "seconds per solve, overriding the default (tables: cell_recipe; "
+                                      "optimal-vs-delta: 90)", float),
+                 Option("no_example1", "do not compute Example 1", flag=True)))
 
 
 # ---------------------------------------------------------------------------------------- reading the cells
@@ -353,3 +411,6 @@ def ledger_rows(paper: dict, entries: dict, bench: dict, optimum: dict, gap: dic
                             ours=float(v), status="matches" if v > claim else "differs", scale="paper",
                             explanation="" if v > claim else "ours is below the paper's claimed lower limit"))
     return rows
+
+
+FAMILY = _load_family()

@@ -2,42 +2,46 @@
 coordinate descent on the offline UCI datasets, at a chosen scale, stored with provenance in
 ``results/ml/table{2,3}_{variant}_{splits}x{sims}.json``.
 
-A thin command line over :func:`repro.ml_tables.run_tables` (its module docstring says what is run
-and stored). Usage (CPU is shared: one instance, niced, in the background)::
+Equivalent to ``scripts/sweep.py table2 table3 [options]`` (the sweep families of
+:mod:`repro.ml_tables`: one task per dataset × chunk of ``--chunk`` splits); ``--table 2`` or ``--table 3``
+selects one. Without ``--splits``/``--sims`` the scale is 4 × 40, or the paper's 100 × 1000 with
+``DPDRO_FULL=1``. Usage (CPU is shared: niced)::
 
     nice -n 10 .venv/bin/python scripts/run_ml_experiments.py --table 2 --splits 20 --sims 200
     nice -n 10 .venv/bin/python scripts/run_ml_experiments.py --table 3 --splits 10 --sims 20 --skip adult,spambase
     DPDRO_FULL=1 nice -n 10 .venv/bin/python scripts/run_ml_experiments.py --table 2   # paper: 100 x 1000
-
-Datasets already stored are skipped unless ``--force``; a stored dataset without the "(OPT)" column
-gets that column added (``--no-add-dd`` to skip; ``--redo-dd`` recomputes it). ``--variant authors``
-uses the authors' code settings (``NBSettings.authors()``, Table 2 only).
 """
 
-from __future__ import annotations
-
-import argparse
 import os
+import sys
 
-from repro import ml_tables
+from repro.sweep import main
 
 
-def main(argv=None) -> None:
-    full = os.environ.get("DPDRO_FULL") == "1"
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--table", choices=["2", "3", "all"], default="all")
-    p.add_argument("--splits", type=int, default=100 if full else 4)
-    p.add_argument("--sims", type=int, default=1000 if full else 40)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--variant", choices=["paper", "authors"], default="paper")
-    p.add_argument("--datasets", default="", help="comma-separated subset (default: all offline datasets)")
-    p.add_argument("--skip", default="", help="comma-separated datasets to skip")
-    p.add_argument("--force", action="store_true", help="recompute datasets already stored")
-    p.add_argument("--no-add-dd", action="store_true", help="do not add the (OPT) column to stored datasets lacking it")
-    p.add_argument("--redo-dd", action="store_true",
-                   help="recompute the (OPT) column of stored datasets (e.g. after a design change)")
-    ml_tables.run_tables(p.parse_args(argv))
+def translate(argv: list[str], full: bool) -> tuple[list[str], list[str]]:
+    """``--table {2,3,all}`` to family names; the 4 × 40 default scale unless ``DPDRO_FULL=1``."""
+    argv = list(argv)
+    table = "all"
+    for i, a in enumerate(argv):
+        if a == "--table" and i + 1 < len(argv):
+            table = argv[i + 1]
+            del argv[i:i + 2]
+            break
+        if a.startswith("--table="):
+            table = a.split("=", 1)[1]
+            del argv[i]
+            break
+    if table not in ("2", "3", "all"):
+        print(f"run_ml_experiments.py: error: --table must be 2, 3 or all, got {table!r}", file=sys.stderr)
+        sys.exit(2)
+    if not full:
+        if not any(a.startswith("--splits") for a in argv):
+            argv += ["--splits", "4"]
+        if not any(a.startswith("--sims") for a in argv):
+            argv += ["--sims", "40"]
+    return ["table2", "table3"] if table == "all" else [f"table{table}"], argv
 
 
 if __name__ == "__main__":
-    main()
+    families, argv = translate(sys.argv[1:], os.environ.get("DPDRO_FULL") == "1")
+    sys.exit(main(argv, prog="run_ml_experiments.py [--table {2,3,all}]", families=families, description=__doc__))
