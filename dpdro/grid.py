@@ -538,7 +538,7 @@ def grid_upper_bound(problem: Problem, k: int, L: int, *, atom: bool = True,
                           boundary, weight)
 
 
-def reference_upper_bound(problem: Problem, cell_width: float) -> GridUpperBound | None:
+def reference_upper_bound(problem: Problem, cell_width: float, *, atom: bool = True) -> GridUpperBound | None:
     """The better of two certified noises that need no LP (``None`` for a ``Problem.support``):
 
     * the truncated Laplace mechanism (Geng et al. 2020) on cells of width ``cell_width`` (a divisor of
@@ -550,11 +550,15 @@ def reference_upper_bound(problem: Problem, cell_width: float) -> GridUpperBound
       of mass a = (δ − δ_P)/(1 − δ_P): its δ is at most a + (1 − a)·δ_P = δ (convexity of the hockey-
       stick divergence in the noise; the atom alone has δ = 1). Near optimal for large ε, where the
       optimal noise is a staircase with an atom of mass about δ; P is the cheapest number of periods.
+      With ``atom=False`` (and for monotone problems) the truncated staircase alone, with the fewest
+      periods P whose δ_P is at most δ.
     """
     if problem.support is not None:
         return None
     t0 = time.perf_counter()
-    candidates = [c for c in (_laplace_reference(problem, cell_width), _staircase_reference(problem)) if c is not None]
+    atom = atom and not problem.monotone
+    candidates = [c for c in (_laplace_reference(problem, cell_width), _staircase_reference(problem, atom=atom))
+                  if c is not None]
     if not candidates:
         return None  # pragma: no cover - the truncated Laplace mechanism always certifies
     noise, d = min(candidates, key=lambda c: c[0].expected_loss(problem.loss))
@@ -573,7 +577,7 @@ def _laplace_reference(problem: Problem, cell_width: float):
     return None  # pragma: no cover - δ′ converges in one or two steps
 
 
-def _staircase_reference(problem: Problem, lattice: int = 1024, max_periods: int = 64):
+def _staircase_reference(problem: Problem, *, atom: bool = True, lattice: int = 1024, max_periods: int = 64):
     p = problem
     gamma = Staircase.optimal_gamma(p.epsilon, p.loss)
     gamma = min(max(round(gamma * lattice), 1), lattice - 1) / lattice
@@ -584,16 +588,20 @@ def _staircase_reference(problem: Problem, lattice: int = 1024, max_periods: int
         d_p = base.metadata["delta"]
         if d_p >= p.delta:
             continue
-        atom = (p.delta - d_p) / (1.0 - d_p) * (1.0 - RELEASE_MARGIN)
+        mass = (p.delta - d_p) / (1.0 - d_p) * (1.0 - RELEASE_MARGIN) if atom else 0.0
         for _ in range(3):  # make room for the certificate's rounding allowance
-            noise = PiecewiseUniform(base.edges, base.probs * (1.0 - atom), atom=atom,
-                                     metadata=dict(base.metadata, atom=atom, delta=p.delta))
+            noise = PiecewiseUniform(base.edges, base.probs * (1.0 - mass), atom=mass, grid=p.sensitivity / lattice,
+                                     metadata=dict(base.metadata, atom=mass, delta=p.delta))
             d = certify_delta(noise, p.epsilon, p.sensitivity)
             if d <= p.delta:
                 break
-            atom -= 2.0 * (d - p.delta)
-        else:  # pragma: no cover
+            if not atom:  # pragma: no cover - δ_P < δ by a margin larger than the rounding allowance
+                break
+            mass -= 2.0 * (d - p.delta)
+        if d > p.delta:  # pragma: no cover
             continue
+        if not atom:
+            return noise, d
         cost = noise.expected_loss(p.loss)
         if best is not None and cost >= best[2]:
             break  # the cost rises again: the truncation no longer pays

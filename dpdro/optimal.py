@@ -218,7 +218,7 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, time_limit: float 
     one_sided = problem.support is not None and math.isfinite(problem.support[0]) != math.isfinite(problem.support[1])
     f_up, f_low = (2 * _UPPER_WINDOW, 2 * _LOWER_WINDOW) if one_sided else (_UPPER_WINDOW, _LOWER_WINDOW)
     # the truncated Laplace mechanism on the first fine grid: an upper bound without an LP
-    best_ub: GridUpperBound | None = reference_upper_bound(problem, sens / max(1, math.ceil(k)))
+    best_ub: GridUpperBound | None = reference_upper_bound(problem, sens / max(1, math.ceil(k)), atom=atom)
     best_lb: GridLowerBound | None = None
     history: list[dict] = []
     last = 0.0
