@@ -2,8 +2,8 @@
 
 Computing the cells (the sweep family :data:`FAMILY`, ``scripts/sweep.py tables``, also
 ``scripts/run_tables.py``): for every (ε, δ) of the paper's 10 × 10 grid (Δf = 1) and the ℓ1 and ℓ2
-losses, :func:`solve_cell` runs ``dpdro.optimal_noise(problem, rel_gap=0.01, time_limit=...)`` with the
-settings of :func:`cell_recipe`; the runner (:mod:`repro.sweep`) stores one JSON file per cell in
+losses, :func:`solve_cell` runs ``dpdro.optimal_noise(problem, rel_gap=0.001, time_limit=120)`` and
+nothing else (the engine decides grids, windows, the atom and the lower bound's coefficients); the runner (:mod:`repro.sweep`) stores one JSON file per cell in
 ``results/tables/cells/`` with the certified bounds, the gap reached, the exact δ of the released noise,
 the noise itself, the literature values the tables compare with and provenance.
 :func:`example1_result` is the optimal ℓ2 noise of Example 1 (``results/tables/example1_optimal.json``).
@@ -30,7 +30,7 @@ from .provenance import provenance, read_json
 from .sweep import Family, Option
 
 __all__ = ["EPSILONS", "DELTAS", "LOSSES", "REL_GAP", "CELLS", "EXAMPLE1", "FAMILY", "cell_name", "cell_benchmarks",
-           "cell_recipe", "solve_cell", "example1_result", "compute", "load_cells", "summary", "paper_tables", "cell_grid",
+           "solve_cell", "example1_result", "compute", "load_cells", "summary", "paper_tables", "cell_grid",
            "benchmark_grids", "sub_upper", "sub_lower", "sub_total", "tolerance", "table_entries", "agreement",
            "paper_optimum"]
 
@@ -38,7 +38,8 @@ __all__ = ["EPSILONS", "DELTAS", "LOSSES", "REL_GAP", "CELLS", "EXAMPLE1", "FAMI
 EPSILONS = [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0]
 DELTAS = [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.3, 0.5, 0.75]
 LOSSES = ["l1", "l2"]
-REL_GAP = 0.01
+REL_GAP = 0.001  # the cells are stored at a 0.1% certified gap (the engine's target, issue 15)
+TIME_LIMIT = 120.0  # seconds per cell
 TABLES = RESULTS / "tables"
 CELLS = TABLES / "cells"
 EXAMPLE1 = TABLES / "example1_optimal.json"
@@ -59,43 +60,15 @@ def cell_benchmarks(eps: float, delta: float, loss: str) -> dict:
     return {key: values[name] for key, name in CELL_BENCHMARK_KEYS.items()}
 
 
-def cell_recipe(loss: str, eps: float, delta: float) -> dict:
-    """The settings a cell is computed with: ``time_limit`` (seconds of ``optimal_noise``), ``atom`` (a
-    point mass at 0 in the upper bound) and ``options`` (further ``optimal_noise`` arguments).
-
-    These are the settings of the stored cells (``results/tables/cells``): 120 s and the defaults for
-    most cells; an atom at 0 (240 s) for ℓ1 with δ = 0.75 and 0.05 ≤ ε ≤ 1, and for ε = 2 with
-    δ ∈ {0.2, 0.3, 0.5} (ℓ1, with ``max_k = 128`` at δ = 0.2, 0.3) or δ = 0.2 (ℓ2); at ε = 5 (and ℓ1 at (2, 0.75)),
-    600 s, an atom, a lower-bound support of 1·A (the optimal noise lives well inside the truncated
-    Laplace support), ``max_k = 128`` and, except for ℓ2 at δ = 0.25, 0.3, 128 lower-bound shifts with
-    the randomized-rounding coefficients; for ℓ1 with δ ≥ 0.5 there, an upper-bound support of 2.5·A
-    (the optimal noise's geometric tail reaches beyond 1.5·A).
-    """
-    rounding = {"lower_coefficients": "rounding", "lower_support_factor": 1.0, "max_k": 128, "max_lower_shifts": 128}
-    if eps >= 5 or (loss == "l1" and eps == 2 and delta == 0.75):
-        if loss == "l2" and delta in (0.25, 0.3):
-            return {"time_limit": 600.0, "atom": True, "options": {"lower_support_factor": 1.0, "max_k": 128}}
-        wide = {"support_factor": 2.5} if loss == "l1" and delta >= 0.5 else {}
-        return {"time_limit": 600.0, "atom": True, "options": {**rounding, **wide}}
-    if eps == 2 and (delta == 0.2 or (loss == "l1" and delta in (0.3, 0.5))):
-        return {"time_limit": 240.0, "atom": True,
-                "options": {"max_k": 128} if loss == "l1" and delta in (0.2, 0.3) else {}}
-    if loss == "l1" and delta == 0.75 and 0.05 <= eps <= 1:
-        return {"time_limit": 240.0, "atom": True, "options": {}}
-    return {"time_limit": 120.0, "atom": False, "options": {}}
-
-
-def solve_cell(eps: float, delta: float, loss: str, time_limit: float, verbose: bool = False,
-               atom: bool = False, options: dict | None = None, rel_gap: float = REL_GAP) -> dict:
-    """One table cell: ``optimal_noise`` with a ``rel_gap`` target (1%), certified; with the released
-    noise (``noise``: ``PiecewiseUniform.to_dict()``, re-certified by the tests) and provenance."""
+def solve_cell(eps: float, delta: float, loss: str, time_limit: float, rel_gap: float = REL_GAP) -> dict:
+    """One table cell: ``optimal_noise(problem, rel_gap=rel_gap, time_limit=time_limit)`` and nothing
+    else, certified; with the released noise (``noise``: ``PiecewiseUniform.to_dict()``, re-certified by
+    the tests), the rounds (grids and bounds) and provenance."""
     prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=1.0, loss=loss)
-    options = dict(options or {})
     t0 = time.perf_counter()
-    res = dpdro.optimal_noise(prob, rel_gap=rel_gap, time_limit=time_limit, atom=atom, verbose=verbose, **options)
+    res = dpdro.optimal_noise(prob, rel_gap=rel_gap, time_limit=time_limit)
     seconds = time.perf_counter() - t0
     cert = dpdro.certify_delta(res.noise, eps, 1.0)
-    last = res.history[-1] if res.history else {}
     return {
         "epsilon": eps,
         "delta": delta,
@@ -103,22 +76,16 @@ def solve_cell(eps: float, delta: float, loss: str, time_limit: float, verbose: 
         "loss": loss,
         "rel_gap_target": rel_gap,
         "time_limit": time_limit,
-        "atom": atom,
         "atom_mass": res.noise.atom,
-        "options": options,
         "upper": res.upper.value,
         "lower": res.lower.value,
         "gap": res.gap,
-        "reached_target": bool(res.gap <= rel_gap),
+        "reached_target": res.reached,
         "certified_delta": cert,
         "certified_ok": bool(cert <= delta),
         "seconds": seconds,
-        "rounds": len(res.history),
-        "k_upper": last.get("k_upper"),
-        "upper_cells": res.partition.n_cells,
-        "upper_beta": res.partition.beta,
-        "lower_cells": last.get("lower_cells"),
-        "lower_beta": last.get("lower_beta"),
+        "rounds": res.history,
+        "released": res.noise.metadata.get("mechanism", "grid LP"),
         "benchmarks": cell_benchmarks(eps, delta, loss),
         "noise": res.noise.to_dict(),
         "provenance": provenance(),
@@ -162,7 +129,7 @@ def _floats(text: str | None) -> list[float] | None:
 
 def _tasks(root: Path, scale: str, opts: dict) -> list:
     """Example 1 first, then the cells cheapest first (:func:`_cost_order`), each with
-    :func:`cell_recipe` (``--time-limit`` overrides its time limit, ``--rel-gap`` the 1% target)."""
+    the default call of the engine (``--time-limit`` overrides its 120 s, ``--rel-gap`` the 0.1% target)."""
     losses = (opts["losses"] or ",".join(LOSSES)).split(",")
     for loss in losses:
         if loss not in LOSSES:
@@ -181,11 +148,10 @@ def _tasks(root: Path, scale: str, opts: dict) -> list:
         out.append(FAMILY.task("example1", {"kind": "example1",
                                             "rel_gap": EXAMPLE1_GAP if scale == "paper" else CI_REL_GAP},
                                root / EXAMPLE1.relative_to(RESULTS)))
+    time_limit = TIME_LIMIT if opts["time_limit"] is None else float(opts["time_limit"])
     for eps, delta, loss in cells:
-        recipe = cell_recipe(loss, eps, delta)
-        if opts["time_limit"] is not None:
-            recipe["time_limit"] = float(opts["time_limit"])
-        params = {"kind": "cell", "loss": loss, "epsilon": eps, "delta": delta, "rel_gap": rel_gap, **recipe}
+        params = {"kind": "cell", "loss": loss, "epsilon": eps, "delta": delta, "rel_gap": rel_gap,
+                  "time_limit": time_limit}
         out.append(FAMILY.task(cell_name(loss, eps, delta)[:-len(".json")], params,
                                root / CELLS.relative_to(RESULTS) / cell_name(loss, eps, delta)))
     return out
@@ -195,8 +161,8 @@ def compute(params: dict) -> dict:
     """One task of the family: Example 1 (``kind`` "example1") or a cell (:func:`solve_cell`)."""
     if params["kind"] == "example1":
         return example1_result(params["rel_gap"])
-    return solve_cell(params["epsilon"], params["delta"], params["loss"], params["time_limit"], atom=params["atom"],
-                      options=params["options"], rel_gap=params["rel_gap"])
+    return solve_cell(params["epsilon"], params["delta"], params["loss"], params["time_limit"],
+                      rel_gap=params["rel_gap"])
 
 
 def _load_family() -> Family:
@@ -206,8 +172,8 @@ def _load_family() -> Family:
         options=(Option("losses", "comma-separated losses (default l1,l2)"),
                  Option("eps", "only these ε (comma-separated)"),
                  Option("deltas", "only these δ (comma-separated)"),
-                 Option("rel_gap", "target relative gap (tables: 0.01; optimal-vs-delta: 0.02; ci: 0.05)", float),
-                 Option("time_limit", "seconds per solve, overriding the default (tables: cell_recipe; "
+                 Option("rel_gap", "target relative gap (tables: 0.001; optimal-vs-delta: 0.02; ci: 0.05)", float),
+                 Option("time_limit", "seconds per solve, overriding the default (tables: 120; "
                                       "optimal-vs-delta: 90)", float),
                  Option("no_example1", "do not compute Example 1", flag=True)))
 

@@ -196,12 +196,13 @@ def test_a_stored_result_for_other_parameters_is_not_done(reference):
     assert not sweep.is_done(sweep.Task(task.family, task.id, task.params, task.path, version=task.version + 1))
 
 
-def test_cell_recipe_gives_the_stored_cells_settings():
-    for path in sorted((RESULTS / "tables" / "cells").glob("*.json")):
-        c = read_json(path)
-        r = tables.cell_recipe(c["loss"], c["epsilon"], c["delta"])
-        assert (r["time_limit"], r["atom"], r["options"]) == (c["time_limit"], c.get("atom", False),
-                                                                c.get("options") or {}), path.name
+def test_table_tasks_call_the_engine_with_its_defaults():
+    """Every cell is the default call of the engine: a gap target and a time limit, nothing else."""
+    tasks = tables.FAMILY.list_tasks(RESULTS, "paper", dict(losses=None, eps=None, deltas=None, rel_gap=None,
+                                                             time_limit=None, no_example1=True))
+    assert len(tasks) == 200
+    assert all(set(t.params) == {"kind", "loss", "epsilon", "delta", "rel_gap", "time_limit"} for t in tasks)
+    assert {(t.params["rel_gap"], t.params["time_limit"]) for t in tasks} == {(tables.REL_GAP, tables.TIME_LIMIT)}
 
 
 def keys(data, path=""):
