@@ -579,34 +579,37 @@ def _laplace_reference(problem: Problem, cell_width: float):
 
 def _staircase_reference(problem: Problem, *, atom: bool = True, lattice: int = 1024, max_periods: int = 64):
     p = problem
+    if p.epsilon < 1.0:  # the staircase's steps barely decay: the truncated Laplace mechanism is better
+        return None
     gamma = Staircase.optimal_gamma(p.epsilon, p.loss)
     gamma = min(max(round(gamma * lattice), 1), lattice - 1) / lattice
     stair = Staircase(epsilon=p.epsilon, sensitivity=p.sensitivity, gamma=gamma)
-    best = None
+    best = None  # the cheapest number of periods, from the exact δ_P and expected losses (no certificate yet)
     for periods in range(1, max_periods + 1):  # more periods: less δ lost to truncation, more atom
         base = stair.to_piecewise_uniform(periods)
         d_p = base.metadata["delta"]
         if d_p >= p.delta:
             continue
         mass = (p.delta - d_p) / (1.0 - d_p) * (1.0 - RELEASE_MARGIN) if atom else 0.0
-        for _ in range(3):  # make room for the certificate's rounding allowance
-            noise = PiecewiseUniform(base.edges, base.probs * (1.0 - mass), atom=mass, grid=p.sensitivity / lattice,
-                                     metadata=dict(base.metadata, atom=mass, delta=p.delta))
-            d = certify_delta(noise, p.epsilon, p.sensitivity)
-            if d <= p.delta:
-                break
-            if not atom:  # pragma: no cover - δ_P < δ by a margin larger than the rounding allowance
-                break
-            mass -= 2.0 * (d - p.delta)
-        if d > p.delta:  # pragma: no cover
-            continue
-        if not atom:
-            return noise, d
-        cost = noise.expected_loss(p.loss)
+        cost = (1.0 - mass) * base.expected_loss(p.loss)
         if best is not None and cost >= best[2]:
             break  # the cost rises again: the truncation no longer pays
-        best = (noise, d, cost)
-    return None if best is None else best[:2]
+        best = (base, mass, cost)
+        if not atom:
+            break  # without an atom, the fewest periods are the cheapest
+    if best is None:
+        return None
+    base, mass, _ = best
+    for _ in range(3):  # certify, making room for the certificate's rounding allowance if needed
+        noise = PiecewiseUniform(base.edges, base.probs * (1.0 - mass), atom=mass, grid=p.sensitivity / lattice,
+                                 metadata=dict(base.metadata, atom=mass, delta=p.delta))
+        d = certify_delta(noise, p.epsilon, p.sensitivity)
+        if d <= p.delta:
+            return noise, d
+        if not atom:  # pragma: no cover - δ_P < δ leaves more room than the rounding allowance
+            return None
+        mass -= 2.0 * (d - p.delta)
+    return None  # pragma: no cover
 
 
 def _laplace_profile(problem: Problem, k: int, L: int) -> np.ndarray:
