@@ -38,8 +38,8 @@ class PiecewiseUniform:
     Notes
     -----
     :meth:`sample` draws from a :class:`numpy.random.Generator`. That is fine for experiments; a
-    production release needs a cryptographically secure source, e.g.
-    ``numpy.random.default_rng(secrets.randbits(128))``, and care with floating-point attacks.
+    production release needs a cryptographically secure source and care with floating-point
+    attacks: :class:`dpdro.SecureSampler` releases this law exactly from ``secrets`` randomness.
     """
 
     edges: np.ndarray
