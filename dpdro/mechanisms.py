@@ -39,12 +39,15 @@ from .privacy import certify_delta
 
 __all__ = [
     "AnalyticGaussian",
+    "BASELINES",
     "Gaussian",
     "Laplace",
     "Staircase",
     "TruncatedLaplace",
     "Tulap",
+    "baselines",
     "gaussian_delta",
+    "meets_delta",
     "near_optimal_lower_bound",
     "ShiftedTruncatedLaplace",
     "truncated_laplace_half_width",
@@ -947,6 +950,45 @@ class Tulap:
     def to_piecewise_uniform(self) -> PiecewiseUniform:
         """The noise as a certified :class:`dpdro.PiecewiseUniform` (``metadata`` records the certificate)."""
         return self._noise
+
+
+# ---------------------------------------------------------------------------------------- baselines
+BASELINES = ("laplace", "gaussian", "analytic_gaussian", "truncated_laplace", "staircase", "tulap")
+
+
+def baselines(*, epsilon, delta, sensitivity=1.0, loss="l1") -> dict:
+    r"""The literature mechanisms at the same (ε, δ, Δf), keyed by the names in ``BASELINES``.
+
+    Laplace and the staircase (γ optimised for ``loss``) are ε-DP, hence (ε, δ)-DP for every δ; the
+    Gaussian, analytic Gaussian, truncated Laplace and Tulap are calibrated to (ε, δ). The classical
+    Gaussian calibration is proven only for ε < 1; its exact δ (``exact_delta()``) may exceed δ
+    beyond. A mechanism that cannot be built at these parameters (Tulap at a δ below its
+    certificate's rounding allowance) is left out.
+    """
+    makers = {
+        "laplace": lambda: Laplace(epsilon=epsilon, sensitivity=sensitivity),
+        "gaussian": lambda: Gaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity),
+        "analytic_gaussian": lambda: AnalyticGaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity),
+        "truncated_laplace": lambda: TruncatedLaplace(epsilon=epsilon, delta=delta, sensitivity=sensitivity),
+        "staircase": lambda: Staircase(epsilon=epsilon, sensitivity=sensitivity, loss=loss),
+        "tulap": lambda: Tulap(epsilon=epsilon, delta=delta, sensitivity=sensitivity),
+    }
+    out = {}
+    for name in BASELINES:
+        try:
+            out[name] = makers[name]()
+        except ValueError:
+            if name != "tulap":
+                raise
+    return out
+
+
+def meets_delta(mechanism, delta: float) -> bool:
+    """Whether ``mechanism`` is (ε, δ)-DP at its own ε: its ``exact_delta()`` (pure-DP mechanisms have
+    none, i.e. 0) is at most δ, up to a relative 1e-9 for the floating-point evaluation of closed forms
+    that equal δ exactly (the truncated Laplace's). The classical Gaussian fails it for large ε."""
+    exact = getattr(mechanism, "exact_delta", None)
+    return exact is None or exact() <= delta * (1.0 + 1e-9)
 
 
 # ---------------------------------------------------------------------------------------- lower bound
