@@ -191,7 +191,7 @@ class Catalog:
         # a request in the cell [ε_i, ε_{i+1}) × [δ_j, δ_{j+1}) (or on the top/right edge)
         ii = np.minimum(np.arange(u.shape[0]) + 1, u.shape[0] - 1)
         jj = np.minimum(np.arange(u.shape[1]) + 1, u.shape[1] - 1)
-        return float(np.max(best_u / nxt[np.ix_(ii, jj)]) - 1.0)
+        return float(np.max(best_u / np.nextafter(nxt[np.ix_(ii, jj)], -math.inf)) - 1.0)  # L rounded down
 
     def summary(self) -> str:
         """One paragraph: the covered range, the grid and the worst bracket gap per loss."""

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .paths import NOTEBOOKS, ROOT
 
-__all__ = ["execute", "sanitizers", "outputs", "output_differences"]
+__all__ = ["execute", "sanitizers", "outputs", "output_differences", "dpdro_cli"]
 
 
 def execute(path: str | Path, timeout: int = 1800) -> float:
@@ -105,3 +105,16 @@ def output_differences(path: str | Path, rev: str = "HEAD") -> tuple[list[str], 
         if img_a != img_b:
             images += 1
     return diffs, images
+
+
+def dpdro_cli(*args: str, cwd: str | Path | None = None) -> int:
+    """Run ``dpdro ARGS`` (as ``python -m dpdro``, the same entry point as the console script) in a
+    subprocess, the way a reader types it, and print the command line, its stdout and its stderr.
+    Returns the exit status."""
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "dpdro", *args], capture_output=True, text=True, cwd=cwd,
+                         stdin=subprocess.DEVNULL)
+    print("$ dpdro " + " ".join(args))
+    print((out.stdout + out.stderr).rstrip())
+    return out.returncode

@@ -97,10 +97,9 @@ def test_catalog_lookup_writes_a_noise_file_that_certify_accepts(tmp_path):
     assert run("catalog", "list").stdout.startswith("catalog: epsilon in [")
 
 
-def _tamper(noise_file, tmp_path, edit):
+def _tamper(noise_file, path, edit):
     doc = json.loads(noise_file.read_text())
     edit(doc)
-    path = tmp_path / "tampered.json"
     path.write_text(json.dumps(doc))
     return str(path)
 
@@ -132,12 +131,12 @@ def test_bad_input_one_line_exit_2(noise_file, tmp_path, args, parameter):
         "noise": str(noise_file),
         "garbage": str(tmp_path / "garbage.json"),
         # tampered: edges stretched by 1%, still private (at sensitivity 1.01 ≥ 1) but another noise
-        "private_but_edited": _tamper(noise_file, tmp_path, lambda d: d["noise"].update(
+        "private_but_edited": _tamper(noise_file, tmp_path / "stretched.json", lambda d: d["noise"].update(
             edges=[1.01 * e for e in d["noise"]["edges"]], grid=d["noise"]["grid"] * 1.01)),
         # tampered: the edit breaks the privacy claim itself
-        "not_private": _tamper(noise_file, tmp_path, lambda d: _move_mass(d, 1e-3)),
+        "not_private": _tamper(noise_file, tmp_path / "moved.json", lambda d: _move_mass(d, 1e-3)),
         # tampered edges: the noise squeezed towards 0
-        "squeezed": _tamper(noise_file, tmp_path, lambda d: d["noise"].update(
+        "squeezed": _tamper(noise_file, tmp_path / "squeezed.json", lambda d: d["noise"].update(
             edges=[0.9 * e for e in d["noise"]["edges"]], grid=None)),
     }
     (tmp_path / "garbage.json").write_text("{not json")
