@@ -12,7 +12,7 @@ dp_accounting), the certified catalog (:mod:`dpdro.catalog`), adapters for OpenD
 (:mod:`dpdro.integrations`) and the ``dpdro`` command line (:mod:`dpdro.cli`).
 """
 
-from . import composition, data_dependent, mechanisms
+from . import catalog, certificate, composition, data_dependent, mechanisms
 from .bounds import LowerBound, UpperBound, lower_bound, upper_bound
 from .losses import CallableLoss, Loss, PiecewiseLinear, Pinball, PowerLoss, asymmetric_loss, make_loss
 from .noise import PiecewiseUniform
@@ -42,6 +42,8 @@ __all__ = [
     "Shortfall",
     "UpperBound",
     "asymmetric_loss",
+    "catalog",
+    "certificate",
     "certify_delta",
     "composition",
     "data_dependent",

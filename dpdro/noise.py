@@ -14,7 +14,6 @@ import json
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from .losses import make_loss
 
@@ -180,8 +179,9 @@ class PiecewiseUniform:
     def std(self) -> float:
         return float(np.sqrt(self.var))
 
-    def to_scipy(self) -> stats.rv_histogram:
+    def to_scipy(self):
         """The same distribution as a ``scipy.stats.rv_histogram`` (a density: no atom allowed)."""
+        from scipy import stats  # imported here: scipy.stats takes about a second to import
         if self.atom > 0:
             raise ValueError(f"this noise has an atom of mass {self.atom:g} at 0, which scipy.stats.rv_histogram "
                              "cannot represent; use the noise's own cdf, ppf and sample")
