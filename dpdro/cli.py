@@ -50,6 +50,7 @@ class _Parser(argparse.ArgumentParser):
 
 # ------------------------------------------------------------------------------------- argument types
 def _number(name: str, ok, allowed: str):
+    """An argparse type: a finite float with ``ok(value)``; the message names ``allowed``."""
     def parse(text: str) -> float:
         try:
             value = float(text)
@@ -61,30 +62,25 @@ def _number(name: str, ok, allowed: str):
     return parse
 
 
-_positive = lambda name: _number(name, lambda x: x > 0, "a finite number > 0")  # noqa: E731
-_unit = lambda name: _number(name, lambda x: 0 < x < 1, "in the open interval (0, 1)")  # noqa: E731
+def _positive(name: str):
+    return _number(name, lambda x: x > 0, "a finite number > 0")
 
 
-def _count(name: str):
+def _unit(name: str):
+    return _number(name, lambda x: 0 < x < 1, "in the open interval (0, 1)")
+
+
+def _integer(name: str, minimum: int):
+    """An argparse type: an integer >= ``minimum``."""
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            value = 0
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= 1, got {text!r}")
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer >= {minimum}, got {text!r}")
         return value
     return parse
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"seed must be an integer >= 0, got {text!r}")
-    return value
 
 
 def _loss(text: str) -> str:
@@ -196,7 +192,7 @@ def cmd_sample(args) -> None:
 
 
 def _compare_rows(noise_loss: float, lower: float | None, mechs: dict, delta: float, loss: str) -> list[dict]:
-    rows = [{"mechanism": "dpdro", "expected_loss": noise_loss}]
+    rows = [{"mechanism": "dpdro", "expected_loss": noise_loss, "valid": True}]
     for name in BASELINES:
         m = mechs.get(name)
         row = {"mechanism": name, "expected_loss": None if m is None else m.expected_loss(loss)}
@@ -236,7 +232,7 @@ def cmd_compare(args) -> None:
             lines.append(f"{r['mechanism']:<18} {'n/a':>12}   (delta below the certificate's rounding allowance)")
             continue
         gap = "" if r["gap_bound"] is None else f"{100 * r['gap_bound']:17.2f}%"
-        flag = "" if r.get("valid", True) else "   not (epsilon, delta)-DP at these parameters"
+        flag = "" if r["valid"] else "   not (epsilon, delta)-DP at these parameters"
         lines.append(f"{r['mechanism']:<18} {r['expected_loss']:12.6g} {r['ratio']:15.4f} {gap:>18}{flag}")
     _emit(args, {"epsilon": args.epsilon, "delta": args.delta, "sensitivity": args.sensitivity, "loss": args.loss,
                  "lower_bound": lower, "rows": rows}, lines)
@@ -287,16 +283,16 @@ def _parser() -> _Parser:
     p.add_argument("noise", help="noise file")
     privacy(p, delta=False, from_file=True)
     p.add_argument("--profile", action="store_true", help="print delta(epsilon') for epsilon' in [epsilon/4, 4 epsilon]")
-    p.add_argument("--points", type=_count("points"), default=9, help="points of the profile (default 9)")
+    p.add_argument("--points", type=_integer("points", 1), default=9, help="points of the profile (default 9)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_certify)
 
     p = sub.add_parser("sample", help="draw noise (or value + noise) with the exact sampler, one number per line")
     p.add_argument("noise", help="noise file")
-    p.add_argument("-n", type=_count("n"), required=True, help="number of draws")
+    p.add_argument("-n", type=_integer("n", 1), required=True, help="number of draws")
     p.add_argument("--value", type=_number("value", lambda x: True, "a finite number"), default=0.0,
                    help="query answer f: release f + noise (default 0: noise only)")
-    p.add_argument("--seed", type=_seed, default=None, help="reproducible draws, NOT for deployment")
+    p.add_argument("--seed", type=_integer("seed", 0), default=None, help="reproducible draws, NOT for deployment")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_sample)
 
