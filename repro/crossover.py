@@ -9,17 +9,15 @@ the k answers together must be (ε_T, δ_T)-DP. Two strategies:
   Corollary 3.3). So the smallest σ is the analytic Gaussian σ at (ε_T, δ_T) and sensitivity √k
   (:class:`dpdro.mechanisms.AnalyticGaussian`), exactly; dp_accounting's Gaussian PLD composed k times
   agrees (checked in the tests).
-* **Optimal single-shot noise.** Split the budget: each release gets δ₀ = δ_T/(2k) (half of δ_T
-  covers the truncation mass of the k releases, the other half the composition of the rest) and the
-  largest ε₀ for which k releases of the optimal (ε₀, δ₀) noise X, composed with the dominating-pair
-  privacy loss distribution of :mod:`dpdro.composition` (valid for every shift |φ| ≤ Δf) in
-  dp_accounting, are (ε_T, δ_T)-DP. ε₀ is found in two designs: X₁ at the basic-composition budget
-  ε_T/k; the largest sensitivity Δ₁ = m·β ≥ 1 on X₁'s grid at which X₁ still composes to ε_T gives
-  the per-release ε₁ = min{ε : certify_delta(X₁, ε, Δ₁) ≤ δ₀} (X₁/Δ₁ is (ε₁, δ₀)-DP at Δf = 1); then
-  X₂ = the optimal (ε₁, δ₀) noise, and the released noise is X₂/Δ₂ with Δ₂ = m·β the largest
-  multiple of its grid step with which k releases compose to (ε_T, δ_T) (Δ₂ < 1 widens it when the
-  second design overshoots). Every number is certified: the noise's δ by :func:`dpdro.certify_delta`,
-  the composition by the pessimistic PLD, the loss exactly.
+* **Optimal single-shot noise.** Split the budget by basic composition: each release gets
+  (ε₀, δ₀) = (ε_T/k, δ_T/(2k)); k releases of an (ε₀, δ₀)-DP noise are (ε_T, δ_T/2)-DP, and the
+  other half of δ_T is slack. X is the optimal (ε₀, δ₀) noise (:func:`dpdro.optimal_noise`, within
+  its certified gap). The exact accounting may allow a narrower noise: the released noise is X/Δ with
+  Δ = m·β ≤ 2 the largest multiple of X's grid step β for which k releases of X at sensitivity Δ
+  (equivalently, of X/Δ at sensitivity 1), composed with the dominating-pair privacy loss
+  distribution of :mod:`dpdro.composition` (valid for every shift |φ| ≤ Δf) in dp_accounting, are
+  (ε_T, δ_T)-DP. Every number is certified: the noise's δ by :func:`dpdro.certify_delta`, the
+  composition by the pessimistic PLD, the loss exactly.
 
 The per-release losses E c(X₂/Δ₂) = E c(X₂)/Δ₂^p (p = 1 for ℓ1, 2 for ℓ2) and E c(N(0, σ²)) are
 compared; ``ratio`` > 1 means the Gaussian is better.
@@ -38,8 +36,8 @@ from dpdro.mechanisms import AnalyticGaussian
 from .paths import RESULTS
 from .provenance import provenance, read_json, write_json_atomic
 
-__all__ = ["CROSSOVER", "gaussian_for_composition", "calibrated_sensitivity", "per_release_epsilon",
-           "crossover_point", "compute_crossover", "load_crossover"]
+__all__ = ["CROSSOVER", "gaussian_for_composition", "calibrated_sensitivity", "crossover_point", "compute_crossover",
+           "load_crossover"]
 
 CROSSOVER = RESULTS / "composition" / "crossover"
 _POWER = {"l1": 1, "l2": 2}
@@ -65,43 +63,29 @@ def calibrated_sensitivity(noise, k: int, epsilon: float, delta: float, *, start
     return lo
 
 
-def per_release_epsilon(noise, sensitivity: float, delta: float, *, hi: float) -> float:
-    """min{ε ≤ hi : certify_delta(noise, ε, sensitivity) ≤ δ} up to 1e-4 relative (bisection, rounded up)."""
-    lo = hi / 1e3
-    for _ in range(60):
-        if hi / lo - 1 < 1e-4:
-            break
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if dpdro.certify_delta(noise, mid, sensitivity) <= delta else (mid, hi)
-    return hi
-
-
 def _design(epsilon: float, delta: float, loss: str, rel_gap: float, time_limit: float):
     return dpdro.optimal_noise(dpdro.Problem(epsilon=epsilon, delta=delta, loss=loss), rel_gap=rel_gap,
                                time_limit=time_limit)
 
 
 def crossover_point(k: int, loss: str, epsilon: float, delta: float, *, rel_gap: float = 0.02,
-                    time_limit: float = 120.0) -> dict:
+                    time_limit: float = 60.0) -> dict:
     """One k: the two strategies of the module docstring, with every certified number and the noise."""
     t0 = time.perf_counter()
-    delta0 = delta / (2 * k)
-    first = _design(epsilon / k, delta0, loss, rel_gap, time_limit)
-    steps = round(1 / first.noise.grid)
-    m1 = calibrated_sensitivity(first.noise, k, epsilon, delta, start=steps, max_m=8 * steps)
-    eps1 = per_release_epsilon(first.noise, m1 * first.noise.grid, delta0, hi=epsilon)
-    second = _design(eps1, delta0, loss, rel_gap, time_limit)
-    noise = second.noise
+    eps0, delta0 = epsilon / k, delta / (2 * k)
+    res = dpdro.optimal_noise(dpdro.Problem(epsilon=eps0, delta=delta0, loss=loss), rel_gap=rel_gap,
+                              time_limit=time_limit)
+    noise = res.noise
     steps = round(1 / noise.grid)
-    m2 = calibrated_sensitivity(noise, k, epsilon, delta, start=steps, max_m=4 * steps)
-    scale = m2 * noise.grid  # release X₂/Δ₂ at Δf = 1
+    m = calibrated_sensitivity(noise, k, epsilon, delta, start=steps, max_m=2 * steps)
+    if m < steps:  # pragma: no cover - basic composition guarantees m = steps works
+        raise RuntimeError(f"k = {k} releases of the ({eps0}, {delta0}) noise do not compose to ({epsilon}, {delta})")
+    scale = m * noise.grid  # the release X/Δ at Δf = 1
     composed = epsilon_for_composition(noise, scale, k, delta)
-    p = _POWER[loss]
-    ours = noise.expected_loss(loss) / scale**p
+    ours = noise.expected_loss(loss) / scale ** _POWER[loss]
     gauss = gaussian_for_composition(k, epsilon, delta)
-    return {"k": k, "loss": loss, "epsilon_total": epsilon, "delta_total": delta, "delta0": delta0,
-            "epsilon0": eps1, "design_upper": second.upper.value, "design_lower": second.lower.value,
-            "design_gap": second.gap, "first_epsilon0": epsilon / k, "first_sensitivity": m1 * first.noise.grid,
+    return {"k": k, "loss": loss, "epsilon_total": epsilon, "delta_total": delta, "epsilon0": eps0, "delta0": delta0,
+            "design_upper": res.upper.value, "design_lower": res.lower.value, "design_gap": res.gap,
             "sensitivity_scale": scale, "composed_epsilon": composed, "loss_optimal_noise": ours,
             "gaussian_sigma": gauss.sigma, "loss_gaussian": gauss.expected_loss(loss),
             "ratio": ours / gauss.expected_loss(loss), "noise": noise.to_dict(),
@@ -113,7 +97,7 @@ def _path(out: Path, loss: str, k: int) -> Path:
 
 
 def compute_crossover(ks, losses=("l1", "l2"), *, epsilon: float = 4.0, delta: float = 1e-3, rel_gap: float = 0.02,
-                      time_limit: float = 120.0, out: Path = CROSSOVER, verbose: bool = True) -> None:
+                      time_limit: float = 60.0, out: Path = CROSSOVER, verbose: bool = True) -> None:
     """:func:`crossover_point` for every k and loss, one JSON file each (atomic), skipping stored ones."""
     for loss in losses:
         for k in ks:
