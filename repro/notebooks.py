@@ -109,12 +109,12 @@ def output_differences(path: str | Path, rev: str = "HEAD") -> tuple[list[str], 
 
 def dpdro_cli(*args: str, cwd: str | Path | None = None) -> int:
     """Run ``dpdro ARGS`` (as ``python -m dpdro``, the same entry point as the console script) in a
-    subprocess, the way a reader types it, and print the command line, its stdout and its stderr.
-    Returns the exit status."""
+    subprocess, the way a reader types it, and print the command line, its stderr (progress,
+    warnings, errors) and its stdout. Returns the exit status."""
     import sys
 
     out = subprocess.run([sys.executable, "-m", "dpdro", *args], capture_output=True, text=True, cwd=cwd,
                          stdin=subprocess.DEVNULL)
     print("$ dpdro " + " ".join(args))
-    print((out.stdout + out.stderr).rstrip())
+    print((out.stderr + out.stdout).rstrip())
     return out.returncode
