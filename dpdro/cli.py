@@ -154,9 +154,9 @@ def cmd_design(args) -> None:
 def _describe(cert: dict) -> str:
     lower = "" if cert["lower_bound"] is None else (
         f", optimum >= {cert['lower_bound']:.6g} (gap {100 * cert['gap']:.2f}%)")
-    return (f"{cert['loss']} noise for (epsilon, delta) = ({cert['epsilon']:g}, {cert['delta']:g}) at sensitivity "
-            f"{cert['sensitivity']:g}: expected loss {cert['expected_loss']:.6g}{lower}, "
-            f"certified delta {cert['certified_delta']:.12g}")
+    return (f"{cert['loss']} noise for (epsilon, delta) = ({cert['epsilon']:g}, {cert['delta']:g}), sensitivity "
+            f"{cert['sensitivity']:g}\n  expected loss {cert['expected_loss']:.6g}{lower}\n"
+            f"  certified delta {cert['certified_delta']:.12g}")
 
 
 def cmd_certify(args) -> None:

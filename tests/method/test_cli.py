@@ -29,7 +29,7 @@ def noise_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("cli") / "noise.json"
     out = run("design", "--epsilon", "1", "--delta", "0.2", "--sensitivity", "1", "--loss", "l1", "--gap", "0.05",
               "--time-limit", "60", "-o", str(path))
-    assert out.stdout.startswith(f"wrote {path}: l1 noise for (epsilon, delta) = (1, 0.2)")
+    assert out.stdout.startswith(f"wrote {path}: l1 noise for (epsilon, delta) = (1, 0.2), sensitivity 1\n")
     assert "designing l1 noise" in out.stderr and "done in" in out.stderr
     return path
 
@@ -53,7 +53,8 @@ def test_certify_and_profile_through_python_m(noise_file):
     assert all(a >= b for a, b in zip(deltas, deltas[1:])) and deltas[2] == out["certified_delta"]
     text = run("certify", str(noise_file), "--epsilon", "0.5", "--sensitivity", "2").stdout
     noise = dpdro.PiecewiseUniform.from_dict(json.loads(noise_file.read_text())["noise"])
-    assert f"{dpdro.certify_delta(noise, 0.5, 2.0):.12g}" in text.splitlines()[1]
+    line = next(x for x in text.splitlines() if x.startswith("certified delta at epsilon=0.5, sensitivity=2: "))
+    assert line.endswith(f"{dpdro.certify_delta(noise, 0.5, 2.0):.12g}")
 
 
 def test_sample_secure_by_default_and_seeded_on_request(noise_file):
