@@ -13,7 +13,7 @@ the k answers together must be (ε_T, δ_T)-DP. Two strategies:
   (ε₀, δ₀) = (ε_T/k, δ_T/(2k)); k releases of an (ε₀, δ₀)-DP noise are (ε_T, δ_T/2)-DP, and the
   other half of δ_T is slack. X is the optimal (ε₀, δ₀) noise (:func:`dpdro.optimal_noise`, within
   its certified gap). The exact accounting may allow a narrower noise: the released noise is X/Δ with
-  Δ = m·β ≤ 2 the largest multiple of X's grid step β for which k releases of X at sensitivity Δ
+  Δ = m·β ≤ 4 the largest multiple of X's grid step β for which k releases of X at sensitivity Δ
   (equivalently, of X/Δ at sensitivity 1), composed with the dominating-pair privacy loss
   distribution of :mod:`dpdro.composition` (valid for every shift |φ| ≤ Δf) in dp_accounting, are
   (ε_T, δ_T)-DP. Every number is certified: the noise's δ by :func:`dpdro.certify_delta`, the
@@ -77,7 +77,7 @@ def crossover_point(k: int, loss: str, epsilon: float, delta: float, *, rel_gap:
                               time_limit=time_limit)
     noise = res.noise
     steps = round(1 / noise.grid)
-    m = calibrated_sensitivity(noise, k, epsilon, delta, start=steps, max_m=2 * steps)
+    m = calibrated_sensitivity(noise, k, epsilon, delta, start=steps, max_m=4 * steps)
     if m < steps:  # pragma: no cover - basic composition guarantees m = steps works
         raise RuntimeError(f"k = {k} releases of the ({eps0}, {delta0}) noise do not compose to ({epsilon}, {delta})")
     scale = m * noise.grid  # the release X/Δ at Δf = 1
