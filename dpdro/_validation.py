@@ -119,3 +119,20 @@ def check_choice(name: str, value, choices: tuple) -> str:
         allowed = " or ".join(repr(c) for c in choices)
         raise ValueError(f"{name} must be {allowed}, got {value!r}")
     return value
+
+
+def check_finite(name: str, value) -> float:
+    """A finite real number."""
+    x = check_real(name, value)
+    if not math.isfinite(x):
+        raise ValueError(f"{name} must be a finite real number, got {value!r}")
+    return x
+
+
+def check_noise(name: str, value):
+    """A :class:`dpdro.PiecewiseUniform` (``TypeError`` otherwise)."""
+    from .noise import PiecewiseUniform  # noise imports losses, which imports this module
+
+    if not isinstance(value, PiecewiseUniform):
+        raise TypeError(f"{name} must be a dpdro.PiecewiseUniform, got {type(value).__name__}")
+    return value

@@ -14,7 +14,6 @@ import json
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from .losses import make_loss
 
@@ -38,8 +37,8 @@ class PiecewiseUniform:
     Notes
     -----
     :meth:`sample` draws from a :class:`numpy.random.Generator`. That is fine for experiments; a
-    production release needs a cryptographically secure source, e.g.
-    ``numpy.random.default_rng(secrets.randbits(128))``, and care with floating-point attacks.
+    production release needs a cryptographically secure source and care with floating-point
+    attacks: :class:`dpdro.SecureSampler` releases this law exactly from ``secrets`` randomness.
     """
 
     edges: np.ndarray
@@ -180,8 +179,9 @@ class PiecewiseUniform:
     def std(self) -> float:
         return float(np.sqrt(self.var))
 
-    def to_scipy(self) -> stats.rv_histogram:
+    def to_scipy(self):
         """The same distribution as a ``scipy.stats.rv_histogram`` (a density: no atom allowed)."""
+        from scipy import stats  # imported here: scipy.stats takes about a second to import
         if self.atom > 0:
             raise ValueError(f"this noise has an atom of mass {self.atom:g} at 0, which scipy.stats.rv_histogram "
                              "cannot represent; use the noise's own cdf, ppf and sample")

@@ -62,8 +62,21 @@ class PrivacyProfile:
 
 # ------------------------------------------------------------------ the lattice sum, shared with
 # dpdro.data_dependent.privacy (which certifies families of noises with the same arithmetic)
+# A lattice searched for (no ``grid`` given) is accepted with at most this many cells per edge, and at
+# least _MIN_LATTICE_CELLS: a generic float edge lies within the tolerance below of some fraction with
+# a denominator ≤ 2^20, and the spurious lattice it implies can have 10^8 or more cells, which the
+# lattice sum would never finish; the breakpoint method needs no lattice and is fast for few edges.
+_LATTICE_CELLS_PER_EDGE = 64
+_MIN_LATTICE_CELLS = 4096
+
+
 def find_lattice(noise: PiecewiseUniform, sensitivity: float) -> tuple[np.ndarray, int, float] | None:
-    """Integer ticks, k = Δf/h and h for a lattice containing every edge and Δf, if one is found."""
+    """Integer ticks, k = Δf/h and h for a lattice containing every edge and Δf, if one is found.
+
+    With ``noise.grid`` the lattice is that grid. Otherwise one is searched for, and rejected (None:
+    :func:`privacy_profile` then uses the breakpoint method) when it has more than
+    max(4096, 64 × number of edges) cells.
+    """
     if noise.grid is not None:
         h, ticks = noise.grid, np.round(noise.edges / noise.grid).astype(np.int64)
     else:
@@ -82,6 +95,8 @@ def find_lattice(noise: PiecewiseUniform, sensitivity: float) -> tuple[np.ndarra
             h, ticks, k = h / refine, ticks * refine, int(round(k))
             break
     else:
+        return None
+    if noise.grid is None and ticks[-1] - ticks[0] > max(_MIN_LATTICE_CELLS, _LATTICE_CELLS_PER_EDGE * ticks.size):
         return None
     if np.max(np.abs(noise.edges - ticks * h)) > 8 * _U * max(1.0, float(np.max(np.abs(noise.edges)))):
         return None

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .paths import NOTEBOOKS, ROOT
 
-__all__ = ["execute", "sanitizers", "outputs", "output_differences"]
+__all__ = ["execute", "sanitizers", "outputs", "output_differences", "dpdro_cli"]
 
 
 def execute(path: str | Path, timeout: int = 1800) -> float:
@@ -105,3 +105,18 @@ def output_differences(path: str | Path, rev: str = "HEAD") -> tuple[list[str], 
         if img_a != img_b:
             images += 1
     return diffs, images
+
+
+def dpdro_cli(*args: str, cwd: str | Path | None = None) -> int:
+    """Run ``dpdro ARGS`` (as ``python -m dpdro``, the same entry point as the console script) in a
+    subprocess, the way a reader types it, and print the command line, its stderr (progress,
+    warnings, errors) and its stdout, lines longer than the book's 88 columns wrapped (continuation
+    lines indented by four spaces). Returns the exit status."""
+    import sys
+    import textwrap
+
+    out = subprocess.run([sys.executable, "-m", "dpdro", *args], capture_output=True, text=True, cwd=cwd,
+                         stdin=subprocess.DEVNULL)
+    lines = ["$ dpdro " + " ".join(args), *(out.stderr + out.stdout).rstrip().splitlines()]
+    print("\n".join(textwrap.fill(line, 88, subsequent_indent="    ", break_on_hyphens=False) for line in lines))
+    return out.returncode

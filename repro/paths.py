@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["ROOT", "DATA", "RESULTS", "LEDGER", "NOTEBOOKS", "SCRIPTS", "relative"]
+__all__ = ["ROOT", "DATA", "RESULTS", "LEDGER", "NOTEBOOKS", "SCRIPTS", "CATALOG", "relative"]
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"  # cleaned offline datasets (rebuilt by scripts/build_datasets.py)
@@ -16,6 +16,7 @@ RESULTS = ROOT / "results"  # paper-scale results with provenance
 LEDGER = RESULTS / "ledger.csv"  # the reproduction ledger
 NOTEBOOKS = ROOT / "notebooks"
 SCRIPTS = ROOT / "scripts"
+CATALOG = ROOT / "dpdro" / "data" / "catalog.json.gz"  # dpdro's package data, rebuilt by scripts/build_catalog.py
 
 
 def relative(path: str | Path) -> str:

@@ -18,7 +18,8 @@ def test_top_level_names():
     assert dpdro.__all__ == sorted(dpdro.__all__)
     for name in DESIGN_NAMES + ["relative_gap", "PrivacyProfile", "OptimalNoise", "UpperBound", "LowerBound",
                                 "Shortfall", "max_privacy_shortfall", "privacy_profile", "Loss", "PowerLoss",
-                                "PiecewiseLinear", "CallableLoss", "mechanisms", "data_dependent"]:
+                                "PiecewiseLinear", "CallableLoss", "mechanisms", "data_dependent", "SecureSampler",
+                                "composition", "certificate", "catalog"]:
         assert name in dpdro.__all__ and hasattr(dpdro, name), name
     for name in ("BoundingLP", "DDBoundingLP", "benchmarks", "datasets", "ledger", "geo", "related",
                  "DataDependentProblem", "dd_upper_bound", "coordinate_descent_loss"):

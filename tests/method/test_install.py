@@ -33,6 +33,8 @@ else:
     raise AssertionError("repro is importable from an installed dpdro: " + repro.__file__)
 res = dpdro.optimal_noise(dpdro.Problem(epsilon=1, delta=0.2), rel_gap=0.05)
 assert res.gap <= 0.05 and dpdro.certify_delta(res.noise, 1.0, 1.0) <= 0.2
+found = dpdro.catalog.lookup(epsilon=0.51, delta=0.0102, sensitivity=3.0, loss="l2")  # package data
+assert found.certified_delta <= 0.0102 and found.lower <= found.upper
 print("ok", dpdro.__version__, round(res.upper.value, 4))
 """
 
@@ -61,7 +63,11 @@ def test_wheel_holds_only_dpdro_and_works_from_another_directory(tmp_path):
     (wheel,) = dist.glob("dpdro-*.whl")
     tops = {n.split("/")[0] for n in zipfile.ZipFile(wheel).namelist()}
     assert tops == {"dpdro", next(t for t in tops if t.endswith(".dist-info"))}, tops
-    assert any(n.startswith("dpdro/data_dependent/") for n in zipfile.ZipFile(wheel).namelist())
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(n.startswith("dpdro/data_dependent/") for n in names)
+    assert "dpdro/data/catalog.json.gz" in names  # the catalog is package data
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert "dpdro = dpdro.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
     py = _venv(tmp_path / "venv")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
@@ -78,3 +84,7 @@ def test_wheel_holds_only_dpdro_and_works_from_another_directory(tmp_path):
     elsewhere.mkdir()
     run = subprocess.run([str(py), "-c", CHECK], cwd=elsewhere, capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0 and run.stdout.startswith("ok"), run.stdout + run.stderr
+    exe = py.parent / ("dpdro.exe" if os.name == "nt" else "dpdro")  # the console script of the wheel
+    run = subprocess.run([str(exe), "catalog", "list"], cwd=elsewhere, capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert run.returncode == 0 and run.stdout.startswith("catalog: epsilon in ["), run.stdout + run.stderr

@@ -7,12 +7,14 @@ from the authors' scripts visualize_bounds-*.jl) and Tables 4 and 5 (Appendix D)
 import math
 
 import numpy as np
+import opendp.prelude as dp
 import pytest
 from scipy import integrate, optimize, stats
 
 import dpdro
-from dpdro.mechanisms import (AnalyticGaussian, Gaussian, Laplace, Staircase, TruncatedLaplace, gaussian_delta,
+from dpdro.mechanisms import (AnalyticGaussian, Gaussian, Laplace, Staircase, TruncatedLaplace, Tulap, gaussian_delta,
                               near_optimal_lower_bound)
+from dpdro.sampling import SecureSampler
 
 MECHANISMS = {
     "laplace": lambda: Laplace(epsilon=0.7, sensitivity=1.3),
@@ -22,6 +24,7 @@ MECHANISMS = {
     "truncated_laplace_wide_delta": lambda: TruncatedLaplace(epsilon=0.3, delta=0.75),
     "staircase_l1": lambda: Staircase(epsilon=1.3, sensitivity=0.5),
     "staircase_l2": lambda: Staircase(epsilon=0.4, loss="l2"),
+    "tulap": lambda: Tulap(epsilon=0.8, delta=0.01, sensitivity=1.5),
 }
 
 
@@ -29,6 +32,9 @@ def support(m):
     """Finite integration limits (and breakpoints) covering all but ~1e-30 of the mass."""
     if isinstance(m, TruncatedLaplace):
         return -m.half_width, m.half_width, [0.0]
+    if isinstance(m, Tulap):
+        edges = m.to_piecewise_uniform().edges
+        return edges[0], edges[-1], edges.tolist()
     if isinstance(m, Staircase):
         hi = m.sensitivity * (math.ceil(70.0 / m.epsilon) + 1)
         k = np.arange(0, hi / m.sensitivity)
@@ -353,6 +359,8 @@ def test_lower_bound_reproduces_paper_values():
     (lambda v: AnalyticGaussian(epsilon=1, delta=0.1, sensitivity=v), "sensitivity"),
     (lambda v: TruncatedLaplace(epsilon=v, delta=0.1), "epsilon"),
     (lambda v: Staircase(epsilon=v), "epsilon"),
+    (lambda v: Tulap(epsilon=v, delta=0.1), "epsilon"),
+    (lambda v: Tulap(epsilon=1, delta=0.1, sensitivity=v), "sensitivity"),
     (lambda v: near_optimal_lower_bound(epsilon=v, delta=0.1), "epsilon"),
 ])
 @pytest.mark.parametrize("value, error", [(0.0, ValueError), (-1.0, ValueError), (math.inf, ValueError),
@@ -365,6 +373,7 @@ def test_positive_parameters_are_validated(make, name, value, error):
 @pytest.mark.parametrize("make", [
     lambda v: Gaussian(epsilon=1, delta=v), lambda v: AnalyticGaussian(epsilon=1, delta=v),
     lambda v: TruncatedLaplace(epsilon=1, delta=v), lambda v: near_optimal_lower_bound(epsilon=1, delta=v),
+    lambda v: Tulap(epsilon=1, delta=v),
 ])
 @pytest.mark.parametrize("value", [0.0, 1.0, 1.5, -0.2])
 def test_delta_is_validated(make, value):
@@ -396,3 +405,111 @@ def test_other_arguments_are_validated():
         Laplace(1.0, 1.0)
     with pytest.raises(TypeError):
         near_optimal_lower_bound(1.0, 0.1)
+
+
+# ------------------------------------------------------------------ Tulap (canonical noise)
+TULAP_GRID = [(eps, delta) for eps in (0.1, 0.5, 1.0, 2.0, 5.0) for delta in (1e-6, 1e-3, 0.05, 0.3, 0.9)]
+
+
+@pytest.mark.parametrize("eps, delta", TULAP_GRID)
+def test_tulap_certified_delta_is_tight(eps, delta):
+    """certify_delta(Tulap) <= δ, and equal to δ up to ~2e-6 relative: the CND is tight at Δf."""
+    tulap = Tulap(epsilon=eps, delta=delta, sensitivity=1.0)
+    certified = dpdro.certify_delta(tulap.to_piecewise_uniform(), eps, 1.0)
+    assert certified <= delta
+    assert certified >= delta * (1 - 5e-6)
+    assert tulap.exact_delta() == certified
+    assert tulap.to_piecewise_uniform().metadata["certified_delta"] == certified
+
+
+def test_tulap_tiny_delta_is_certified_but_not_tight():
+    """At δ = 1e-10 the certificate's rounding allowance (~1e-12 here) is visible: still <= δ, and the
+    design δ gives up about 2% of it."""
+    tulap = Tulap(epsilon=1.0, delta=1e-10)
+    assert dpdro.certify_delta(tulap.to_piecewise_uniform(), 1.0, 1.0) <= 1e-10
+    assert tulap.design_delta > 0.95e-10
+
+
+@pytest.mark.parametrize("eps, delta", [(0.5, 1e-3), (1.0, 0.05), (2.0, 1e-6)])
+def test_tulap_canonical_noise_recursion_and_symmetry(eps, delta):
+    """Awan–Vadhan Definition 3.7 for f_{ε,δ}: F = c·(½ − x) + (1 − c)(x + ½) on [−½, ½], c the fixed
+    point (1 − δ)/(1 + e^ε), and F(x) = e^{−ε}(F(x + 1) − δ)_+ below (Δf = 1)."""
+    tulap = Tulap(epsilon=eps, delta=delta)
+    d = tulap.design_delta
+    c = (1 - d) / (1 + math.exp(eps))
+    x = np.linspace(-0.5, 0.5, 11)
+    assert np.allclose(tulap.cdf(x), c * (0.5 - x) + (1 - c) * (x + 0.5), atol=1e-12)
+    lo, _ = tulap.to_piecewise_uniform().support
+    x = np.linspace(lo - 0.5, -0.5, 200)
+    assert np.allclose(tulap.cdf(x), np.exp(-eps) * np.maximum(tulap.cdf(x + 1) - d, 0), atol=1e-12)
+    assert np.allclose(tulap.cdf(-x), 1 - tulap.cdf(x), atol=1e-12)
+
+
+def test_tulap_matches_the_truncated_uniform_laplace_definition():
+    """Awan–Slavković: G + U, G discrete Laplace(b), U ~ U(−½, ½), conditioned on F₀ ∈ [q/2, 1 − q/2]."""
+    eps, delta, sens = 0.7, 1e-2, 2.5
+    tulap = Tulap(epsilon=eps, delta=delta, sensitivity=sens)
+    b, q = tulap.b, tulap.q
+
+    def f0(y):  # cdf of G + U
+        k = np.floor(y + 0.5)
+        below = np.where(k <= 0, b ** (-k + 1) / (1 + b), 1 - b**k / (1 + b))  # P(G <= k − 1)
+        return below + (1 - b) / (1 + b) * b ** np.abs(k) * (y + 0.5 - k)
+
+    x = np.linspace(-12, 12, 997)
+    expected = np.clip((f0(x / sens) - q / 2) / (1 - q), 0, 1)
+    assert np.allclose(tulap.cdf(x), expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("eps, delta", [(0.5, 1e-3), (1.0, 0.05), (3.0, 0.2)])
+def test_tulap_expected_loss_against_monte_carlo(eps, delta):
+    tulap = Tulap(epsilon=eps, delta=delta, sensitivity=2.0)
+    x = tulap.sample(400_000, rng=np.random.default_rng(11))
+    for loss, values in (("l1", np.abs(x)), ("l2", x * x)):
+        se = values.std() / math.sqrt(values.size)
+        assert abs(values.mean() - tulap.expected_loss(loss)) < 4 * se
+    assert tulap.std == pytest.approx(math.sqrt(tulap.expected_loss("l2")), rel=1e-12)
+    assert tulap.ppf(tulap.cdf(1.234)) == pytest.approx(1.234, rel=1e-12)
+
+
+@pytest.mark.parametrize("eps, delta, sens", [(1.0, 1e-3, 1.0), (0.5, 0.05, 3.0)])
+def test_tulap_goodness_of_fit_against_opendp_canonical_noise(eps, delta, sens):
+    """OpenDP's make_canonical_noise (arbitrary-precision Tulap sampler) matches our cdf (KS) and our
+    E|X| (a fixed number of draws: the p-value threshold 1e-4 is the false-alarm probability)."""
+    dp.enable_features("contrib")
+    meas = dp.m.make_canonical_noise(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float),
+                                     d_in=sens, d_out=(eps, delta))
+    draws = np.array([meas(0.0) for _ in range(4000)])
+    tulap = Tulap(epsilon=eps, delta=delta, sensitivity=sens)
+    assert stats.kstest(draws, tulap.cdf).pvalue > 1e-4
+    se = np.abs(draws).std() / math.sqrt(draws.size)
+    assert abs(np.abs(draws).mean() - tulap.expected_loss("l1")) < 4.5 * se
+    lo, hi = tulap.to_piecewise_uniform().support
+    assert lo <= draws.min() and draws.max() <= hi
+
+
+def test_tulap_scaling_and_comparison_with_other_mechanisms():
+    """Scaling by Δf is exact in law; Tulap's ℓ1 loss lies between the lower bound and truncated Laplace
+    (Tulap is optimal in the f-DP sense, not for a loss)."""
+    one, three = Tulap(epsilon=1.0, delta=0.05), Tulap(epsilon=1.0, delta=0.05, sensitivity=3.0)
+    assert np.allclose(three.to_piecewise_uniform().edges, 3 * one.to_piecewise_uniform().edges)
+    assert three.expected_loss("l2") == pytest.approx(9 * one.expected_loss("l2"), rel=1e-12)
+    for eps, delta in ((0.5, 0.01), (1.0, 0.05), (2.0, 0.2)):
+        loss = Tulap(epsilon=eps, delta=delta).expected_loss("l1")
+        assert near_optimal_lower_bound(epsilon=eps, delta=delta) <= loss
+        assert loss <= 1.5 * TruncatedLaplace(epsilon=eps, delta=delta).expected_loss("l1")
+
+
+def test_secure_release_of_tulap():
+    """The exact sampler needs no lattice: Tulap's truncation points are arbitrary floats."""
+    tulap = Tulap(epsilon=1.0, delta=1e-3)
+    sampler = SecureSampler(tulap.to_piecewise_uniform(), epsilon=1.0, delta=1e-3, sensitivity=1.0, rng=5)
+    draws = sampler.sample(20_000)
+    assert stats.kstest(draws, tulap.cdf).pvalue > 1e-3
+
+
+def test_tulap_rejects_a_delta_below_the_certificates_rounding_allowance():
+    """(ε, δ and Δf are checked with the other mechanisms above.)"""
+    with pytest.raises(ValueError, match=r"delta must be large enough for certify_delta to certify Tulap at "
+                                         r"epsilon = 1.0 .* got 1e-15"):
+        Tulap(epsilon=1.0, delta=1e-15)

@@ -1,5 +1,7 @@
 """certify_delta on closed-form cases, against exact rational arithmetic and a fine search over φ."""
 
+import math
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -153,3 +155,20 @@ def test_bad_inputs():
         dpdro.certify_delta(noise, -1.0, 1.0)
     with pytest.raises(ValueError, match="sensitivity"):
         dpdro.certify_delta(noise, 1.0, 0.0)
+
+
+def test_spurious_lattice_is_rejected_and_the_breakpoint_method_used():
+    """Regression: edges ±690.5056707934818 lie within the lattice search's tolerance of fractions with
+    denominator ≤ 2^20, and the implied lattice (step ≈ 4.3e-6, ~3e8 cells) made certify_delta hang.
+    Such a lattice is now refused and the breakpoint method certifies in milliseconds. δ is known in
+    closed form: the worst shift is Δf = 1, where the centre cell (density ½) meets an outer cell
+    (density d) and the outer end uncovers d, so δ = ½ − (e − 1)·d."""
+    far = 690.5056707934818
+    noise = dpdro.PiecewiseUniform([-far, -0.5, 0.5, far], [0.25, 0.5, 0.25])
+    start = time.perf_counter()
+    prof = privacy_profile(noise, 1.0, 1.0)
+    assert time.perf_counter() - start < 2.0
+    assert prof.method == "breakpoints"
+    d = 0.25 / (far - 0.5)
+    assert prof.delta == pytest.approx(0.5 - math.expm1(1.0) * d, abs=1e-11)  # the rounding allowance
+    assert prof.delta >= 0.5 - math.expm1(1.0) * d

@@ -1,0 +1,107 @@
+"""The leaderboard: the certified gap of every literature mechanism to the optimal noise.
+
+For every stored table cell (``results/tables/cells``, :func:`repro.tables.load_cells`: ε and δ of the
+paper's 10 × 10 grid, ℓ1 and ℓ2, Δf = 1) the cell holds a certified lower bound D on the optimal
+expected loss. For a mechanism with expected loss E at the same (ε, δ, Δf),
+
+    gap = E/D − 1 ≥ E/OPT − 1,
+
+a certified upper bound on how far the mechanism is from optimal (and dpdro's own gap is the cell's
+(P − D)/D). The mechanisms are those of :func:`dpdro.mechanisms.baselines`: Laplace, Gaussian,
+analytic Gaussian, truncated Laplace, staircase and Tulap. A mechanism that is not (ε, δ)-DP at the
+cell's parameters (the classical Gaussian calibration beyond ε = 1) is kept with ``valid = False``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpdro.mechanisms import BASELINES, baselines, meets_delta
+
+from .tables import load_cells
+
+__all__ = ["MECHANISMS", "LABELS", "leaderboard", "leaderboard_grid", "leaderboard_summary", "leaderboard_figure"]
+
+MECHANISMS = ("dpdro", *BASELINES)
+LABELS = {"dpdro": "dpdro (optimised)", "laplace": "Laplace", "gaussian": "Gaussian",
+          "analytic_gaussian": "analytic Gaussian", "truncated_laplace": "truncated Laplace",
+          "staircase": "staircase", "tulap": "Tulap"}
+
+
+def leaderboard(cells: dict | None = None) -> list[dict]:
+    """One row per (cell, mechanism): loss, epsilon, delta, mechanism, expected_loss, lower, gap, valid."""
+    cells = load_cells() if cells is None else cells
+    rows = []
+    for (loss, eps, delta), cell in sorted(cells.items()):
+        lower = cell["lower"]
+        losses = {"dpdro": (cell["upper"], True)}
+        for name, m in baselines(epsilon=eps, delta=delta, loss=loss).items():
+            losses[name] = (m.expected_loss(loss), meets_delta(m, delta))
+        for name in MECHANISMS:
+            value, valid = losses.get(name, (math.nan, False))
+            rows.append({"loss": loss, "epsilon": eps, "delta": delta, "mechanism": name, "expected_loss": value,
+                         "lower": lower, "gap": value / lower - 1.0, "valid": bool(valid)})
+    return rows
+
+
+def leaderboard_grid(rows: list[dict], loss: str, mechanism: str):
+    """(epsilons, deltas, gaps) with gaps[i, j] at (epsilons[i], deltas[j]); NaN where missing or not valid."""
+    mine = [r for r in rows if r["loss"] == loss and r["mechanism"] == mechanism]
+    eps = sorted({r["epsilon"] for r in mine})
+    deltas = sorted({r["delta"] for r in mine})
+    grid = np.full((len(eps), len(deltas)), np.nan)
+    for r in mine:
+        if r["valid"]:
+            grid[eps.index(r["epsilon"]), deltas.index(r["delta"])] = r["gap"]
+    return np.array(eps), np.array(deltas), grid
+
+
+def leaderboard_summary(rows: list[dict]) -> list[dict]:
+    """Per loss and mechanism: the median and largest certified gap over the valid cells, the number
+    of valid cells, and in how many of them it is the best of the literature mechanisms."""
+    out = []
+    for loss in sorted({r["loss"] for r in rows}):
+        best = {}
+        for r in rows:
+            if r["loss"] == loss and r["mechanism"] != "dpdro" and r["valid"]:
+                key = (r["epsilon"], r["delta"])
+                if key not in best or r["gap"] < best[key][1]:
+                    best[key] = (r["mechanism"], r["gap"])
+        winners = [name for name, _ in best.values()]
+        for name in MECHANISMS:
+            gaps = np.array([r["gap"] for r in rows if r["loss"] == loss and r["mechanism"] == name and r["valid"]])
+            out.append({"loss": loss, "mechanism": name, "cells": int(gaps.size),
+                        "median_gap": float(np.median(gaps)) if gaps.size else math.nan,
+                        "max_gap": float(np.max(gaps)) if gaps.size else math.nan,
+                        "best_baseline_in": winners.count(name)})
+    return out
+
+
+def leaderboard_figure(rows: list[dict], losses=("l1", "l2")):
+    """Heat maps of the certified gap over the (ε, δ) plane: one row per loss, one column per mechanism,
+    a shared logarithmic colour scale; cells where a mechanism is not (ε, δ)-DP are left blank."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import LogNorm
+
+    norm = LogNorm(vmin=1e-3, vmax=1e2)
+    fig, axes = plt.subplots(len(losses), len(MECHANISMS), figsize=(13, 2.3 * len(losses) + 0.9),
+                             sharex=True, sharey=True, squeeze=False, layout="constrained")
+    for r, loss in enumerate(losses):
+        for c, name in enumerate(MECHANISMS):
+            ax = axes[r, c]
+            eps, deltas, grid = leaderboard_grid(rows, loss, name)
+            image = ax.imshow(np.clip(grid.T, 1e-3, 1e2), origin="lower", norm=norm, cmap="viridis", aspect="auto")
+            ax.set_xticks([0, len(eps) - 1], [f"{eps[0]:g}", f"{eps[-1]:g}"], fontsize=9)
+            ax.set_yticks([0, len(deltas) - 1], [f"{deltas[0]:g}", f"{deltas[-1]:g}"], fontsize=9)
+            if r == 0:
+                ax.set_title(LABELS[name], fontsize=10)
+            if c == 0:
+                ax.set_ylabel(f"{loss}: δ", fontsize=10)
+            if r == len(losses) - 1:
+                ax.set_xlabel("ε", fontsize=10)
+    bar = fig.colorbar(image, ax=axes, shrink=0.9, pad=0.01)
+    bar.set_label("certified gap E/D − 1", fontsize=10)
+    bar.ax.tick_params(labelsize=9)
+    return fig

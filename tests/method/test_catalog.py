@@ -1,0 +1,144 @@
+"""The packaged certified catalog: conservative lookup, certified bracket within 5%, exact scaling."""
+
+import copy
+import gzip
+import json
+import math
+import time
+from importlib import resources
+
+import numpy as np
+import pytest
+
+import dpdro
+from dpdro.catalog import Catalog, load, lookup
+
+LOSSES = ("l1", "l2")
+
+
+@pytest.fixture(scope="module")
+def cat():
+    return load()
+
+
+def _doc():
+    return json.loads(gzip.decompress(resources.files("dpdro").joinpath("data", "catalog.json.gz").read_bytes()))
+
+
+def test_packaged_file_is_small_and_describes_its_grid(cat):
+    size = len(resources.files("dpdro").joinpath("data", "catalog.json.gz").read_bytes())
+    assert size <= 5_000_000
+    assert cat.losses == LOSSES
+    assert np.all(np.diff(cat.epsilons) > 0) and np.all(np.diff(cat.deltas) > 0)
+    assert {"rel_gap", "time_limit", "sensitivity"} <= set(cat.grid) and cat.grid["sensitivity"] == 1.0
+    assert cat.provenance["dpdro_version"]
+    for loss in LOSSES:
+        assert np.all(np.isfinite(cat.upper[loss])) and np.all(cat.lower[loss] > 0)
+        assert np.all(cat.lower[loss] <= cat.upper[loss])
+        # the proposition of dpdro.catalog: L at a larger (ε, δ) never exceeds U at a smaller one
+        for i, j in np.ndindex(cat.upper[loss].shape):
+            assert np.all(cat.lower[loss][i:, j:] <= cat.upper[loss][i, j])
+
+
+def test_every_stored_noise_is_certified_at_its_grid_point(cat):
+    for loss in LOSSES:
+        for i, j in np.ndindex(cat.upper[loss].shape):
+            noise = cat.noise(loss, i, j)
+            assert dpdro.certify_delta(noise, cat.epsilons[i], 1.0) <= cat.deltas[j]
+            assert noise.expected_loss(loss) == cat.upper[loss][i, j]
+
+
+def _check(found, eps, delta, sens, loss):
+    assert found.certified_delta == dpdro.certify_delta(found.noise, eps, sens) <= delta
+    assert found.upper == found.noise.expected_loss(loss)
+    assert found.source[0] <= eps and found.source[1] <= delta
+    assert found.bound_source[0] >= eps and found.bound_source[1] >= delta
+    assert 0 < found.lower <= found.upper
+    assert found.gap <= 0.05, (eps, delta, loss, found.gap)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_random_requests_get_certified_noise_and_a_bracket_within_5_percent(cat, loss):
+    rng = np.random.default_rng(17)
+    (e0, e1), (d0, d1) = cat.epsilon_range, cat.delta_range
+    for _ in range(100):
+        eps = float(np.exp(rng.uniform(math.log(e0), math.log(e1))))
+        delta = float(np.exp(rng.uniform(math.log(d0), math.log(d1))))
+        sens = float(np.exp(rng.uniform(math.log(0.1), math.log(10.0))))
+        _check(lookup(epsilon=eps, delta=delta, sensitivity=sens, loss=loss), eps, delta, sens, loss)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_worst_case_requests_just_below_grid_points(cat, loss):
+    """U from (ε_i, δ_j) against L from (ε_{i+1}, δ_{j+1}): the requests just below the upper corner of
+    each grid cell, and the corners themselves; the measured worst gap is the one worst_gap reports."""
+    worst = 0.0
+    for i in range(cat.epsilons.size - 1):
+        for j in range(cat.deltas.size - 1):
+            eps, delta = cat.epsilons[i + 1] * (1 - 1e-12), cat.deltas[j + 1] * (1 - 1e-12)
+            found = lookup(epsilon=eps, delta=delta, loss=loss)
+            _check(found, eps, delta, 1.0, loss)
+            assert found.source == (cat.epsilons[i], cat.deltas[j])
+            worst = max(worst, found.gap)
+    corner = lookup(epsilon=cat.epsilons[-1], delta=cat.deltas[-1], loss=loss)
+    assert corner.source == corner.bound_source == (cat.epsilons[-1], cat.deltas[-1])
+    assert worst <= cat.worst_gap(loss) <= 0.05
+    assert worst == pytest.approx(cat.worst_gap(loss), rel=1e-6)
+
+
+def test_scaling_by_the_sensitivity_is_exact(cat):
+    eps, delta = float(np.mean(cat.epsilon_range)), float(np.mean(cat.delta_range))
+    for loss, k in (("l1", 1), ("l2", 2)):
+        one = lookup(epsilon=eps, delta=delta, loss=loss)
+        three = lookup(epsilon=eps, delta=delta, sensitivity=3.0, loss=loss)
+        assert np.allclose(three.noise.edges, 3.0 * one.noise.edges, rtol=1e-15)
+        assert three.upper == pytest.approx(3.0**k * one.upper, rel=1e-12)
+        assert three.lower <= 3.0**k * one.lower and three.lower == pytest.approx(3.0**k * one.lower, rel=1e-15)
+
+
+def test_lookup_takes_milliseconds(cat):
+    lookup(epsilon=cat.epsilons[0], delta=cat.deltas[0])  # loads the file once
+    times = []
+    for loss in LOSSES:
+        for eps in np.linspace(*cat.epsilon_range, 5):
+            start = time.perf_counter()
+            lookup(epsilon=float(eps), delta=float(np.mean(cat.delta_range)), sensitivity=2.5, loss=loss)
+            times.append(time.perf_counter() - start)
+    assert np.median(times) < 0.1, times  # typically a few ms; generous for a loaded machine
+
+
+def test_requests_outside_the_range_and_bad_input_are_refused(cat):
+    (e0, e1), (d0, d1) = cat.epsilon_range, cat.delta_range
+    with pytest.raises(ValueError, match=rf"epsilon must lie in the catalog's range \[{e0!r}, {e1!r}\], got 10.0"):
+        lookup(epsilon=10.0, delta=d0)
+    with pytest.raises(ValueError, match=r"delta must lie in the catalog's range .* got 0.9"):
+        lookup(epsilon=e0, delta=0.9)
+    with pytest.raises(ValueError, match=r"delta must lie in the open interval \(0, 1\), got 0"):
+        lookup(epsilon=e0, delta=0)
+    with pytest.raises(ValueError, match="sensitivity must be finite and > 0, got -1"):
+        lookup(epsilon=e0, delta=d0, sensitivity=-1)
+    with pytest.raises(ValueError, match="loss must be 'l1' or 'l2', got 'pinball'"):
+        lookup(epsilon=e0, delta=d0, loss="pinball")
+    with pytest.raises(ValueError, match="catalog must be a 'dpdro-catalog' document of version 1"):
+        Catalog({"format": "something else"})
+
+
+def test_a_stored_noise_that_fails_to_certify_is_skipped_never_released(cat):
+    """Corrupt the best candidate of a request: the lookup re-certifies, skips it and returns the next
+    one; with every candidate corrupt it refuses."""
+    doc = _doc()
+    i, j = 1, 1
+    eps, delta = float(cat.epsilons[i]), float(cat.deltas[j])
+    bad = copy.deepcopy(doc)
+    for e in bad["entries"]:
+        if e["loss"] == "l1" and (e["i"], e["j"]) == (i, j):
+            e["noise"]["edges"] = [0.5 * x for x in e["noise"]["edges"]]  # squeezed: not private
+            e["noise"]["grid"] = e["noise"]["grid"] * 0.5
+    found = Catalog(bad).lookup(epsilon=eps, delta=delta, loss="l1")
+    assert found.source != (eps, delta) and found.certified_delta <= delta
+    for e in bad["entries"]:
+        if e["loss"] == "l1":
+            e["noise"]["edges"] = [0.5 * x for x in e["noise"]["edges"]]
+            e["noise"]["grid"] = e["noise"]["grid"] * 0.5
+    with pytest.raises(ValueError, match="no stored noise re-certifies at epsilon"):
+        Catalog(bad).lookup(epsilon=eps, delta=delta, loss="l1")
