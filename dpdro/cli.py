@@ -19,7 +19,6 @@ with status 2; no traceback.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import sys
@@ -126,10 +125,8 @@ def _design(problem: Problem, gap: float, time_limit: float | None, loss: str):
     limit = "none" if time_limit is None else f"{time_limit:g} s"
     _say(f"designing {loss} noise for epsilon={problem.epsilon:g}, delta={problem.delta:g}, "
          f"sensitivity={problem.sensitivity:g}, target gap {gap:g}, time limit {limit}")
-    verbose = sys.stderr.isatty()
     t0 = time.perf_counter()
-    with contextlib.redirect_stdout(sys.stderr) if verbose else contextlib.nullcontext():
-        res = optimal_noise(problem, rel_gap=gap, time_limit=time_limit, verbose=verbose)
+    res = optimal_noise(problem, rel_gap=gap, time_limit=time_limit, progress=sys.stderr.isatty())
     reached = "" if res.gap <= gap else f" (target {gap:g} not reached within the time limit)"
     _say(f"done in {time.perf_counter() - t0:.1f} s: expected loss {res.upper.value:.6g}, lower bound "
          f"{res.lower.value:.6g}, gap {res.gap:.4g}{reached}")

@@ -151,18 +151,30 @@ def _lattice(noise, sensitivity: float):
     return lattice
 
 
-def _roc_points(G: list, atom: int, total: int, s: int) -> list:
-    """Vertices (x, y), scaled by ``total``, of the ROC curve of (X + sh, X) (Lemma 1's discrete pair)."""
-    n = len(G)
+def _roc_points(edges: list, dens: list, atom: int, total: int, s: int) -> list:
+    """Vertices (x, y), scaled by ``total``, of the ROC curve of (X + sh, X) (Lemma 1's discrete pair).
+
+    X is given by its cells on the lattice: ``edges`` (lattice ticks, relative to the first) and the
+    mass ``dens[j]`` of every lattice cell of cell j. Between consecutive points of edges ∪ (edges + s)
+    both laws are constant per lattice cell, so such a run of m lattice cells is one ROC segment of
+    direction m·(q, p): the curve is found from O(number of cells) runs, whatever the lattice."""
+    cuts = sorted(set(edges) | {e + s for e in edges})
+    n = len(dens)
     y0 = atom  # the atom of X + sh, where X has no mass (s ≠ 0, or the limit pair at 0+)
     finite = []
-    for i in range(min(0, s), max(n, n + s)):
-        p = G[i - s] if 0 <= i - s < n else 0
-        q = G[i] if 0 <= i < n else 0
+    j = js = 0  # the cells of X and of X + sh containing the current run
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        while j < n and edges[j + 1] <= a:
+            j += 1
+        while js < n and edges[js + 1] + s <= a:
+            js += 1
+        q = dens[j] if j < n and edges[j] <= a else 0
+        p = dens[js] if js < n and edges[js] + s <= a else 0
+        m = b - a
         if p and not q:
-            y0 += p
+            y0 += m * p
         elif p:
-            finite.append((p, q))
+            finite.append((m * p, m * q))
     scale = 2 * total.bit_length() + 2  # distinct ratios p/q (q ≤ total) get distinct integer keys
     finite.sort(key=lambda pq: (pq[0] << scale) // pq[1], reverse=True)
     points, x, y = [(0, y0)], 0, y0
@@ -249,9 +261,9 @@ def dominating_pair(noise, sensitivity) -> DominatingPair:
     sensitivity = check_positive("sensitivity", sensitivity)
     ticks, k, h = _lattice(noise, sensitivity)
     widths = np.diff(ticks).tolist()
-    if (2 * k + 1) * (int(ticks[-1] - ticks[0]) + 2) > _MAX_POINTS:
-        raise ValueError(f"the dominating pair would need more than {_MAX_POINTS} ROC points (lattice step {h!r}, "
-                         f"{int(ticks[-1] - ticks[0])} lattice cells, sensitivity/step = {k}); use a coarser grid")
+    if (2 * k + 1) * 2 * (ticks.size + 1) > _MAX_POINTS:
+        raise ValueError(f"the dominating pair would need more than {_MAX_POINTS} ROC points ({ticks.size - 1} cells, "
+                         f"sensitivity/step = {k} on the lattice step {h!r}); use a coarser grid")
     # exact masses as integers over a common denominator `total` (module docstring, Exactness)
     probs = [Fraction(float(p)) for p in noise.probs]
     atom = Fraction(noise.atom)
@@ -261,12 +273,13 @@ def dominating_pair(noise, sensitivity) -> DominatingPair:
     L = math.lcm(*(w for w, p in zip(widths, weights) if p))
     total = atom.denominator * S * L
     free = atom.denominator - atom.numerator  # (1 − a)·2^e
-    G = [free * p * (L // w) for p, w in zip(weights, widths) for _ in range(w)]  # lattice-cell masses
+    dens = [free * p * (L // w) for p, w in zip(weights, widths)]  # mass of each lattice cell of cell j
+    edges = [int(t - ticks[0]) for t in ticks]
     A = atom.numerator * S * L
     points = []
     for s in range(-k, k + 1):
         if s or A:
-            points.extend(_roc_points(G, A, total, s))
+            points.extend(_roc_points(edges, dens, A, total, s))
     hull = [(Fraction(x, total), Fraction(y, total)) for x, y in _upper_hull(points)]
     masses = [(1 - atom) * Fraction(p, S) for p in weights]
     tau_q, tau_p = _float_slack(noise, ticks, k, h, sensitivity, masses)

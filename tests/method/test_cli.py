@@ -135,7 +135,7 @@ def test_bad_input_one_line_exit_2(noise_file, tmp_path, args, parameter):
         "private_but_edited": _tamper(noise_file, tmp_path / "stretched.json", lambda d: d["noise"].update(
             edges=[1.01 * e for e in d["noise"]["edges"]], grid=d["noise"]["grid"] * 1.01)),
         # tampered: the edit breaks the privacy claim itself
-        "not_private": _tamper(noise_file, tmp_path / "moved.json", lambda d: _move_mass(d, 1e-3)),
+        "not_private": _tamper(noise_file, tmp_path / "moved.json", lambda d: _move_mass(d, 0.05)),
         # tampered edges: the noise squeezed towards 0
         "squeezed": _tamper(noise_file, tmp_path / "squeezed.json", lambda d: d["noise"].update(
             edges=[0.9 * e for e in d["noise"]["edges"]], grid=None)),
