@@ -606,9 +606,9 @@ def _staircase_reference(problem: Problem, *, atom: bool = True, lattice: int = 
         d = certify_delta(noise, p.epsilon, p.sensitivity)
         if d <= p.delta:
             return noise, d
-        if not atom:  # pragma: no cover - δ_P < δ leaves more room than the rounding allowance
-            return None
         mass -= 2.0 * (d - p.delta)
+        if not atom or mass < 0.0:  # the rounding allowance exceeds the room δ − δ_P leaves (tiny δ)
+            return None
     return None  # pragma: no cover
 
 

@@ -116,7 +116,7 @@ def _first_steps(problem: Problem, half_width: float) -> Fraction:
     plateau = 2.0 / (1.0 + math.exp(min(problem.epsilon, 700.0) / 2))
     # below ε = 1 the steps of the staircase differ by e^{−ε} ≈ 1 − ε: only the width A matters
     scale = min(half_width / problem.sensitivity, plateau / min(problem.epsilon, 1.0))
-    return Fraction(2) ** max(-20, min(12, math.ceil(math.log2(2.0 / scale))))
+    return Fraction(2) ** max(-20, min(6, math.ceil(math.log2(2.0 / scale))))
 
 
 def _next_steps(history: list[dict], rel_gap: float) -> Fraction:
@@ -167,6 +167,19 @@ def _reference_falls_short(upper: float, previous_lower: float, lower: float, re
     times what remains, as long as the upper bound is close to the optimum)."""
     best = max(lower, previous_lower)
     return relative_gap(upper, best) > rel_gap and lower - previous_lower < 0.5 * (upper - best)
+
+
+def _fallback_lower_bound(problem: Problem, k, window: float, time_limit: float) -> GridLowerBound | None:
+    """The lower bound of the grid 8 times coarser than ``k`` (its LP takes a few hundredths of the
+    time, the cost growing like k^2.5), allowed 10% of ``time_limit`` (at most 2 s): what the call
+    returns when the first lower-bound LP ran out of time. ``None`` if that runs out too."""
+    k = Fraction(k)
+    coarse = k / 8 if k < 1 else Fraction(max(1, math.ceil(k / 8)))
+    try:
+        return grid_lower_bound(problem, coarse, max(1, math.ceil(window * coarse / problem.sensitivity)),
+                                time_limit=min(2.0, 0.1 * time_limit))
+    except TimeoutError:
+        return None
 
 
 def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, time_limit: float | None = None,
@@ -256,9 +269,16 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, time_limit: float 
             f_up *= 2 * _GROWTH
             continue
         except TimeoutError:
+            if best_lb is None and best_ub is not None:  # a lower bound on a grid 8 times coarser (≈ 1/200
+                best_lb = _fallback_lower_bound(problem, k_low, w_low, time_limit)  # of the time) or none
             if best_ub is None or best_lb is None:
                 raise TimeoutError(f"time_limit = {time_limit:g} s expired before the first bounds (grid "
                                    f"{float(k):g} steps per Δf) were found") from None
+            history.append(dict(round=len(history) + 1, k=float(best_lb.k), k_upper=None, k_lower=float(best_lb.k),
+                                upper_window=None, lower_window=best_lb.L, upper=best_ub.value,
+                                lower=best_lb.value, round_upper=None, round_lower=best_lb.value,
+                                gap=relative_gap(best_ub.value, best_lb.value), upper_seconds=0.0,
+                                lower_seconds=best_lb.seconds, seconds=time.perf_counter() - t0))
             break
         if ub is not None:
             upper_rounds += 1

@@ -7,6 +7,7 @@ and report the row duals in HiGHS's sign convention (∂ objective / ∂ right-h
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import highspy
@@ -42,6 +43,7 @@ class HighsModel:
         self.h.setOptionValue("threads", threads)
         self.n_cols = 0
         self.n_rows = 0
+        self._max_cost = 0.0  # the largest |cost| ever set (for the objective scaling in solve)
         self.add_cols(np.asarray(cost, dtype=float))
 
     def add_cols(self, cost, *, rows=None, values=None) -> np.ndarray:
@@ -51,6 +53,7 @@ class HighsModel:
         n = cost.size
         idx = np.arange(self.n_cols, self.n_cols + n)
         if n:
+            self._max_cost = max(self._max_cost, float(np.max(np.abs(cost))))
             if rows is None:
                 start, index, vals = np.zeros(n, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0)
             else:
@@ -89,12 +92,19 @@ class HighsModel:
 
     def set_col_costs(self, cols, costs) -> None:
         cols = np.asarray(cols, dtype=np.int32)
+        if cols.size:
+            self._max_cost = max(self._max_cost, float(np.max(np.abs(costs))))
         self.h.changeColsCost(cols.size, cols, np.broadcast_to(np.asarray(costs, float), (cols.size,)).copy())
 
     def solve(self, time_limit: float | None = None) -> LPSolution:
         """Re-solve from the current basis; with ``time_limit`` (seconds) a solve that runs out of time
         returns status "time_limit" and no solution."""
         self.h.setOptionValue("time_limit", INF if time_limit is None else max(float(time_limit), 1e-3))
+        # HiGHS refuses costs beyond about 1e10 at tight tolerances (e.g. ℓ2 losses over a window of
+        # 1e5·Δf): scale the objective by a power of two (transparent: values and duals come back
+        # unscaled)
+        exponent = math.ceil(math.log2(self._max_cost / 1e3)) if self._max_cost > 1e6 else 0
+        self.h.setOptionValue("user_objective_scale", -exponent)
         self.h.run()
         status = self.h.getModelStatus()
         if status == highspy.HighsModelStatus.kTimeLimit:

@@ -127,8 +127,8 @@ def privacy_profile(noises: Sequence[PiecewiseUniform], piece_edges, epsilon: fl
     # total variation), plus the Lipschitz constant of φ ↦ δ(φ) times the offset of the piece edges
     dmax = float(np.max(best)) if best.size else 0.0
     terr = float(np.max(best_err)) if best.size else 0.0
-    err = lattice_error_bound(terr, dmax, n, 2 * n_edges, max_dens, 2 * tv, eta, kd, h, sensitivity,
-                              math.exp(epsilon))
+    err = lattice_error_bound(terr, dmax, n, eta, kd, h, sensitivity,
+                              min(2 * 2 * n_edges * max_dens, (1.0 + math.exp(epsilon)) * 2 * tv))
     err += math.exp(epsilon) * min(2 * 2 * n_edges * max_dens, 2 * tv) * eta_phi
     return PrivacyProfile(np.column_stack((L1, L2)), best, best_s * h, float(err))
 
