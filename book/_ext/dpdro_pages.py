@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
 
 def _generate(app) -> None:
     from repro.bookpages import write_generated
 
     for path in write_generated(Path(app.srcdir)):
-        app.verbose("dpdro_pages: wrote %s", path)
+        logger.info("dpdro_pages: wrote %s", path)
 
 
 def setup(app):
