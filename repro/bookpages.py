@@ -127,33 +127,43 @@ def _code(items, limit: int = 3) -> str:
 
 
 def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str:
-    """The two status tables (MyST markdown), from :func:`notebook_runs` and :func:`result_families`."""
+    """The status tables (MyST markdown), from :func:`notebook_runs` and :func:`result_families`."""
     runs = notebook_runs(notebooks)
     lines = ["## Chapters", "",
              "From the execution metadata stored in each notebook (the run whose outputs the book "
              "shows). *seconds*: from the first cell's start to the last cell's end.", "",
-             "| chapter | title | executed (UTC) | seconds | code cells | errors | Python |",
-             "|---|---|---|---:|---:|---:|---|"]
+             "| chapter | file | executed (UTC) | seconds | code cells | errors |",
+             "|---|---|---|---:|---:|---:|"]
     for r in runs:
         doc = f"{{doc}}`/notebooks/{r['chapter']}`"
         missing = f" ({r['unexecuted_cells']} not run)" if r["unexecuted_cells"] else ""
-        lines.append(f"| {doc} | {_cell(r['title'])} | {r['executed'] or 'no timing stored'} | "
-                     f"{_cell(r['seconds'])} | {r['code_cells']}{missing} | {r['errors']} | {r['python']} |")
+        lines.append(f"| {doc} | `{r['chapter']}` | {r['executed'] or 'no timing stored'} | "
+                     f"{_cell(r['seconds'])} | {r['code_cells']}{missing} | {r['errors']} |")
     total = sum(r["seconds"] or 0 for r in runs)
-    lines += ["", f"Total stored execution time: {total / 60:.1f} minutes over {len(runs)} notebooks.", "",
+    pythons = sorted({r["python"] for r in runs} - {""})
+    lines += ["", f"Total stored execution time: {total / 60:.1f} minutes over {len(runs)} notebooks "
+              f"(Python {', '.join(pythons) or 'unknown'}).", "",
               "## Stored results", "",
               "Heavy computations are stored under `results/` with their provenance and loaded by the "
               "chapters. One row per folder; *local changes*: some file was computed with uncommitted "
-              "changes to `dpdro/` or `repro/` (the commit alone does not pin its code).", "",
-              "| folder | files (with provenance) | computed (UTC) | seconds | by | commits | settings | "
-              "local changes |",
-              "|---|---:|---|---:|---|---|---|---|"]
-    for r in result_families(results):
-        lines.append(
-            f"| `{r['folder']}` | {r['files']} ({r['with_provenance']}) | {r['dates']} | {_cell(r['seconds'])} | "
-            f"{_cell(_code(r['commands']))} | {_cell(', '.join(r['commits'][:3]))}"
-            f"{' …' if len(r['commits']) > 3 else ''} | {_cell(_code(r['scale'], 4))} | "
-            f"{'yes' if r['local_changes'] else 'no'} |")
+              "changes to `dpdro/` or `repro/` (the commit alone does not pin its code). The commands, "
+              "with the scale they ran at, are listed below the table.", "",
+              "| folder | files | with provenance | computed (UTC) | seconds | commits | local changes |",
+              "|---|---:|---:|---|---:|---|---|"]
+    fams = result_families(results)
+    for r in fams:
+        commits = ", ".join(r["commits"][:3]) + (" …" if len(r["commits"]) > 3 else "")
+        lines.append(f"| `{r['folder']}` | {r['files']} | {r['with_provenance']} | {r['dates']} | "
+                     f"{_cell(r['seconds'])} | {_cell(commits)} | {'yes' if r['local_changes'] else 'no'} |")
+    lines += ["", "Commands and settings recorded in the provenance:", ""]
+    for r in fams:
+        if not (r["commands"] or r["scale"]):
+            continue
+        lines.append(f"- `{r['folder']}`:")
+        for c in r["commands"]:
+            lines.append(f"  - `{c}`")
+        if r["scale"]:
+            lines.append(f"  - settings: {_code(r['scale'], 12)}")
     return "\n".join(lines) + "\n"
 
 
