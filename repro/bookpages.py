@@ -148,12 +148,12 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
               "chapters. One row per folder; *local changes*: some file was computed with uncommitted "
               "changes to `dpdro/` or `repro/` (the commit alone does not pin its code). The commands, "
               "with the scale they ran at, are listed below the table.", "",
-              "| folder | files | with provenance | computed (UTC) | seconds | commits | local changes |",
-              "|---|---:|---:|---|---:|---|---|"]
+              "| folder | files (with provenance) | computed (UTC) | seconds | commits | local changes |",
+              "|---|---:|---|---:|---|---|"]
     fams = result_families(results)
     for r in fams:
-        commits = ", ".join(r["commits"][:3]) + (" …" if len(r["commits"]) > 3 else "")
-        lines.append(f"| `{r['folder']}` | {r['files']} | {r['with_provenance']} | {r['dates']} | "
+        commits = ", ".join(r["commits"][:1]) + (f" +{len(r['commits']) - 1}" if len(r["commits"]) > 1 else "")
+        lines.append(f"| `{r['folder']}` | {r['files']} ({r['with_provenance']}) | {r['dates']} | "
                      f"{_cell(r['seconds'])} | {_cell(commits)} | {'yes' if r['local_changes'] else 'no'} |")
     lines += ["", "Commands and settings recorded in the provenance:", ""]
     for r in fams:
