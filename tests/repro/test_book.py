@@ -40,6 +40,9 @@ def test_book_builds_strictly_without_execution(tmp_path):
 
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     config.setdefault("execute", {})["execute_notebooks"] = "off"
+    # local extensions are found relative to the config file, which moves to tmp_path
+    ext = config.get("sphinx", {}).get("local_extensions") or {}
+    config["sphinx"]["local_extensions"] = {k: str(ROOT / v) for k, v in ext.items()}
     config_path = tmp_path / "_config.yml"
     config_path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
