@@ -23,8 +23,8 @@ from pathlib import Path
 
 from .paths import NOTEBOOKS, RESULTS, ROOT
 
-__all__ = ["HEADLINE", "GENERATED", "notebook_runs", "result_families", "status_markdown", "extract_figure",
-           "write_generated"]
+__all__ = ["HEADLINE", "GENERATED", "notebook_runs", "result_families", "scripts_table", "status_markdown",
+           "extract_figure", "write_generated"]
 
 GENERATED = ROOT / "book" / "_generated"
 HEADLINE = ("21_example1.ipynb", "fig-21_example1-densities")
@@ -126,6 +126,22 @@ def _code(items, limit: int = 3) -> str:
     return ", ".join(shown)
 
 
+def scripts_table(folder: Path | None = None) -> list[tuple[str, str]]:
+    """(file name, first paragraph of its module docstring) for every script in ``scripts/``."""
+    import ast
+
+    folder = Path(folder) if folder is not None else ROOT / "scripts"
+    out = []
+    for p in sorted(folder.glob("*.py")):
+        try:
+            doc = ast.get_docstring(ast.parse(p.read_text(encoding="utf-8"))) or ""
+        except SyntaxError:
+            doc = ""
+        first = doc.strip().split("\n\n")[0]  # the first paragraph, on one line
+        out.append((p.name, " ".join(first.split())))
+    return out
+
+
 def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str:
     """The status tables (MyST markdown), from :func:`notebook_runs` and :func:`result_families`."""
     runs = notebook_runs(notebooks)
@@ -164,6 +180,12 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
             lines.append(f"  - `{c}`")
         if r["scale"]:
             lines.append(f"  - settings: {_code(r['scale'], 12)}")
+    lines += ["", "## Scripts", "",
+              "The command lines in `scripts/` that produce the stored results and check the book (run "
+              "them from the repository root with `.venv/bin/python scripts/NAME --help`).", "",
+              "| script | what it does |", "|---|---|"]
+    for name, doc in scripts_table(Path(notebooks).parent / "scripts"):
+        lines.append(f"| `{name}` | {_cell(doc)} |")
     return "\n".join(lines) + "\n"
 
 
