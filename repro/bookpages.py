@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import json
+import re
 from pathlib import Path
 
 from .paths import NOTEBOOKS, RESULTS, ROOT
@@ -137,8 +138,11 @@ def scripts_table(folder: Path | None = None) -> list[tuple[str, str]]:
             doc = ast.get_docstring(ast.parse(p.read_text(encoding="utf-8"))) or ""
         except SyntaxError:
             doc = ""
-        first = doc.strip().split("\n\n")[0]  # the first paragraph, on one line
-        out.append((p.name, " ".join(first.split())))
+        first = " ".join(doc.strip().split("\n\n")[0].split())  # the first paragraph, on one line
+        first = re.sub(r"``([^`]*)``", r"\1", first)  # plain text: code spans do not wrap
+        # long tokens (paths) may break after / and _ (zero-width spaces)
+        first = re.sub(r"\S{30,}", lambda m: re.sub(r"([/_])", "\\1\u200b", m.group(0)), first)
+        out.append((p.name, first))
     return out
 
 
@@ -161,15 +165,17 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
               f"(Python {', '.join(pythons) or 'unknown'}).", "",
               "## Stored results", "",
               "Heavy computations are stored under `results/` with their provenance and loaded by the "
-              "chapters. One row per folder; *local changes*: some file was computed with uncommitted "
+              "chapters. One row per folder; *dirty*: some file was computed with uncommitted "
               "changes to `dpdro/` or `repro/` (the commit alone does not pin its code). The commands, "
               "with the scale they ran at, are listed below the table.", "",
-              "| folder | files (with provenance) | computed (UTC) | seconds | commits | local changes |",
+              "| folder of `results/` | files (with provenance) | computed (UTC) | seconds | commit | "
+              "dirty |",
               "|---|---:|---|---:|---|---|"]
     fams = result_families(results)
     for r in fams:
         commits = ", ".join(r["commits"][:1]) + (f" +{len(r['commits']) - 1}" if len(r["commits"]) > 1 else "")
-        lines.append(f"| `{r['folder']}` | {r['files']} ({r['with_provenance']}) | {r['dates']} | "
+        short = r["folder"].partition("/")[2] or "(top level)"
+        lines.append(f"| {short} | {r['files']} ({r['with_provenance']}) | {r['dates']} | "
                      f"{_cell(r['seconds'])} | {_cell(commits)} | {'yes' if r['local_changes'] else 'no'} |")
     lines += ["", "Commands and settings recorded in the provenance:", ""]
     for r in fams:
