@@ -1,0 +1,65 @@
+"""Sphinx extension of the dpdro book: writes the generated pages when a build starts, and
+defines the bibliography style ``dpdro_author_year`` (labels "Selvi et al., 2024", entries sorted by
+author and year) that ``_config.yml`` selects, so the list matches the author–year citations.
+
+Registered in ``_config.yml`` (``sphinx: local_extensions``). See :mod:`repro.bookpages`: the
+status tables come from the notebooks' stored execution metadata and the results' provenance, so
+the status page is complete in every build, with or without the execution cache.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pybtex.plugin import register_plugin
+from pybtex.richtext import Text
+from pybtex.style.formatting.unsrt import Style as _Unsrt
+from pybtex.style.labels import BaseLabelStyle
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+
+class AuthorYearLabels(BaseLabelStyle):
+    """"Surname, year", "Surname and Other, year" or "Surname et al., year"; a, b, … on clashes."""
+
+    def format_labels(self, sorted_entries):
+        labels = []
+        for e in sorted_entries:
+            people = e.persons.get("author") or e.persons.get("editor") or []
+            names = [Text.from_latex(" ".join(p.prelast_names + p.last_names)).render_as("text")
+                     for p in people]
+            who = (names[0] if len(names) == 1 else f"{names[0]} and {names[1]}" if len(names) == 2
+                   else f"{names[0]} et al." if names else e.key)
+            labels.append(f"{who}, {e.fields.get('year', 'n.d.')}")
+        seen = {}
+        for lab in labels:
+            seen[lab] = seen.get(lab, 0) + 1
+        count = {}
+        for lab in labels:
+            if seen[lab] > 1:
+                count[lab] = count.get(lab, 0) + 1
+                yield lab + "abcdefghijklmnopqrstuvwxyz"[count[lab] - 1]
+            else:
+                yield lab
+
+
+class AuthorYearStyle(_Unsrt):
+    default_label_style = "dpdro_author_year"
+    default_sorting_style = "author_year_title"
+
+
+register_plugin("pybtex.style.labels", "dpdro_author_year", AuthorYearLabels)
+register_plugin("pybtex.style.formatting", "dpdro_author_year", AuthorYearStyle)
+
+
+def _generate(app) -> None:
+    from repro.bookpages import write_generated
+
+    for path in write_generated(Path(app.srcdir)):
+        logger.info("dpdro_pages: wrote %s", path)
+
+
+def setup(app):
+    app.connect("builder-inited", _generate)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

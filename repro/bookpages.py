@@ -1,0 +1,226 @@
+"""Pages of the book generated at build time from what the repository stores (no execution cache).
+
+:func:`write_generated` is called by the book's Sphinx extension (``book/_ext/dpdro_pages.py``,
+registered in ``_config.yml``) when a build starts. It writes into ``book/_generated/`` (not tracked
+by git):
+
+``status_tables.md``
+    included by ``book/status.md``: one row per chapter with the execution recorded in the stored
+    notebook (cell timestamps written by nbclient: when it ran, for how long, errors, Python), and
+    one row per family of stored results with their provenance (command, date, seconds, commit,
+    scale settings);
+``headline.png``
+    the landing page's figure, copied from the stored output of a chapter's named figure
+    (:data:`HEADLINE`), so the landing page computes nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import json
+import re
+from pathlib import Path
+
+from .paths import NOTEBOOKS, RESULTS, ROOT
+
+__all__ = ["HEADLINE", "GENERATED", "notebook_runs", "result_families", "scripts_table", "status_markdown",
+           "extract_figure", "write_generated"]
+
+GENERATED = ROOT / "book" / "_generated"
+HEADLINE = ("21_example1.ipynb", "fig-21_example1-densities")
+
+
+def _ts(s: str | None) -> _dt.datetime | None:
+    if not s:
+        return None
+    try:
+        return _dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _title(nb: dict) -> str:
+    for c in nb.get("cells", []):
+        if c.get("cell_type") == "markdown":
+            for line in "".join(c.get("source", "")).splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return ""
+
+
+def notebook_runs(folder: Path = NOTEBOOKS) -> list[dict]:
+    """One dict per notebook: chapter (file stem), title, executed (UTC start of the stored run),
+    seconds (first cell's start to last cell's reply), code cells, cells with recorded timing,
+    errors (outputs of type ``error``) and the kernel's Python version."""
+    out = []
+    for p in sorted(Path(folder).glob("*.ipynb")):
+        nb = json.loads(p.read_text(encoding="utf-8"))
+        code = [c for c in nb.get("cells", []) if c.get("cell_type") == "code"]
+        starts, ends = [], []
+        for c in code:
+            ex = c.get("metadata", {}).get("execution", {})
+            a = _ts(ex.get("iopub.execute_input") or ex.get("iopub.status.busy"))
+            b = _ts(ex.get("shell.execute_reply") or ex.get("iopub.status.idle"))
+            if a:
+                starts.append(a)
+            if b:
+                ends.append(b)
+        errors = sum(o.get("output_type") == "error" for c in code for o in c.get("outputs", []))
+        unexecuted = sum(c.get("execution_count") is None for c in code)
+        out.append(dict(
+            chapter=p.stem, title=_title(nb),
+            executed=min(starts).strftime("%Y-%m-%d %H:%M") if starts else "",
+            seconds=round((max(ends) - min(starts)).total_seconds(), 1) if starts and ends else None,
+            code_cells=len(code), timed_cells=len(starts), unexecuted_cells=unexecuted, errors=errors,
+            python=nb.get("metadata", {}).get("language_info", {}).get("version", "")))
+    return out
+
+
+_SCALE_KEYS = ("n_splits", "n_sims", "variant", "betas", "repeats", "scale", "complete", "original_run")
+
+
+def result_families(folder: Path = RESULTS) -> list[dict]:
+    """Stored results grouped by folder: files, files with provenance, date range, total seconds,
+    commands, commits, scale settings found in the provenance, and whether any was computed with
+    local changes to dpdro or repro."""
+    groups: dict[str, list[tuple[Path, dict | None]]] = {}
+    for p in sorted(Path(folder).rglob("*.json")):
+        try:
+            d = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            d = None
+        prov = d.get("provenance") if isinstance(d, dict) else None
+        if prov is None and isinstance(d, dict) and isinstance(d.get("meta"), dict):
+            prov = d["meta"].get("provenance", d["meta"])
+        groups.setdefault(str(p.parent.relative_to(folder.parent)), []).append((p, prov))
+    out = []
+    for group, items in sorted(groups.items()):
+        provs = [pv for _, pv in items if isinstance(pv, dict)]
+        dates = sorted(str(pv.get("date_utc") or pv.get("date") or "")[:10] for pv in provs
+                       if pv.get("date_utc") or pv.get("date"))
+        secs = [float(pv.get("seconds") or pv.get("total_seconds") or 0) for pv in provs]
+        commands = sorted({str(pv.get("command") or pv.get("script") or pv.get("generated_by") or "")
+                           for pv in provs} - {""})
+        commits = sorted({str(pv.get("git_commit") or pv.get("commit") or "")[:7] for pv in provs} - {""})
+        scale = sorted({f"{k}={pv[k]}" for pv in provs for k in _SCALE_KEYS if k in pv and
+                        not isinstance(pv[k], (dict, list))})
+        dirty = any(pv.get("git_dirty") or pv.get("dpdro_package_modified_since_commit") or
+                    pv.get("dpdro_modified") for pv in provs)
+        out.append(dict(folder=group, files=len(items), with_provenance=len(provs),
+                        dates=(dates[0] if dates and dates[0] == dates[-1] else
+                               f"{dates[0]} to {dates[-1]}" if dates else ""),
+                        seconds=round(sum(secs), 1) if any(secs) else None, commands=commands,
+                        commits=commits, scale=scale, local_changes=dirty))
+    return out
+
+
+def _cell(x) -> str:
+    s = "" if x is None else str(x)
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def _code(items, limit: int = 3) -> str:
+    shown = [f"`{i}`" for i in items[:limit]]
+    if len(items) > limit:
+        shown.append(f"and {len(items) - limit} more")
+    return ", ".join(shown)
+
+
+def scripts_table(folder: Path | None = None) -> list[tuple[str, str]]:
+    """(file name, first paragraph of its module docstring) for every script in ``scripts/``."""
+    import ast
+
+    folder = Path(folder) if folder is not None else ROOT / "scripts"
+    out = []
+    for p in sorted(folder.glob("*.py")):
+        try:
+            doc = ast.get_docstring(ast.parse(p.read_text(encoding="utf-8"))) or ""
+        except SyntaxError:
+            doc = ""
+        first = " ".join(doc.strip().split("\n\n")[0].split())  # the first paragraph, on one line
+        first = re.sub(r"``([^`]*)``", r"\1", first)  # plain text: code spans do not wrap
+        # long tokens (paths) may break after / and _ (zero-width spaces)
+        first = re.sub(r"\S{30,}", lambda m: re.sub(r"([/_])", "\\1\u200b", m.group(0)), first)
+        out.append((p.name, first))
+    return out
+
+
+def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str:
+    """The status tables (MyST markdown), from :func:`notebook_runs` and :func:`result_families`."""
+    runs = notebook_runs(notebooks)
+    lines = ["## Chapters", "",
+             "From the execution metadata stored in each notebook (the run whose outputs the book "
+             "shows). *seconds*: from the first cell's start to the last cell's end.", "",
+             "| chapter | file | executed (UTC) | seconds | code cells | errors |",
+             "|---|---|---|---:|---:|---:|"]
+    for r in runs:
+        doc = f"{{doc}}`/notebooks/{r['chapter']}`"
+        missing = f" ({r['unexecuted_cells']} not run)" if r["unexecuted_cells"] else ""
+        lines.append(f"| {doc} | `{r['chapter']}` | {r['executed'] or 'no timing stored'} | "
+                     f"{_cell(r['seconds'])} | {r['code_cells']}{missing} | {r['errors']} |")
+    total = sum(r["seconds"] or 0 for r in runs)
+    pythons = sorted({r["python"] for r in runs} - {""})
+    lines += ["", f"Total stored execution time: {total / 60:.1f} minutes over {len(runs)} notebooks "
+              f"(Python {', '.join(pythons) or 'unknown'}).", "",
+              "## Stored results", "",
+              "Heavy computations are stored under `results/` with their provenance and loaded by the "
+              "chapters. One row per folder; *dirty*: some file was computed with uncommitted "
+              "changes to `dpdro/` or `repro/` (the commit alone does not pin its code). The commands, "
+              "with the scale they ran at, are listed below the table.", "",
+              "| folder of `results/` | files (with provenance) | computed (UTC) | seconds | commit | "
+              "dirty |",
+              "|---|---:|---|---:|---|---|"]
+    fams = result_families(results)
+    for r in fams:
+        commits = ", ".join(r["commits"][:1]) + (f" +{len(r['commits']) - 1}" if len(r["commits"]) > 1 else "")
+        short = r["folder"].partition("/")[2] or "(top level)"
+        lines.append(f"| {short} | {r['files']} ({r['with_provenance']}) | {r['dates']} | "
+                     f"{_cell(r['seconds'])} | {_cell(commits)} | {'yes' if r['local_changes'] else 'no'} |")
+    lines += ["", "Commands and settings recorded in the provenance:", ""]
+    for r in fams:
+        if not (r["commands"] or r["scale"]):
+            continue
+        lines.append(f"- `{r['folder']}`:")
+        for c in r["commands"]:
+            lines.append(f"  - `{c}`")
+        if r["scale"]:
+            lines.append(f"  - settings: {_code(r['scale'], 12)}")
+    lines += ["", "## Scripts", "",
+              "The command lines in `scripts/` that produce the stored results and check the book (run "
+              "them from the repository root with `.venv/bin/python scripts/NAME --help`).", "",
+              "| script | what it does |", "|---|---|"]
+    for name, doc in scripts_table(Path(notebooks).parent / "scripts"):
+        lines.append(f"| `{name}` | {_cell(doc)} |")
+    return "\n".join(lines) + "\n"
+
+
+def extract_figure(notebook: Path, name: str, out: Path) -> bool:
+    """Copy the PNG output of the code cell whose myst-nb figure is called ``name`` to ``out``;
+    False when the notebook has no such stored figure."""
+    nb = json.loads(Path(notebook).read_text(encoding="utf-8"))
+    for c in nb.get("cells", []):
+        fig = c.get("metadata", {}).get("mystnb", {}).get("figure", {})
+        if fig.get("name") != name:
+            continue
+        for o in c.get("outputs", []):
+            png = o.get("data", {}).get("image/png")
+            if png:
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_bytes(base64.b64decode("".join(png) if isinstance(png, list) else png))
+                return True
+    return False
+
+
+def write_generated(root: Path = ROOT) -> list[Path]:
+    """Write ``book/_generated/status_tables.md`` and ``headline.png``; return the paths written."""
+    gen = Path(root) / "book" / "_generated"
+    gen.mkdir(parents=True, exist_ok=True)
+    (gen / ".gitignore").write_text("# written by repro.bookpages at every book build\n*\n", encoding="utf-8")
+    status = gen / "status_tables.md"
+    status.write_text(status_markdown(Path(root) / "notebooks", Path(root) / "results"), encoding="utf-8")
+    written = [status]
+    png = gen / "headline.png"
+    if extract_figure(Path(root) / "notebooks" / HEADLINE[0], HEADLINE[1], png):
+        written.append(png)
+    return written

@@ -1,0 +1,214 @@
+"""Computations behind the "Findings and errata" chapter (``notebooks/91_findings.ipynb``).
+
+Each function recomputes one piece of evidence with dpdro, small enough to run in seconds, except
+:func:`eps5_cell_infimum_bound`, whose finest grid is stored by ``scripts/findings_eps5.py`` in
+``results/findings/eps5_cell_infimum.json`` (with provenance) and loaded by the chapter.
+
+1. :func:`eprime_km_lower_bound` – the paper's D′(π, β) of Appendix C.3 with the shift set E′_km
+   (shifts (m − k ± 1)β between fine pieces k and m), against dpdro's valid D′ (exact shifts only)
+   and a constant mechanism, which is 0-DP (:func:`constant_mechanism_loss`).
+2. :func:`nonuniform_counterexample` – Corollary 1: on the stored 643-cell partition the cell
+   masses of a certified private noise violate the paper's D(π, β) constraints.
+3. :func:`eps5_cell_infimum_bound` – the paper's own uniform D(L, β) (cell infima, no rounding) at
+   ε = 5 against the optimum O implied by the paper's Table 4.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import dpdro
+from dpdro import data_dependent as dd
+from dpdro.cutting_plane import run_cutting_plane
+from dpdro.data_dependent.lp import DDBoundingLP
+from dpdro.oracle import segment_table
+
+from . import tables
+from .counterexamples import NONUNIFORM
+from .paths import RESULTS
+from .provenance import read_json
+
+__all__ = ["EPS5", "constant_mechanism_loss", "eprime_km_lower_bound", "eps5_cell_infimum_bound",
+           "eps5_paper_optimum", "nonuniform_counterexample", "constant_mechanism_violation"]
+
+EPS5 = RESULTS / "findings" / "eps5_cell_infimum.json"
+
+
+# ------------------------------------------------------------------------- E′_km (Appendix C.3)
+def _with_shift_sets(lp: DDBoundingLP, shifts) -> DDBoundingLP:
+    """Replace the constraint groups (k, m, s) of a D′ LP by those with s in ``shifts(k, m)``."""
+    tl, tm, ts = [], [], []
+    for k in range(lp.M):
+        for m in range(lp.M):
+            for s in shifts(k, m):
+                if abs(s) <= lp.k and not (k == m and s == 0):
+                    tl.append(k), tm.append(m), ts.append(s)
+    tl, tm, ts = (np.asarray(a, dtype=np.int64) for a in (tl, tm, ts))
+    pos = np.searchsorted(lp.table.shifts, ts)
+    if not np.array_equal(lp.table.shifts[pos], ts):  # pragma: no cover - a shift outside the table
+        raise RuntimeError("a shift of the requested set is missing from the segment table")
+    order = np.lexsort((tm, tl, pos))
+    lp.t_l, lp.t_m, lp.t_si = tl[order], tm[order], pos[order]
+    lp.n_groups = int(tl.size)
+    b = np.searchsorted(lp.t_si, np.arange(lp.table.shifts.size + 1))
+    lp._by_shift = [(si, b[si], b[si + 1]) for si in range(lp.table.shifts.size) if b[si + 1] > b[si]]
+    return lp
+
+
+def eprime_km_lower_bound(problem: dd.Problem, partition: dpdro.Partition, shift_set: str = "paper") -> float:
+    """The optimal value of D′(π, β) (one distribution per fine piece, cell infima, weights inf w)
+    with the paper's shift set E′_km = {(m − k − 1)β, (m − k)β, (m − k + 1)β} (``"paper"``) or with
+    the exact shifts (m − k)β only (``"exact"``, what dpdro's valid D′ uses). Returned as a
+    dual-feasible objective (a lower bound on that LP)."""
+    sets = {"paper": lambda k, m: (m - k - 1, m - k, m - k + 1), "exact": lambda k, m: (m - k,)}
+    lp = _with_shift_sets(DDBoundingLP(problem, partition, "lower"), sets[shift_set])
+    return float(lp.dual_bound(run_cutting_plane(lp, tol=1e-9).row_duals))
+
+
+def constant_mechanism_loss(phi_lo: float, phi_hi: float, n: int = 200_001) -> tuple[float, float]:
+    """The ℓ1 loss, averaged uniformly over Φ = [phi_lo, phi_hi), of the mechanism that always
+    releases the midpoint c of Φ (noise X = c − ϕ given ϕ): closed form |Φ|/4 and a midpoint-rule
+    check. The release does not depend on the data, so the mechanism is (0, 0)-DP."""
+    c = (phi_lo + phi_hi) / 2
+    phi = phi_lo + (np.arange(n) + 0.5) * (phi_hi - phi_lo) / n
+    return (phi_hi - phi_lo) / 4, float(np.mean(np.abs(c - phi)))
+
+
+def constant_mechanism_violation(phi_lo: float, phi_hi: float, beta: float, epsilon: float,
+                                 delta: float) -> float:
+    """Shortfall of the constant mechanism, averaged over the first fine piece Φ_0 = [phi_lo, phi_lo + β),
+    in the E′_km constraint (k, m) = (0, 0), φ = β: with A = (c − phi_lo − β, c − phi_lo] the averaged
+    noise p_0 (uniform on A) has p_0(A) = 1 and p_0(A − β) = 0, so the constraint reads 1 ≤ δ.
+    Computed from the uniform law directly (no dpdro)."""
+    c = (phi_lo + phi_hi) / 2
+    lo, hi = c - phi_lo - beta, c - phi_lo  # support of p_0
+
+    def mass(a, b):
+        return max(0.0, min(b, hi) - max(a, lo)) / (hi - lo)
+
+    return mass(lo, hi) - np.exp(epsilon) * mass(lo - beta, hi - beta) - delta
+
+
+# ------------------------------------------------------------------------- Corollary 1
+def nonuniform_counterexample(k_upper: int = 64) -> dict:
+    """Corollary 1's D(π, β) on the stored 643-cell partition (ε = 5, δ = 0.01, ℓ1): a certified
+    private noise (the upper bound on the uniform grid β = 1/k_upper) and the largest violation of the
+    paper's constraints by its cell masses, against dpdro's cell-union constraints; the paper's
+    D(π, β) is the stored value (recompute with ``scripts/check_nonuniform_lower_bound.py``)."""
+    data = read_json(NONUNIFORM)
+    prob = dpdro.Problem(**data["problem"])
+    part = dpdro.Partition(np.asarray(data["pi"]), data["beta"])
+    stride = int(data["shift_stride"])
+    t = time.perf_counter()
+    ub = dpdro.upper_bound(prob, dpdro.Partition.uniform(int(np.ceil(2.67 * k_upper)), 1 / k_upper))
+    d = dpdro.certify_delta(ub.noise, epsilon=prob.epsilon, sensitivity=prob.sensitivity)
+    table = segment_table(prob, part, lower=True, shift_stride=stride)
+    masses = np.diff(ub.noise.cdf(table.column_pi * part.beta))
+    paper = table.worst_values(masses, prob.exp_epsilon) - prob.delta
+    ours = dpdro.max_privacy_shortfall(prob, part, masses, lower=True, table=table)
+    return dict(problem=data["problem"], cells=part.n_cells, shift_stride=stride,
+                paper_D=float(data["paper_D_at_87fbb12"]), upper=float(ub.value), certified_delta=float(d),
+                paper_violation=float(paper.max()),
+                violation_phi=float(table.shifts[int(np.argmax(paper))] * part.beta),
+                cell_union_shortfall=float(ours.value), seconds=time.perf_counter() - t)
+
+
+# ------------------------------------------------------------------------- ε = 5 brackets
+def eps5_paper_optimum() -> dict:
+    """The paper's implied optimum O at ε = 5 (ℓ1, Δf = 1) for every δ of the grid, from its Table 4 and
+    the truncated Laplace loss (:func:`repro.tables.paper_optimum`)."""
+    pt = tables.paper_tables()
+    bench = tables.benchmark_grids("l1")
+    o = tables.paper_optimum(bench["TL"], np.asarray(pt["tables"]["table4"]["values_percent"], dtype=float))
+    i = list(tables.EPSILONS).index(5.0)
+    return {float(d): float(o[i, j]) for j, d in enumerate(tables.DELTAS)}
+
+
+def eps5_cell_infimum_bound(delta: float, k: int, support: float = 2.0) -> dict:
+    """The paper's D(L, β) (uniform cells, cell-infimum coefficients, no rounding) at ε = 5, Δf = 1, ℓ1,
+    β = 1/k on [−support, support]: a dual-feasible, hence valid, lower bound on the optimum."""
+    prob = dpdro.Problem(epsilon=5.0, delta=delta, sensitivity=1.0, loss="l1")
+    t = time.perf_counter()
+    lb = dpdro.lower_bound(prob, dpdro.Partition.uniform(int(round(support * k)), 1 / k))
+    return dict(epsilon=5.0, delta=delta, beta=1 / k, support=support, lower=float(lb.value),
+                coefficients="infimum", seconds=time.perf_counter() - t)
+
+
+def exact_lagrangian_bound(cost, matrix, row_lower, row_upper, col_upper, row_duals, simplex_rows=()):
+    """The Lagrangian lower bound of min cᵀx s.t. lo ≤ Ax ≤ hi, 0 ≤ x ≤ u at the given row duals,
+    evaluated in exact rational arithmetic (every binary64 entry taken as the rational it encodes).
+
+    Duals are first made sign-feasible (y_i ≤ 0 where only an upper bound is finite, y_i ≥ 0 where only
+    a lower one is); on each normalisation row of ``simplex_rows`` the multiplier is lowered exactly
+    until every reduced cost of the row's free columns is ≥ 0 (as in :func:`dpdro.lp.safe_lower_bound`).
+    Returns a :class:`fractions.Fraction` (or ``-inf``). Weak duality makes it a lower bound on the LP
+    as encoded, whatever the duals.
+    """
+    import math
+    from fractions import Fraction
+
+    import scipy.sparse as sp
+
+    A = sp.csr_matrix(matrix)
+    AT = A.T.tocsr()
+    lo = [float(v) for v in row_lower]
+    hi = [float(v) for v in row_upper]
+    u = [float(v) for v in col_upper]
+    y = []
+    for i in range(A.shape[0]):
+        v = float(row_duals[i]) if i < len(row_duals) and math.isfinite(row_duals[i]) else 0.0
+        if not math.isfinite(lo[i]):
+            v = min(v, 0.0)
+        if not math.isfinite(hi[i]):
+            v = max(v, 0.0)
+        y.append(Fraction(v))
+    c = [Fraction(float(v)) for v in cost]
+
+    def reduced(j):
+        s, e = AT.indptr[j], AT.indptr[j + 1]
+        return c[j] - sum(Fraction(float(a)) * y[i] for i, a in zip(AT.indices[s:e], AT.data[s:e]))
+
+    for r in simplex_rows:
+        s, e = A.indptr[r], A.indptr[r + 1]
+        pairs = [(j, Fraction(float(a))) for j, a in zip(A.indices[s:e], A.data[s:e]) if u[j] > 0]
+        if pairs:
+            deficit = max(-reduced(j) / a for j, a in pairs)
+            if deficit > 0:
+                y[r] -= deficit
+    total = Fraction(0)
+    for i, yi in enumerate(y):
+        if yi > 0:
+            total += yi * Fraction(lo[i])
+        elif yi < 0:
+            total += yi * Fraction(hi[i])
+    for j in range(A.shape[1]):
+        d = reduced(j)
+        if d < 0:
+            if not math.isfinite(u[j]):
+                return -math.inf
+            total += d * Fraction(u[j])
+    return total
+
+
+def eps5_exact_certificate(delta: float, k: int, support: float = 2.0) -> dict:
+    """Solve the paper's D(L, β) at ε = 5 (cell infima, β = 1/k on [−support, support]) as
+    :func:`dpdro.lower_bound` does, and evaluate its dual certificate twice: dpdro's floating-point
+    bound with rounding-error terms and :func:`exact_lagrangian_bound` in rational arithmetic."""
+    from dpdro.bounds import BoundingLP
+
+    prob = dpdro.Problem(epsilon=5.0, delta=delta, sensitivity=1.0, loss="l1")
+    part = dpdro.Partition.uniform(int(round(support * k)), 1 / k)
+    t = time.perf_counter()
+    lp = BoundingLP(prob, part, "lower")
+    res = run_cutting_plane(lp, tol=1e-9)
+    solve = time.perf_counter() - t
+    cost, mat, lo, hi = lp.matrix()
+    t = time.perf_counter()
+    exact = exact_lagrangian_bound(cost, mat, lo, hi, lp.column_upper_bounds(), res.row_duals,
+                                   simplex_rows=lp._simplex_rows)
+    return dict(epsilon=5.0, delta=delta, beta=1 / k, support=support, rows=int(mat.shape[0]),
+                columns=int(mat.shape[1]), nonzeros=int(mat.nnz), float_bound=float(lp.dual_bound(res.row_duals)),
+                exact_bound=str(exact), exact_bound_float=float(exact), solve_seconds=solve,
+                exact_seconds=time.perf_counter() - t)

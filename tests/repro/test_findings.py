@@ -1,0 +1,67 @@
+"""The findings chapter's computations (repro.findings) and the generated book pages (repro.bookpages)."""
+
+import json
+
+import pytest
+
+import dpdro
+from dpdro import data_dependent as dd
+from repro import bookpages, findings
+
+
+def test_eprime_km_exceeds_a_private_mechanism_and_exact_shifts_do_not():
+    prob = dd.Problem(epsilon=0.1, delta=0.01, sensitivity=1.0, loss="l1", phi_lo=0.0, phi_hi=0.5)
+    part = dpdro.Partition.uniform(8, 0.25)
+    const, check = findings.constant_mechanism_loss(0.0, 0.5)
+    assert const == pytest.approx(0.125) and check == pytest.approx(0.125, abs=1e-6)
+    paper = findings.eprime_km_lower_bound(prob, part, "paper")
+    exact = findings.eprime_km_lower_bound(prob, part, "exact")
+    assert paper > 0.8 > const >= exact  # the paper's set cuts off a 0-DP mechanism; the exact set does not
+    assert dd.lower_bound(prob, part).value <= const  # dpdro's valid D′
+    assert findings.constant_mechanism_violation(0.0, 0.5, 0.25, epsilon=0.1, delta=0.01) == pytest.approx(0.99)
+
+
+def test_eps5_paper_optimum_is_below_the_stored_cell_infimum_bounds():
+    o = findings.eps5_paper_optimum()
+    assert set(o) == {0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.3, 0.5, 0.75}
+    stored = json.loads(findings.EPS5.read_text())
+    for r in stored["rows"]:
+        assert r["paper_O"] == pytest.approx(o[r["delta"]])
+        assert r["lower"] > 1.005 * r["paper_O"]  # above the paper's whole bracket (relative gap < 1%)
+
+
+def test_status_pages_are_generated_from_stored_notebooks(tmp_path):
+    nbs = tmp_path / "notebooks"
+    nbs.mkdir()
+    cell = {"cell_type": "code", "source": "1", "outputs": [], "execution_count": 1,
+            "metadata": {"execution": {"iopub.execute_input": "2026-01-01T10:00:00.000Z",
+                                       "shell.execute_reply": "2026-01-01T10:00:12.500Z"}}}
+    nb = {"cells": [{"cell_type": "markdown", "source": "# A title", "metadata": {}}, cell],
+          "metadata": {"language_info": {"version": "3.11.7"}}, "nbformat": 4, "nbformat_minor": 5}
+    (nbs / "01_a.ipynb").write_text(json.dumps(nb))
+    runs = bookpages.notebook_runs(nbs)
+    assert runs == [dict(chapter="01_a", title="A title", executed="2026-01-01 10:00", seconds=12.5,
+                         code_cells=1, timed_cells=1, unexecuted_cells=0, errors=0, python="3.11.7")]
+    res = tmp_path / "results" / "x"
+    res.mkdir(parents=True)
+    (res / "r.json").write_text(json.dumps({"provenance": {"date_utc": "2026-01-02T00:00:00", "seconds": 3,
+                                                           "command": "run.py", "git_commit": "abcdef123"}}))
+    md = bookpages.status_markdown(nbs, tmp_path / "results")
+    assert "{doc}`/notebooks/01_a`" in md and "| x | 1 (1) | 2026-01-02 | 3.0 | abcdef1 | no |" in md
+    assert "  - `run.py`" in md
+
+
+def test_exact_lagrangian_bound_is_weak_duality_in_rationals():
+    """min x1 + 2 x2 s.t. x1 + x2 = 1, x1 - x2 <= 0.5, 0 <= x <= 1 has optimum 1.25 (x = (0.75, 0.25));
+    the exact bound equals it at the optimal duals and stays below it at any others."""
+    import numpy as np
+    import scipy.sparse as sp
+    from fractions import Fraction
+
+    A = sp.csr_matrix(np.array([[1.0, 1.0], [1.0, -1.0]]))
+    args = ([1.0, 2.0], A, [1.0, -np.inf], [1.0, 0.5], [1.0, 1.0])
+    assert findings.exact_lagrangian_bound(*args, [1.5, -0.5]) == Fraction(5, 4)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        y = rng.normal(size=2) * 3
+        assert findings.exact_lagrangian_bound(*args, y, simplex_rows=[0]) <= Fraction(5, 4)
