@@ -198,10 +198,12 @@ def test_pcd_vectorised_equals_naive_loop(postop):
     X, y = design.X[:40], design.y[:40]
     tln = ex.make_mechanisms(1.0, 0.1)["TLN"]
     settings = ex.PCDSettings(T=3, lam=1e-3)
-    H = ex.pcd_train(X, y, tln, 3, np.random.default_rng(11), np.random.default_rng(12), settings)
+    H = ex.pcd_train(X, y, tln, 3, np.random.default_rng(11), np.random.default_rng(12), settings, dtype=np.float64)
     K = math.ceil(X.shape[1] / 4)
     ref = _naive_pcd(X, y, lambda u: tln.unit_samples(np.array(u)), 3, 11, 12, 3, K, 1e-3, 2.0)
     np.testing.assert_allclose(H, ref, rtol=1e-10, atol=1e-12)
+    H32 = ex.pcd_train(X, y, tln, 3, np.random.default_rng(11), np.random.default_rng(12), settings)  # float32
+    np.testing.assert_allclose(H32, ref, rtol=0, atol=1e-6)
 
 
 def test_pcd_records_queries_within_bounds(ecoli):
