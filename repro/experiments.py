@@ -89,6 +89,8 @@ __all__ = [
     "PieceQuantiles",
     "coordinate_descent_loss",
     "coordinate_descent_losses",
+    "ML_TOLERANCE",
+    "ml_comparison_html",
     "NBDDFamily",
     "PCDDDFamily",
     "call_mechanism",
@@ -1162,8 +1164,10 @@ def make_data_dependent(table: int, epsilon: float = 1.0, delta: float = 0.1, *,
 
 
 # ----------------------------------------------------------------------------------------------
-# Ledger rows of Tables 2 and 3
+# Ledger rows and HTML tables of Tables 2 and 3
 # ----------------------------------------------------------------------------------------------
+
+ML_TOLERANCE = dict(error=0.5, Imp=5.0)  # |ours − paper| within which a Table 2/3 value matches (points)
 
 def ml_ledger_rows(chapter: str, table: int, baseline: str, datasets: Sequence[str], offline: Sequence[str],
                    columns: Sequence[str], paper: Mapping, stored: Mapping, scale: Mapping, settings: Callable,
@@ -1173,8 +1177,8 @@ def ml_ledger_rows(chapter: str, table: int, baseline: str, datasets: Sequence[s
     ``paper[name][side][column]`` are the paper's values, ``stored[name]["summary"][side]`` ours
     (:func:`summarize`), ``scale[name]`` the (splits, simulations) they were computed with,
     ``settings(name, side, column, k, m)`` the sentence describing our settings, ``opt_design`` how our
-    "(OPT)" is built and ``notes[name]`` how a dataset differs from the paper's. A value within 0.5
-    points (5 for Imp) of the paper's matches; Imp never matches when the non-private ``baseline`` is
+    "(OPT)" is built and ``notes[name]`` how a dataset differs from the paper's. A value within
+    :data:`ML_TOLERANCE` of the paper's (0.5 points, 5 for Imp) matches; Imp never matches when the non-private ``baseline`` is
     not better than the best literature mechanism (it then compares gaps of opposite sign). Datasets
     not available offline get "not reproducible here" rows.
     """
@@ -1200,7 +1204,7 @@ def ml_ledger_rows(chapter: str, table: int, baseline: str, datasets: Sequence[s
                 if ours is None or not np.isfinite(ours):
                     continue
                 k, m = scale[name]
-                status = compare(paper_v, round(ours, 4), abs_tol=5.0 if c == "Imp" else 0.5)
+                status = compare(paper_v, round(ours, 4), abs_tol=ML_TOLERANCE["Imp" if c == "Imp" else "error"])
                 expl = ""
                 if c == "Imp" and s["errors"][baseline] >= s["errors"][s["best_literature"]]:
                     status = "differs"  # Imp compares gaps of opposite sign: not meaningful, never a match
@@ -1213,3 +1217,70 @@ def ml_ledger_rows(chapter: str, table: int, baseline: str, datasets: Sequence[s
                 rows.append(Row(id=rid, chapter=chapter, location=loc, quantity=qty, paper=paper_v, ours=round(ours, 4),
                                 status=status, scale="paper" if (k, m) == (100, 1000) else "ci", explanation=expl))
     return rows
+
+
+_ML_TABLE_STYLE = """<style>
+table.ml-comparison {border-collapse: collapse; font-size: 0.8em; margin-bottom: 0.3em}
+table.ml-comparison th, table.ml-comparison td {padding: 1px 5px; text-align: right}
+table.ml-comparison th {text-align: center}
+table.ml-comparison td.name {text-align: left}
+table.ml-comparison td.paper, table.ml-comparison td.na {color: #666}
+table.ml-comparison .ok {background: #d8f0d8}
+table.ml-comparison .near {background: #fbefc4}
+table.ml-comparison .far {background: #f6d2d2}
+</style>"""
+
+
+def ml_comparison_html(side: str, datasets: Sequence[str], columns: Sequence[str], paper: Mapping,
+                       stored: Mapping, scale: Mapping, *, caption: str = "") -> str:
+    """Table 2 or 3 as an HTML table: per column our value next to the paper's, our cell coloured by
+    the deviation |ours − paper| (green within :data:`ML_TOLERANCE`, amber within four times it, red
+    beyond; the exact deviation in the cell's tooltip), then the one-sided paired t-test p of OPT
+    against the best literature mechanism.
+
+    ``columns`` are the error columns (the DP mechanisms and the non-private baseline); "(OPT)" and
+    "Imp" are appended. ``paper[name][side]``, ``stored[name]["summary"][side]`` and ``scale[name]``
+    (splits, simulations) as in :func:`ml_ledger_rows`; a dataset absent from ``stored`` shows the
+    paper's values only ("not offline").
+    """
+    import html
+
+    cols = [*columns, "(OPT)", "Imp"]
+    head = ["<th rowspan=2>dataset</th>", "<th rowspan=2>splits × sims</th>",
+            *(f"<th colspan=2>{html.escape(c)}</th>" for c in cols), "<th rowspan=2>p</th>"]
+    lines = [_ML_TABLE_STYLE, '<table class="ml-comparison">']
+    if caption:
+        lines.append(f"<caption>{html.escape(caption)}</caption>")
+    lines += ["<thead>", "<tr>", *head, "</tr>", "<tr>", *("<th>ours</th><th>paper</th>" for _ in cols),
+              "</tr>", "</thead>", "<tbody>"]
+    for name in datasets:
+        P = paper[name][side]
+        lines += ["<tr>", f'<td class="name">{html.escape(name)}</td>']
+        if name not in stored:
+            lines.append('<td class="na">not offline</td>')
+            for c in cols:
+                lines.append(f'<td class="na">—</td><td class="paper">{P[c]:.{1 if c == "Imp" else 2}f}</td>')
+            lines += ["<td></td>", "</tr>"]
+            continue
+        s = stored[name]["summary"][side]
+        k, m = scale[name]
+        lines.append(f"<td>{k} × {m:,}</td>")
+        for c in cols:
+            ours = s.get("imp") if c == "Imp" else s["errors"].get(c)
+            digits = 1 if c == "Imp" else 2
+            if ours is None or not np.isfinite(ours):
+                cell = '<td class="na">—</td>'
+            else:
+                tol = ML_TOLERANCE["Imp" if c == "Imp" else "error"]
+                dev = abs(ours - P[c])
+                kind = "ok" if dev <= tol else "near" if dev <= 4 * tol else "far"
+                cell = f'<td class="{kind}" title="ours − paper: {ours - P[c]:+.{digits}f}">{ours:.{digits}f}</td>'
+            lines.append(cell + f'<td class="paper">{P[c]:.{digits}f}</td>')
+        lines += [f"<td>{s['p']:.1e}</td>", "</tr>"]
+    tol = ML_TOLERANCE
+    lines += ["</tbody>", "</table>",
+              f'<p style="font-size:0.8em">Our cell coloured by |ours − paper|: <span class="ok">≤ '
+              f"{tol['error']:g}</span>, <span class=\"near\">≤ {4 * tol['error']:g}</span>, "
+              f"<span class=\"far\">more</span> points (Imp: ≤ {tol['Imp']:g}, ≤ {4 * tol['Imp']:g}); "
+              "p: one-sided paired t-test of OPT against the best literature mechanism.</p>"]
+    return "\n".join(lines)

@@ -19,8 +19,8 @@ the table row (mean errors, Imp, t-test), the seconds it took, and provenance (d
 date, machine, parameters, the noises used). Datasets stored in that file by earlier runs and not part
 of the sweep are kept. Table 3 trains with :func:`repro.experiments.pcd_train` (fused numba kernels,
 float32 margins, one thread: the sweep runs one process per core, and joblib's loky workers and Dask's
-nannies pin BLAS to one thread); each chunk records it under ``coordinate_descent`` and the merged
-provenance lists it.
+nannies pin BLAS to one thread); each chunk records it under ``coordinate_descent``, and the merged
+file repeats it in each dataset's row and lists it in its provenance.
 
 Usage: ``scripts/sweep.py table2 table3 --splits 100 --sims 1000`` (or ``scripts/run_ml_experiments.py``);
 ``--variant authors`` uses the authors' code settings (``NBSettings.authors()``, Table 2 only).
@@ -148,7 +148,8 @@ def merge(root: Path, tasks: list, scale: str, opts: dict) -> list:
             per_split = {side: {m: [v for r in results for v in r["per_split"][side][m]]
                                 for m in results[0]["per_split"][side]} for side in ("in", "out")}
             arrays = {side: {m: np.asarray(v) for m, v in per_split[side].items()} for side in per_split}
-            extra = {k: results[0][k] for k in ("n", "n_num", "n_cat", "n_classes", "d") if k in results[0]}
+            extra = {k: results[0][k] for k in ("n", "n_num", "n_cat", "n_classes", "d", "coordinate_descent")
+                     if k in results[0]}
             rows[name] = dict(dataset=name, **extra, seconds=sum(r["seconds"] for r in results),
                               per_split=per_split, summary=summarize(arrays, baseline=BASELINE[table]),
                               chunks=len(results))
