@@ -1224,6 +1224,7 @@ table.ml-comparison {border-collapse: collapse; font-size: 0.8em; margin-bottom:
 table.ml-comparison th, table.ml-comparison td {padding: 1px 5px; text-align: right}
 table.ml-comparison th {text-align: center}
 table.ml-comparison td.name {text-align: left}
+table.ml-comparison td.scale {white-space: nowrap}
 table.ml-comparison td.paper, table.ml-comparison td.na {color: #666}
 table.ml-comparison .ok {background: #d8f0d8}
 table.ml-comparison .near {background: #fbefc4}
@@ -1264,7 +1265,7 @@ def ml_comparison_html(side: str, datasets: Sequence[str], columns: Sequence[str
             continue
         s = stored[name]["summary"][side]
         k, m = scale[name]
-        lines.append(f"<td>{k} × {m:,}</td>")
+        lines.append(f'<td class="scale">{k}×{m}</td>')
         for c in cols:
             ours = s.get("imp") if c == "Imp" else s["errors"].get(c)
             digits = 1 if c == "Imp" else 2
