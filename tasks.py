@@ -6,8 +6,8 @@
 
 Each command creates a virtual environment in ./.venv when it is missing and installs the
 package with the extra it needs (``pip install -e .[book]`` or ``.[test]``) together with the
-book's reproduction layer (``-e ./repro``, the distribution dpdro-repro: ``import repro`` then works
-from notebooks/ and scripts/). A stamp file in .venv records a hash of both pyproject.toml files
+book's reproduction layer (``-e ./repro[fast]``, the distribution dpdro-repro with numba for its
+coordinate-descent kernels: ``import repro`` then works from notebooks/ and scripts/). A stamp file in .venv records a hash of both pyproject.toml files
 per extra, so nothing is reinstalled until one of them changes. Runs non-interactively (e.g. with
 CI=true). Exits non-zero on failure.
 """
@@ -66,7 +66,7 @@ def check(cmd: list[str]) -> None:
 
 
 def ensure_env(extra: str) -> None:
-    """Create .venv if missing; install ``-e .[extra]`` and ``-e ./repro`` unless the stamp says they
+    """Create .venv if missing; install ``-e .[extra]`` and ``-e ./repro[fast]`` unless the stamp says they
     are current."""
     if not PY.exists():
         if VENV.exists():
@@ -85,7 +85,7 @@ def ensure_env(extra: str) -> None:
         say(f".venv already has .[{extra}] and ./repro for these pyproject.toml files (stamp {stamp.name}); "
             "skipping install")
         return
-    check([PY, "-m", "pip", "install", "-e", f".[{extra}]", "-e", "./repro"])
+    check([PY, "-m", "pip", "install", "-e", f".[{extra}]", "-e", "./repro[fast]"])
     stamp.write_text(key)
 
 

@@ -32,7 +32,10 @@ Common random numbers: all mechanisms of one simulation draw their uniforms from
 generators (and the coordinate descent shares its initial points and coordinate orders), so paired
 differences between mechanisms have little simulation noise. Simulations are vectorised with numpy:
 a block of simulations is one array operation; the only Python loops run over splits, over blocks of
-simulations (memory) and over the T·K sequential coordinate updates.
+simulations (memory) and over the T·K sequential coordinate updates. Each coordinate update of the
+descent is one fused pass over the margins, compiled with numba (:mod:`repro.pcd_kernels`; a numpy
+fallback without it), in float32 by default: :func:`pcd_train` states why that is safe, and
+``dtype=np.float64`` reproduces the straightforward implementation (:func:`repro.brute.pcd_train_reference`).
 
 Sampling uses :class:`numpy.random.Generator`; a real release needs a secure source (e.g. seeding from
 ``secrets``) and care with floating-point attacks.
@@ -83,8 +86,11 @@ __all__ = [
     "AdditiveNoise",
     "DDFamily",
     "DataDependentNoise",
+    "PieceQuantiles",
     "coordinate_descent_loss",
     "coordinate_descent_losses",
+    "ML_TOLERANCE",
+    "ml_comparison_html",
     "NBDDFamily",
     "PCDDDFamily",
     "call_mechanism",
@@ -108,7 +114,9 @@ __all__ = [
     "nb_statistics",
     "optimized_unit_noise",
     "paired_one_sided_ttest",
+    "pcd_backend",
     "pcd_errors",
+    "pcd_step_numpy",
     "pcd_train",
     "run_naive_bayes",
     "run_pcd",
@@ -473,52 +481,184 @@ class PCDSettings:
 
 
 def pcd_train(X: np.ndarray, y: np.ndarray, mech: Callable, n_sims: int, rng_init: np.random.Generator,
-              rng_noise: np.random.Generator, settings: PCDSettings = PCDSettings(), record_queries: bool = False):
-    """Run ``n_sims`` DP proximal coordinate descents at once; returns the last iterates H (S, d)
+              rng_noise: np.random.Generator, settings: PCDSettings = PCDSettings(), record_queries: bool = False,
+              *, dtype=np.float32, backend: str | None = None, parallel: bool = False):
+    r"""Run ``n_sims`` DP proximal coordinate descents at once; returns the last iterates H (S, d)
     (and, if ``record_queries``, the true query values (T·K, S) before noise).
 
     Per iteration t: each simulation draws its own K coordinates without replacement; update k of
-    simulation s perturbs q = Σ_i σ(−y_i m_i)(−y_i x_{i,l}) (m the margins, exact by incremental update)
-    with ``mech(q, sensitivity, rng_noise)`` (a mechanism with ``needs_range`` also gets Φ = [−n, n],
-    the GitHub appendix's range of the query) and sets h_l ← prox_{ηλ|·|}(h_l − η·q̃/n); h^t is the
-    average of the K inner iterates. ``rng_init`` draws the initial points (uniform on [−1, 1]^d) and the
+    simulation s perturbs q = Σ_i σ(−y_i m_i)(−y_i x_{i,l}) (m the margins y_i h^⊤x_i) with
+    ``mech(q, sensitivity, rng_noise)`` (a mechanism with ``needs_range`` also gets Φ = [−n, n], the
+    GitHub appendix's range of the query) and sets h_l ← prox_{ηλ|·|}(h_l − η·q̃/n); h^t is the average
+    of the K inner iterates. ``rng_init`` draws the initial points (uniform on [−1, 1]^d) and the
     coordinate orders, so identically seeded generators give every mechanism the same ones.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d)
+        Design matrix, |x_il| ≤ 1.
+    y : ndarray, shape (n,)
+        Labels in {−1, +1}.
+    mech : callable
+        The mechanism, called as :func:`call_mechanism` does, once per inner step with the S queries.
+    n_sims : int
+        Number S of simulations run together.
+    rng_init, rng_noise : numpy.random.Generator
+        Initial points and coordinate orders; the mechanism's uniforms.
+    settings : PCDSettings
+        T, K, step η, λ, sensitivity.
+    record_queries : bool
+        Also return the true queries, shape (T·K, S).
+    dtype : {numpy.float32, numpy.float64}, keyword-only
+        Precision of the margins, of y_i x_il and of σ (below). ``numpy.float64`` reproduces the
+        straightforward implementation (:func:`repro.brute.pcd_train_reference`) to rounding error.
+    backend : {"numba", "numpy"} or None, keyword-only
+        The fused step: the numba kernel (:mod:`repro.pcd_kernels`) or the numpy fallback; None: numba
+        when it is importable (:func:`pcd_backend`).
+    parallel : bool, keyword-only
+        numba backend only: spread the simulations of each step over numba's threads. Off by default:
+        paper-scale runs are parallel over splits (one single-threaded process per core), and on a
+        busy machine a thread that waits for a core stalls every step.
+
+    Returns
+    -------
+    H : ndarray, shape (S, d)
+        Last iterates (float64).
+    queries : ndarray, shape (T·K, S)
+        Only with ``record_queries``.
+
+    Notes
+    -----
+    **Random numbers.** The same draws as the straightforward implementation, in the same order:
+    ``rng_init.random((S, d))`` for the initial points, then per iteration ``rng_init.random((S, d))``
+    for the coordinate orders (argsort), and one mechanism call per inner step with the vector of the
+    S queries. Every mechanism's noise is therefore unchanged; only the rounding of q differs.
+
+    **Fusion.** Step k of simulation s needs the margins after update k−1, so one pass over the margin
+    row applies update k−1 (m_i ← m_i + δ_{k−1}·y_i x_{i,j_{k−1}}) and accumulates
+    q_k = −Σ_i σ(−m_i)·y_i x_{i,j_k}: one read and one write of the (S, n) margins per step instead of
+    about eight passes (the gather ``YX[j]``, four passes of a tanh-based σ, the product, the scaled
+    update). The last update of an iteration is never applied: the margins are recomputed from the
+    averaged iterate at the start of the next iteration (float64 BLAS, rounded once to ``dtype``).
+
+    **Precision of the float32 default.** Only the margins, y_i x_il and σ are float32; the iterates,
+    the updates, the margin recomputation and the sum across blocks of 256 samples stay float64.
+    A margin's float32 error builds up over at most K = ⌈d/4⌉ fused updates, ≤ (K + 1)·2⁻²⁴·(max|m| +
+    3 max|δ|); σ has slope ≤ ¼; a float32 block sum of 256 terms in [−1, 1] errs by ≲ 8e-7 of Σ|terms|
+    in the vectorised order. Hence |Δq| ≤ n·(8e-7 + 2.4e-7 + ¼·1.5e-6·(max|m| + 3 max|δ|)) in the worst
+    case (≈ 0.2 on adult) and of order √n times the per-term error in practice (measured on adult:
+    ≤ 5e-4). The mechanisms add noise of standard deviation 1.8 (OPT) to 4.5 (GN) to q, and the step
+    divides q by n. What float32 can change is the rounding-level trajectory (|ΔH| ≈ 1e-8), hence,
+    rarely, the sign of h^⊤x of a sample on the decision boundary or, for the data-dependent (OPT), the
+    piece of a query within ~1e-4 of a piece edge: far below the Monte Carlo error of the tables
+    (``tests/repro/test_pcd.py`` states the check). As in float64, the *computed* query has
+    sensitivity 2 + O(rounding error) rather than exactly 2 (about 1e-3 here against 1e-12): a
+    floating-point caveat of any implementation, irrelevant to this reproduction, which releases nothing.
     """
+    step = _pcd_step(backend, parallel)
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
     n, d = X.shape
     S = int(n_sims)
     K = settings.K if settings.K is not None else int(math.ceil(d / 4))
-    eta, lam = settings.step, settings.lam
     H = (rng_init.random((S, d)) - 0.5) * 2.0
-    YX = np.ascontiguousarray(X.T * y.astype(float)[None, :])  # (d, n): row l holds y_i x_il
+    YX64 = np.ascontiguousarray(X.T * y.astype(float)[None, :])  # (d, n): row l holds y_i x_il
+    YX = YX64.astype(dtype)
     rows = np.arange(S)
+    M = np.empty((S, n), dtype=dtype)
     queries = [] if record_queries else None
-    w = np.empty((S, n))
     for _t in range(settings.T):
         order = np.argsort(rng_init.random((S, d)), axis=1)[:, :K]  # K distinct coordinates per sim
-        M = H @ YX  # margins y_i h^T x_i, (S, n)
+        _pcd_margins(H, YX64, M)
         Hsum = np.zeros_like(H)
-        for k in range(K):
-            j = order[:, k]
-            YXj = YX[j]  # (S, n)
-            np.multiply(M, 0.5, out=w)
-            np.tanh(w, out=w)
-            w -= 1.0
-            w *= -0.5  # sigmoid(-M) = (1 - tanh(M/2))/2, overflow free
-            q = -np.einsum("sn,sn->s", w, YXj)
+        columns = np.ascontiguousarray(order.T)  # (K, S): row k holds the k-th coordinate of every sim
+        jprev, delta = columns[0], np.zeros(S, dtype=dtype)
+        for j in columns:
+            q = np.empty(S)
+            step(M, YX, jprev, delta, j, q)
             if record_queries:
                 queries.append(q.copy())
             qn = call_mechanism(mech, q, settings.sensitivity, rng_noise, -float(n), float(n))
-            old = H[rows, j]
-            z = old - eta * qn / n
-            new = np.sign(z) * np.maximum(np.abs(z) - eta * lam, 0.0)
-            H[rows, j] = new
-            YXj *= (new - old)[:, None]
-            M += YXj
+            delta = _pcd_prox(H, rows, j, qn, n, settings.step, settings.lam).astype(dtype)
+            jprev = j
             Hsum += H
         H = Hsum / K
     if record_queries:
         return H, np.asarray(queries)
     return H
+
+
+PCD_BACKENDS = ("numba", "numpy")
+_PCD_BLOCK = 1 << 18  # margins per block of the numpy step (1 MiB in float32: the passes stay in cache)
+_PCD_GEMM_BLOCK = 1 << 22  # margins per float64 block of the margin recomputation (32 MiB)
+_UNSET = object()
+_NUMBA_STEPS = _UNSET  # {parallel: kernel} from repro.pcd_kernels, None without numba (imported on first use)
+
+
+def _numba_steps():
+    global _NUMBA_STEPS
+    if _NUMBA_STEPS is _UNSET:
+        try:
+            from . import pcd_kernels
+        except ImportError:  # pragma: no cover - installs without numba
+            _NUMBA_STEPS = None
+        else:
+            _NUMBA_STEPS = {False: pcd_kernels.fused_step, True: pcd_kernels.fused_step_parallel}
+    return _NUMBA_STEPS
+
+
+def pcd_backend() -> str:
+    """The default backend of :func:`pcd_train`: ``"numba"`` when numba is importable, else ``"numpy"``."""
+    return "numba" if _numba_steps() is not None else "numpy"
+
+
+def _pcd_step(backend: str | None, parallel: bool):
+    backend = pcd_backend() if backend is None else backend
+    if backend not in PCD_BACKENDS:
+        raise ValueError(f"backend must be one of {PCD_BACKENDS} or None, got {backend!r}")
+    if backend == "numpy":
+        return pcd_step_numpy
+    steps = _numba_steps()
+    if steps is None:
+        raise ImportError("backend='numba' needs numba (pip install numba), or use backend='numpy'")
+    return steps[bool(parallel)]
+
+
+def _row_blocks(S: int, n: int, elements: int):
+    rows = max(1, elements // max(n, 1))
+    return [slice(lo, min(lo + rows, S)) for lo in range(0, S, rows)]
+
+
+def pcd_step_numpy(M, YX, jprev, delta, j, q):
+    """The fused step of :func:`repro.pcd_kernels.fused_step` in numpy (same arguments and effect):
+    ``M[s] += delta[s]·YX[jprev[s]]``, then ``q[s] = −Σ_i σ(−M[s, i])·YX[j[s], i]`` (summed in float64),
+    by blocks of simulations whose margins stay in cache."""
+    from scipy import special
+
+    S, n = M.shape
+    for b in _row_blocks(S, n, _PCD_BLOCK):
+        m = M[b]
+        m += delta[b, None] * YX[jprev[b]]
+        q[b] = -np.einsum("sn,sn->s", special.expit(-m), YX[j[b]], dtype=np.float64)
+
+
+def _pcd_margins(H, YX64, out):
+    """``out = H @ YX64`` computed in float64 (BLAS) and rounded to ``out.dtype`` block by block."""
+    if out.dtype == np.float64:
+        np.matmul(H, YX64, out=out)
+        return
+    for b in _row_blocks(*out.shape, _PCD_GEMM_BLOCK):
+        out[b] = H[b] @ YX64
+
+
+def _pcd_prox(H, rows, j, qn, n, eta, lam):
+    """h_j ← prox_{ηλ|·|}(h_j − η·q̃/n) for every simulation (in place); returns the change of h_j."""
+    old = H[rows, j]
+    z = old - eta * qn / n
+    new = np.sign(z) * np.maximum(np.abs(z) - eta * lam, 0.0)
+    H[rows, j] = new
+    return new - old
 
 
 def pcd_errors(H: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -529,14 +669,15 @@ def pcd_errors(H: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def run_pcd(ds: Dataset, mechanisms: Mapping[str, Callable], *, n_splits: int, n_sims: int, seed: int = 0,
             settings: PCDSettings = PCDSettings(), design=None, nonprivate_sims: int | None = None,
-            baseline: bool = True, first_split: int = 0) -> dict:
+            baseline: bool = True, first_split: int = 0, pcd_options: Mapping | None = None) -> dict:
     """DP proximal coordinate descent on ``n_splits`` random 80/20 splits × ``n_sims`` simulations.
 
     Returns ``{"in": {name: (n_splits,)}, "out": {...}}`` (errors of the last iterate averaged over the
     simulations); ``"PCD"`` is the non-private method (random too: initial point and coordinates) run
     with ``nonprivate_sims`` (default ``n_sims``) simulations (skipped if ``baseline=False``). ``design``
     defaults to ``one_hot(ds)``. ``first_split``: as in :func:`run_naive_bayes` (splits
-    ``first_split, …``; chunks concatenate to the whole run).
+    ``first_split, …``; chunks concatenate to the whole run). ``pcd_options``: keyword-only options of
+    :func:`pcd_train` (``dtype``, ``backend``, ``parallel``; default: float32 on numba, one thread).
     """
     design = one_hot(ds) if design is None else design
     X, y = design.X, design.y
@@ -549,7 +690,7 @@ def run_pcd(ds: Dataset, mechanisms: Mapping[str, Callable], *, n_splits: int, n
         for name, mech in [*mechanisms.items(), *extra]:
             sims = (nonprivate_sims or n_sims) if name == "PCD" else n_sims
             H = pcd_train(X[train], y[train], mech, sims, np.random.default_rng(s_init),
-                          np.random.default_rng(s_noise), settings)
+                          np.random.default_rng(s_noise), settings, **(pcd_options or {}))
             res["in"][name][i] = pcd_errors(H, X[train], y[train]).mean()
             res["out"][name][i] = pcd_errors(H, X[test], y[test]).mean()
     return res
@@ -904,19 +1045,72 @@ class PCDDDFamily(DDFamily):
         return unit
 
 
+class PieceQuantiles:
+    """The quantile functions of several piecewise-uniform noises as padded tables: ``ppf(piece, u)`` is
+    ``noises[piece[i]].ppf(u[i])`` for every i at once, bit for bit.
+
+    :meth:`dpdro.PiecewiseUniform.ppf` rebuilds its cumulative table on every call; a data-dependent
+    mechanism with 42 pieces called once per coordinate update then spends milliseconds per call in
+    that bookkeeping. Here the tables are built once (from each noise's own ``_pieces``) and one call
+    maps every uniform with array operations: the search ``searchsorted(cum, u, "left") − 1`` becomes
+    the count of table entries below u (the same index: the cumulative masses are non-decreasing and
+    the last one is 1 > u), the skip of empty cells a precomputed "next cell with mass" table, and the
+    interpolation the same floating-point operations in the same order.
+    """
+
+    def __init__(self, noises: Sequence[PiecewiseUniform]):
+        tables = [nz._pieces() for nz in noises]  # (left ends, widths, masses) of each noise
+        P, J = len(tables), max(t[2].size for t in tables)
+        self.cum = np.full((P, J + 1), np.inf)  # padding is never below u
+        self.left, self.width, self.mass = np.zeros((P, J)), np.zeros((P, J)), np.ones((P, J))
+        self.next_mass = np.zeros((P, J), dtype=np.intp)
+        self.last = np.empty(P, dtype=np.intp)
+        self.top = np.array([float(nz.support[1]) for nz in noises])
+        for l, (left, width, mass) in enumerate(tables):
+            J_l = mass.size
+            cum = np.concatenate(([0.0], np.cumsum(mass)))
+            cum[-1] = 1.0
+            nz = np.nonzero(mass > 0)[0]
+            self.cum[l, :J_l + 1] = cum
+            self.left[l, :J_l], self.width[l, :J_l], self.mass[l, :J_l] = left, width, mass
+            self.next_mass[l, :J_l] = nz[np.clip(np.searchsorted(nz, np.arange(J_l)), 0, nz.size - 1)]
+            self.last[l] = J_l - 1
+
+    def ppf(self, piece: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """``noises[piece[i]].ppf(u[i])`` for 1-d integer ``piece`` and ``u`` in [0, 1] of one length."""
+        piece, u = np.asarray(piece, dtype=np.intp), np.asarray(u, dtype=float)
+        j = np.empty(u.size, dtype=np.intp)
+        step = max(1, (1 << 20) // self.cum.shape[1])  # bounded temporary (N, J + 1) comparisons
+        for a in range(0, u.size, step):
+            b = slice(a, a + step)
+            j[b] = np.count_nonzero(self.cum[piece[b]] < u[b, None], axis=1) - 1
+        j = self.next_mass[piece, np.clip(j, 0, self.last[piece])]
+        frac = np.clip((u - self.cum[piece, j]) / self.mass[piece, j], 0.0, 1.0)
+        return np.where(u >= 1.0, self.top[piece], self.left[piece, j] + frac * self.width[piece, j])
+
+
 class DataDependentNoise:
     """The "(OPT)" column: values + Δf·X(t), X(t) the noise of the piece containing t = (ϕ − φ_lo′)/Δf.
 
     A mechanism ``mech(values, sensitivity, rng, *, phi_lo, phi_hi)`` (``needs_range = True``: the
     experiment passes the range Φ of each statistic). Vectorised: one uniform per value, drawn in one
     call (common random numbers with the additive mechanisms), then the values are grouped by range key
-    and piece and each group's uniforms are mapped through its piece's ``ppf`` with numpy.
+    and each group's uniforms are mapped through the ``ppf`` of their pieces' noises at once
+    (:class:`PieceQuantiles`, built once per key). ``tables=False`` maps them piece by piece through
+    ``noises[l].ppf`` instead (the definition; the same numbers, slower).
     """
 
     needs_range = True
 
-    def __init__(self, family: DDFamily, name: str = "(OPT)"):
-        self.family, self.name = family, name
+    def __init__(self, family: DDFamily, name: str = "(OPT)", *, tables: bool = True):
+        self.family, self.name, self.tables = family, name, bool(tables)
+        self._quantiles: dict[float, tuple] = {}  # key -> (mechanism, PieceQuantiles of its noises)
+
+    def _piece_quantiles(self, key: float, mech) -> PieceQuantiles:
+        cached = self._quantiles.get(key)
+        if cached is None or cached[0] is not mech:
+            cached = self._quantiles[key] = (mech, PieceQuantiles(mech.noises))
+        return cached[1]
 
     def unit_noise(self, values, sensitivity, u, *, phi_lo, phi_hi) -> np.ndarray:
         v = np.asarray(values, dtype=float)
@@ -932,11 +1126,15 @@ class DataDependentNoise:
         u = np.clip(np.asarray(u, dtype=float), _TINY, 1.0 - _TINY)
         out = np.empty(shape)
         flat_k, flat_t, flat_u, flat_o = key.ravel(), t.ravel(), u.ravel(), out.reshape(-1)
-        for k in np.unique(flat_k):
-            idx = np.nonzero(flat_k == k)[0]
+        keys = np.unique(flat_k)
+        for k in keys:
+            idx = np.nonzero(flat_k == k)[0] if keys.size > 1 else np.arange(flat_k.size)
             mech = self.family.mechanism(k)
             tt = np.clip(flat_t[idx], 0.0, np.nextafter(float(mech.piece_edges[-1]), -np.inf))
             pc = np.atleast_1d(mech.piece(tt))
+            if self.tables:
+                flat_o[idx] = self._piece_quantiles(float(k), mech).ppf(pc, flat_u[idx])
+                continue
             for l in np.unique(pc):
                 sel = idx[pc == l]
                 flat_o[sel] = mech.noises[l].ppf(flat_u[sel])
@@ -966,8 +1164,10 @@ def make_data_dependent(table: int, epsilon: float = 1.0, delta: float = 0.1, *,
 
 
 # ----------------------------------------------------------------------------------------------
-# Ledger rows of Tables 2 and 3
+# Ledger rows and HTML tables of Tables 2 and 3
 # ----------------------------------------------------------------------------------------------
+
+ML_TOLERANCE = dict(error=0.5, Imp=5.0)  # |ours − paper| within which a Table 2/3 value matches (points)
 
 def ml_ledger_rows(chapter: str, table: int, baseline: str, datasets: Sequence[str], offline: Sequence[str],
                    columns: Sequence[str], paper: Mapping, stored: Mapping, scale: Mapping, settings: Callable,
@@ -977,8 +1177,8 @@ def ml_ledger_rows(chapter: str, table: int, baseline: str, datasets: Sequence[s
     ``paper[name][side][column]`` are the paper's values, ``stored[name]["summary"][side]`` ours
     (:func:`summarize`), ``scale[name]`` the (splits, simulations) they were computed with,
     ``settings(name, side, column, k, m)`` the sentence describing our settings, ``opt_design`` how our
-    "(OPT)" is built and ``notes[name]`` how a dataset differs from the paper's. A value within 0.5
-    points (5 for Imp) of the paper's matches; Imp never matches when the non-private ``baseline`` is
+    "(OPT)" is built and ``notes[name]`` how a dataset differs from the paper's. A value within
+    :data:`ML_TOLERANCE` of the paper's (0.5 points, 5 for Imp) matches; Imp never matches when the non-private ``baseline`` is
     not better than the best literature mechanism (it then compares gaps of opposite sign). Datasets
     not available offline get "not reproducible here" rows.
     """
@@ -1004,7 +1204,7 @@ def ml_ledger_rows(chapter: str, table: int, baseline: str, datasets: Sequence[s
                 if ours is None or not np.isfinite(ours):
                     continue
                 k, m = scale[name]
-                status = compare(paper_v, round(ours, 4), abs_tol=5.0 if c == "Imp" else 0.5)
+                status = compare(paper_v, round(ours, 4), abs_tol=ML_TOLERANCE["Imp" if c == "Imp" else "error"])
                 expl = ""
                 if c == "Imp" and s["errors"][baseline] >= s["errors"][s["best_literature"]]:
                     status = "differs"  # Imp compares gaps of opposite sign: not meaningful, never a match
@@ -1017,3 +1217,71 @@ def ml_ledger_rows(chapter: str, table: int, baseline: str, datasets: Sequence[s
                 rows.append(Row(id=rid, chapter=chapter, location=loc, quantity=qty, paper=paper_v, ours=round(ours, 4),
                                 status=status, scale="paper" if (k, m) == (100, 1000) else "ci", explanation=expl))
     return rows
+
+
+_ML_TABLE_STYLE = """<style>
+table.ml-comparison {border-collapse: collapse; font-size: 0.8em; margin-bottom: 0.3em}
+table.ml-comparison th, table.ml-comparison td {padding: 1px 5px; text-align: right}
+table.ml-comparison th {text-align: center}
+table.ml-comparison td.name {text-align: left}
+table.ml-comparison td.scale {white-space: nowrap}
+table.ml-comparison td.paper, table.ml-comparison td.na {color: #666}
+table.ml-comparison .ok {background: #d8f0d8}
+table.ml-comparison .near {background: #fbefc4}
+table.ml-comparison .far {background: #f6d2d2}
+</style>"""
+
+
+def ml_comparison_html(side: str, datasets: Sequence[str], columns: Sequence[str], paper: Mapping,
+                       stored: Mapping, scale: Mapping, *, caption: str = "") -> str:
+    """Table 2 or 3 as an HTML table: per column our value next to the paper's, our cell coloured by
+    the deviation |ours − paper| (green within :data:`ML_TOLERANCE`, amber within four times it, red
+    beyond; the exact deviation in the cell's tooltip), then the one-sided paired t-test p of OPT
+    against the best literature mechanism.
+
+    ``columns`` are the error columns (the DP mechanisms and the non-private baseline); "(OPT)" and
+    "Imp" are appended. ``paper[name][side]``, ``stored[name]["summary"][side]`` and ``scale[name]``
+    (splits, simulations) as in :func:`ml_ledger_rows`; a dataset absent from ``stored`` shows the
+    paper's values only ("not offline").
+    """
+    import html
+
+    cols = [*columns, "(OPT)", "Imp"]
+    head = ["<th rowspan=2>dataset</th>", "<th rowspan=2>splits × sims</th>",
+            *(f"<th colspan=2>{html.escape(c)}</th>" for c in cols), "<th rowspan=2>p</th>"]
+    lines = [_ML_TABLE_STYLE, '<table class="ml-comparison">']
+    if caption:
+        lines.append(f"<caption>{html.escape(caption)}</caption>")
+    lines += ["<thead>", "<tr>", *head, "</tr>", "<tr>", *("<th>ours</th><th>paper</th>" for _ in cols),
+              "</tr>", "</thead>", "<tbody>"]
+    for name in datasets:
+        P = paper[name][side]
+        lines += ["<tr>", f'<td class="name">{html.escape(name)}</td>']
+        if name not in stored:
+            lines.append('<td class="na">not offline</td>')
+            for c in cols:
+                lines.append(f'<td class="na">—</td><td class="paper">{P[c]:.{1 if c == "Imp" else 2}f}</td>')
+            lines += ["<td></td>", "</tr>"]
+            continue
+        s = stored[name]["summary"][side]
+        k, m = scale[name]
+        lines.append(f'<td class="scale">{k}×{m}</td>')
+        for c in cols:
+            ours = s.get("imp") if c == "Imp" else s["errors"].get(c)
+            digits = 1 if c == "Imp" else 2
+            if ours is None or not np.isfinite(ours):
+                cell = '<td class="na">—</td>'
+            else:
+                tol = ML_TOLERANCE["Imp" if c == "Imp" else "error"]
+                dev = abs(ours - P[c])
+                kind = "ok" if dev <= tol else "near" if dev <= 4 * tol else "far"
+                cell = f'<td class="{kind}" title="ours − paper: {ours - P[c]:+.{digits}f}">{ours:.{digits}f}</td>'
+            lines.append(cell + f'<td class="paper">{P[c]:.{digits}f}</td>')
+        lines += [f"<td>{s['p']:.1e}</td>", "</tr>"]
+    tol = ML_TOLERANCE
+    lines += ["</tbody>", "</table>",
+              f'<p style="font-size:0.8em">Our cell coloured by |ours − paper|: <span class="ok">≤ '
+              f"{tol['error']:g}</span>, <span class=\"near\">≤ {4 * tol['error']:g}</span>, "
+              f"<span class=\"far\">more</span> points (Imp: ≤ {tol['Imp']:g}, ≤ {4 * tol['Imp']:g}); "
+              "p: one-sided paired t-test of OPT against the best literature mechanism.</p>"]
+    return "\n".join(lines)

@@ -17,7 +17,10 @@ all splits at once. Each chunk's per-split errors go to
 dataset whose chunks are all done, the per-split errors (averaged over simulations) of every mechanism,
 the table row (mean errors, Imp, t-test), the seconds it took, and provenance (dpdro version, git commit,
 date, machine, parameters, the noises used). Datasets stored in that file by earlier runs and not part
-of the sweep are kept.
+of the sweep are kept. Table 3 trains with :func:`repro.experiments.pcd_train` (fused numba kernels,
+float32 margins, one thread: the sweep runs one process per core, and joblib's loky workers and Dask's
+nannies pin BLAS to one thread); each chunk records it under ``coordinate_descent``, and the merged
+file repeats it in each dataset's row and lists it in its provenance.
 
 Usage: ``scripts/sweep.py table2 table3 --splits 100 --sims 1000`` (or ``scripts/run_ml_experiments.py``);
 ``--variant authors`` uses the authors' code settings (``NBSettings.authors()``, Table 2 only).
@@ -25,6 +28,7 @@ Usage: ``scripts/sweep.py table2 table3 --splits 100 --sims 1000`` (or ``scripts
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -32,7 +36,7 @@ import numpy as np
 
 from .datasets import available_datasets, load_dataset, one_hot
 from .experiments import (RESULTS_DIR, NBSettings, make_data_dependent, make_mechanisms, optimized_unit_noise,
-                          run_naive_bayes, run_pcd, summarize)
+                          pcd_backend, run_naive_bayes, run_pcd, summarize)
 from .paths import RESULTS
 from .provenance import provenance, read_json, write_json_atomic
 from .sweep import Family, Option, load_result, task_dir
@@ -46,7 +50,9 @@ DD_CACHE = OUT / "dd_mechanisms.json"
 EPSILON, DELTA = 1.0, 0.1
 BASELINE = {2: "NB", 3: "PCD"}
 CI = dict(splits=2, sims=5, chunk=1, datasets=("post-operative", "ecoli"))
-PAPER = dict(splits=100, sims=1000, chunk={2: 10, 3: 1})  # Table 3: a split of adult is hours
+PAPER = dict(splits=100, sims=1000, chunk={2: 10, 3: 1})  # Table 3: a split of adult is minutes (hours before the kernels)
+# how Table 3's coordinate descent ran (recorded in every chunk and in the merged provenance)
+PCD_IMPLEMENTATION = dict(function="repro.experiments.pcd_train", dtype="float32", parallel=False)
 
 
 def result_path(table: int, variant: str, splits: int, sims: int, root: Path | str = RESULTS) -> Path:
@@ -75,8 +81,8 @@ def compute(params: dict) -> dict:
         res = run_naive_bayes(ds, mechs, settings=settings, **kw)
         extra = dict(n=ds.n, n_num=ds.n_num, n_cat=ds.n_cat, n_classes=ds.n_classes)
     else:
-        res = run_pcd(ds, mechs, **kw)
-        extra = dict(n=ds.n, d=one_hot(ds).X.shape[1])
+        res = run_pcd(ds, mechs, **kw)  # repro.experiments.pcd_train: fused kernels, float32 margins
+        extra = dict(n=ds.n, d=one_hot(ds).X.shape[1], coordinate_descent=PCD_IMPLEMENTATION | dict(backend=pcd_backend()))
     return dict(dataset=name, table=table, variant=params["variant"], first_split=params["first"],
                 n_splits=params["count"], n_sims=params["sims"], seed=params["seed"], **extra,
                 seconds=time.perf_counter() - t0,
@@ -134,7 +140,7 @@ def merge(root: Path, tasks: list, scale: str, opts: dict) -> list:
             p["dataset"], []).append(t)
     written = []
     for (table, variant, splits, sims, seed), by_dataset in runs.items():
-        rows, opt_info, solves = {}, None, {}
+        rows, opt_info, solves, implementations = {}, None, {}, set()
         for name, chunks in by_dataset.items():
             results = [load_result(t) for t in sorted(chunks, key=lambda t: t.params["first"])]
             if any(r is None for r in results):
@@ -142,13 +148,16 @@ def merge(root: Path, tasks: list, scale: str, opts: dict) -> list:
             per_split = {side: {m: [v for r in results for v in r["per_split"][side][m]]
                                 for m in results[0]["per_split"][side]} for side in ("in", "out")}
             arrays = {side: {m: np.asarray(v) for m, v in per_split[side].items()} for side in per_split}
-            extra = {k: results[0][k] for k in ("n", "n_num", "n_cat", "n_classes", "d") if k in results[0]}
+            extra = {k: results[0][k] for k in ("n", "n_num", "n_cat", "n_classes", "d", "coordinate_descent")
+                     if k in results[0]}
             rows[name] = dict(dataset=name, **extra, seconds=sum(r["seconds"] for r in results),
                               per_split=per_split, summary=summarize(arrays, baseline=BASELINE[table]),
                               chunks=len(results))
             opt_info = results[0]["opt_noise"]
             for r in results:
                 solves.update(r["data_dependent_solves"])
+                if "coordinate_descent" in r:  # Table 3 chunks computed with the fused kernels
+                    implementations.add(json.dumps(r["coordinate_descent"], sort_keys=True))
         if not rows:
             continue
         path = result_path(table, variant, splits, sims, root) if not seed else \
@@ -158,9 +167,10 @@ def merge(root: Path, tasks: list, scale: str, opts: dict) -> list:
         store["datasets"].update(rows)
         order = [*available_datasets(), *store["datasets"]]
         store["datasets"] = {n: store["datasets"][n] for n in dict.fromkeys(order) if n in store["datasets"]}
+        pcd = dict(coordinate_descent=[json.loads(i) for i in sorted(implementations)]) if implementations else {}
         store["provenance"] = provenance(
             sum(r["seconds"] for r in rows.values()), epsilon=EPSILON, delta=DELTA, seed=seed, n_splits=splits,
-            n_sims=sims, variant=variant, opt_noise=opt_info,
+            n_sims=sims, variant=variant, opt_noise=opt_info, **pcd,
             data_dependent=dict(mechanism="(OPT): repro.experiments.make_data_dependent (see its module section "
                                           "for the design)", solves=dict(sorted(solves.items()))),
             sweep=dict(datasets=sorted(rows), note="per-chunk results and provenance in "

@@ -198,10 +198,12 @@ def test_pcd_vectorised_equals_naive_loop(postop):
     X, y = design.X[:40], design.y[:40]
     tln = ex.make_mechanisms(1.0, 0.1)["TLN"]
     settings = ex.PCDSettings(T=3, lam=1e-3)
-    H = ex.pcd_train(X, y, tln, 3, np.random.default_rng(11), np.random.default_rng(12), settings)
+    H = ex.pcd_train(X, y, tln, 3, np.random.default_rng(11), np.random.default_rng(12), settings, dtype=np.float64)
     K = math.ceil(X.shape[1] / 4)
     ref = _naive_pcd(X, y, lambda u: tln.unit_samples(np.array(u)), 3, 11, 12, 3, K, 1e-3, 2.0)
     np.testing.assert_allclose(H, ref, rtol=1e-10, atol=1e-12)
+    H32 = ex.pcd_train(X, y, tln, 3, np.random.default_rng(11), np.random.default_rng(12), settings)  # float32
+    np.testing.assert_allclose(H32, ref, rtol=0, atol=1e-6)
 
 
 def test_pcd_records_queries_within_bounds(ecoli):
@@ -421,3 +423,18 @@ def test_coordinate_descent_loss():
         # the noise avoids the steep side opposite to the query's sign
         assert all(np.sign(n.mean) == np.sign(lo) and abs(n.mean) > 1.0 for n in ub.noises)
         assert dd.lower_bound(prob, part).value <= ub.value
+
+
+def test_ml_comparison_html_colours_the_deviation():
+    paper = {"a": {"in": {"GN": 10.0, "NB": 5.0, "(OPT)": 8.0, "Imp": 20.0}},
+             "b": {"in": {"GN": 1.0, "NB": 1.0, "(OPT)": 1.0, "Imp": 1.0}}}
+    stored = {"a": {"summary": {"in": {"errors": {"GN": 10.4, "NB": 6.5, "(OPT)": 20.0}, "imp": 21.0,
+                                       "p": 0.01}}}}
+    html = ex.ml_comparison_html("in", ["a", "b"], ["GN", "NB"], paper, stored, {"a": (100, 1000)},
+                                 caption="Table 9 <in>")
+    assert "<caption>Table 9 &lt;in&gt;</caption>" in html and "100×1000" in html
+    assert '<td class="ok" title="ours − paper: +0.40">10.40</td>' in html  # within 0.5
+    assert '<td class="near" title="ours − paper: +1.50">6.50</td>' in html  # within 4 × 0.5
+    assert '<td class="far" title="ours − paper: +12.00">20.00</td>' in html
+    assert '<td class="ok" title="ours − paper: +1.0">21.0</td>' in html  # Imp: within 5
+    assert html.count("not offline") == 1 and "1.0e-02" in html
