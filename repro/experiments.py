@@ -1215,7 +1215,8 @@ def ml_ledger_rows(chapter: str, table: int, baseline: str, datasets: Sequence[s
                 if name in notes:
                     expl += f"; {notes[name]}"
                 rows.append(Row(id=rid, chapter=chapter, location=loc, quantity=qty, paper=paper_v, ours=round(ours, 4),
-                                status=status, scale="paper" if (k, m) == (100, 1000) else "ci", explanation=expl))
+                                status=status, scale="paper" if (k, m) == (100, 1000) else "reduced",
+                                explanation=expl))
     return rows
 
 

@@ -55,7 +55,7 @@ STATUSES = ("matches", "differs", "not reproducible here")
 CATEGORIES = ("matches", "paper error (proven)", "ambiguous in the paper", "consistent with the paper's bound",
               "reduced scale", "data differs", "unexplained", "not reproducible here")
 _RECORDABLE = tuple(dict.fromkeys(STATUSES + CATEGORIES))
-SCALES = ("ci", "paper", "exact")
+SCALES = ("ci", "reduced", "paper", "exact")
 
 
 @dataclass(frozen=True)
@@ -68,8 +68,9 @@ class Row:
     quantity : what it is, e.g. ``"suboptimality of truncated Laplace (%)"``.
     paper, ours : the paper's value and ours (``ours`` is ``None`` when not reproducible here).
     status : one of :data:`STATUSES`.
-    scale : ``"ci"`` (the notebook's quick default), ``"paper"`` (full scale, possibly loaded from
-        ``results/``) or ``"exact"`` (no scale involved, e.g. a closed form).
+    scale : ``"ci"`` (the notebook's quick default), ``"reduced"`` (a stored run below the paper's
+        scale, e.g. fewer splits × simulations, stated in the explanation), ``"paper"`` (full scale,
+        possibly loaded from ``results/``) or ``"exact"`` (no scale involved, e.g. a closed form).
     explanation : required for every status other than ``matches``.
     deviation : ours − paper (absolute), computed by :func:`compare` unless given.
     """
