@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._rounding import UNIT_ROUNDOFF as _U
+from .._rounding import round_up as _round_up
 from .._validation import check_choice
 from ..lp import RELEASE_MARGIN, PrivacyLP
 from ..monotone import monotone_matrix
@@ -16,7 +18,16 @@ from ..partition import Partition
 from ..solvers import INF
 from .problem import Problem
 
-__all__ = ["DDBoundingLP"]
+__all__ = ["DDBoundingLP", "rounding_applies"]
+
+
+def rounding_applies(problem: Problem, beta: float) -> bool:
+    """Whether the randomized-rounding lower bound applies: every loss of ``problem`` (and its cap loss)
+    has a finite grid interpolation excess on the grid βℤ."""
+    losses = list(problem.losses) if problem.losses is not None else [problem.loss]
+    if problem.cap is not None and problem.cap_loss is not None:
+        losses.append(problem.cap_loss)
+    return all(loss.grid_interpolation_excess(beta) is not None for loss in losses)
 
 
 class DDBoundingLP(PrivacyLP):
@@ -27,19 +38,36 @@ class DDBoundingLP(PrivacyLP):
     are Σ_j p_l(j) = 1. A *constraint group* r is a triple (l, l′, s): the privacy constraints
     p_l(A) ≤ e^ε p_l′(A − sβ) + δ for all events A, added as whole-shift cuts (budget row plus
     t-columns) or single-event cuts. It has the interface :func:`run_cutting_plane` expects.
+
+    ``coefficients`` (lower bound): ``"infimum"`` (D′, cell infima of c) or ``"rounding"`` (D′_R of
+    :mod:`dpdro.data_dependent`: the decision cell [iβ, (i+1)β) is read as the grid point iβ at cost
+    c(iβ), no monotonicity rows, caps relaxed by the cap loss's excess, and :meth:`dual_bound`
+    subtracts Σ_k w_k·e_β). ``offset`` (upper bound): every noise translated by ``offset`` (the cell
+    costs are the averages over the translated cells; the rows do not change).
     """
 
     def __init__(self, problem: Problem, partition: Partition, kind: str = "upper", *,
-                 grouped: bool = False):
+                 grouped: bool = False, coefficients: str = "infimum", offset: float = 0.0):
         if not isinstance(problem, Problem):
             raise TypeError(f"problem must be a dpdro.data_dependent.Problem, got {type(problem).__name__}")
         if not isinstance(partition, Partition):
             raise TypeError(f"partition must be a dpdro.Partition, got {type(partition).__name__}")
         check_choice("kind", kind, ("upper", "lower"))
+        check_choice("coefficients", coefficients, ("infimum", "rounding"))
+        if coefficients == "rounding" and kind != "lower":
+            raise ValueError("coefficients='rounding' applies to the lower bound (kind='lower') only")
         if kind == "lower" and not partition.is_uniform:
             raise ValueError("D′(π, β) is implemented for uniform noise partitions (cells of width β) only: on wider "
                              "cells the segment constraints of the paper are not a relaxation (see dpdro.lower_bound)")
         self.problem, self.partition, self.kind = problem, partition, kind
+        self.coefficients = coefficients if kind == "lower" else "average"
+        if offset and kind != "upper":
+            raise ValueError("offset (a translation of every noise) applies to the upper bound only")
+        self.offset = float(offset)
+        rounding = coefficients == "rounding"
+        if rounding and not rounding_applies(problem, partition.beta):
+            raise ValueError("coefficients='rounding' needs losses (and a cap loss) with a finite grid "
+                             "interpolation excess (dpdro.Loss.grid_interpolation_excess)")
         base = problem.base_problem
         self.k = base.shifts(partition.beta)
         self.exp_eps = base.exp_epsilon
@@ -98,42 +126,61 @@ class DDBoundingLP(PrivacyLP):
             wts = problem.weight_masses(g.edges)
             loss_of = [problem.piece_loss(l) for l in range(self.M)]
         self.weights = np.asarray(wts, dtype=float)
-        costs, cap_rows = [], []
+        costs, cap_rows, cap_rhs, excess = [], [], [], []
         cache = {}
+        edges = self.columns.edges
+
+        def coefficients_of(loss):
+            """Per-column coefficients of ``loss`` and its grid interpolation excess (0 unless rounding)."""
+            if rounding:  # the grid point iβ of column i (its left edge), then the mass beyond the padding
+                c = np.append(np.asarray(loss(a), dtype=float), loss.tail_infimum(edges[0], edges[-1]))
+                return c, float(loss.grid_interpolation_excess(partition.beta))
+            c = loss.cell_infimum(a, b) if lower else loss.cell_average(a + self.offset, b + self.offset)
+            if lower:
+                c = np.append(c, loss.tail_infimum(edges[0], edges[-1]))
+            return c, 0.0
+
         for l in range(self.M):
             key = id(loss_of[l])
             if key not in cache:
                 loss = loss_of[l]
-                c = loss.cell_infimum(a, b) if lower else loss.cell_average(a, b)
-                if lower:
-                    c = np.append(c, loss.tail_infimum(self.columns.edges[0], self.columns.edges[-1]))
+                c, e = coefficients_of(loss)
                 if not np.all(np.isfinite(c)) or np.any(c < 0):
                     raise ValueError(f"loss {loss.name!r} gave negative or non-finite cell coefficients")
-                cl = problem.cap_loss or loss
-                if problem.cap is not None:
-                    cc = cl.cell_infimum(a, b) if lower else cl.cell_average(a, b)
-                    if lower:
-                        cc = np.append(cc, cl.tail_infimum(self.columns.edges[0], self.columns.edges[-1]))
-                else:
-                    cc = None
-                cache[key] = (c, cc)
-            c, cc = cache[key]
+                cc, ce = coefficients_of(problem.cap_loss or loss) if problem.cap is not None else (None, 0.0)
+                cache[key] = (c, e, cc, ce)
+            c, e, cc, ce = cache[key]
             costs.append(self.weights[l] * c)
+            excess.append(e)
             cap_rows.append(cc)
+            cap_rhs.append(ce)
         self.cost = np.concatenate(costs)
+        # randomized rounding: the LP's objective exceeds the bound by Σ_k w_k·e_k (subtracted by dual_bound)
+        self.excess = float(np.sum(self.weights * np.asarray(excess))) if rounding else 0.0
         super().__init__(self.cost, delta=problem.delta if lower else problem.delta * (1.0 - RELEASE_MARGIN))
         self.add_simplex_rows(sp.kron(sp.identity(self.M, format="csr"), sp.csr_matrix(np.ones((1, self.n_c)))).tocsr())
-        if problem.monotone:
+        if problem.monotone and not rounding:  # a rounded monotone noise need not be monotone: rows dropped
             mono = monotone_matrix(self.table.column_pi, lower=lower, n_cols=self.n_c)
             mat = sp.kron(sp.identity(self.M, format="csr"), mono).tocsr()
             if mat.shape[0]:
                 self.add_fixed_rows(mat, -INF, 0.0)
         if problem.cap is not None:
             # a small margin absorbs the solver tolerance so released noise meets the cap exactly
-            rhs = problem.cap if lower else problem.cap - 1e-8 * max(1.0, problem.cap)
+            # rounding raises E c_cap by at most the cap loss's excess e: the rounded laws meet cap + e
+            rhs = (np.nextafter(np.array([problem.cap + _round_up(e) for e in cap_rhs]), np.inf) if rounding else
+                   problem.cap if lower else problem.cap - 1e-8 * max(1.0, problem.cap))
             mat = sp.block_diag([sp.csr_matrix(r[None, :]) for r in cap_rows]).tocsr()
             self.add_fixed_rows(mat, -INF, rhs)
         self._segments: dict[int, tuple] = {}
+
+    def dual_bound(self, row_duals: np.ndarray) -> float:
+        """The certified Lagrangian bound of :mod:`dpdro.lp`, minus the rounding excess Σ_k w_k·e_k
+        (rounded up) for ``coefficients="rounding"``."""
+        bound = super().dual_bound(row_duals)
+        if self.excess:
+            bound = float(np.nextafter(bound - _round_up(self.excess * (1.0 + 4 * self.weights.size * _U)),
+                                       -np.inf))
+        return bound
 
     # ------------------------------------------------------------------ oracle (Algorithms 3 / G.1)
     def densities(self, x: np.ndarray) -> np.ndarray:

@@ -100,13 +100,81 @@ def test_upper_lp_vs_brute(pieces):
 def test_lower_lp_vs_brute():
     prob = tiny()
     part = dpdro.Partition.uniform(L=2, beta=0.5)
-    lb = dd.lower_bound(prob, part)
+    lb = dd.lower_bound(prob, part, coefficients="infimum")
     g = prob.grouping(0.5)
     w = prob.weight_infima(g.fine_edges) * 0.5
     ref = dd_brute_lp(prob, part, lower=True, lam=np.arange(g.K + 1), cell_cost_weights=w)
     assert lb.lp_value == pytest.approx(ref, abs=1e-8)
     assert lb.value <= ref + 1e-12
     assert lb.value == pytest.approx(ref, abs=1e-7)
+
+
+@pytest.mark.parametrize("loss", ["l1", "l2"])
+def test_rounding_lower_lp_vs_brute(loss):
+    """D′_R: the LP of dpdro against the same LP written out event by event."""
+    prob = tiny(loss=loss)
+    part = dpdro.Partition.uniform(L=2, beta=0.5)
+    lb = dd.lower_bound(prob, part, coefficients="rounding")
+    g = prob.grouping(0.5)
+    w = prob.weight_infima(g.fine_edges) * 0.5
+    ref = dd_brute_lp(prob, part, lower=True, lam=np.arange(g.K + 1), cell_cost_weights=w, rounding=True)
+    assert lb.coefficients == "rounding"
+    assert lb.value <= ref + 1e-12
+    assert lb.value == pytest.approx(ref, abs=1e-7)
+
+
+def test_rounding_lower_bound_default_and_dominance():
+    """ℓ1: D′_R dominates D′ column by column, so the default solves D′_R alone and is at least D′;
+    ℓ2: both are solved and the larger is returned."""
+    part = dpdro.Partition.uniform(L=4, beta=0.5)
+    lb1 = dd.lower_bound(tiny(), part)
+    old = dd.lower_bound(tiny(), part, coefficients="infimum")
+    assert lb1.coefficients == "rounding" and set(lb1.candidates) == {"rounding"}
+    assert lb1.value >= old.value - 1e-12
+    lb2 = dd.lower_bound(tiny(loss="l2"), part)
+    assert set(lb2.candidates) == {"rounding", "infimum"}
+    assert lb2.value == max(lb2.candidates.values())
+    mono = dd.lower_bound(tiny(monotone=True), part)  # monotone: D′ with its rows is also solved
+    assert set(mono.candidates) == {"rounding", "infimum"}
+    with pytest.raises(ValueError, match="coefficients"):
+        dd.lower_bound(tiny(), part, coefficients="average")
+
+
+def test_rounding_lower_bound_on_the_shift_set_counterexample():
+    """The instance on which D′ over the paper's E′_km (Appendix C.3) gives 1.506 > P′: a constant
+    mechanism (output 1/4 whatever ϕ, 0-DP) has expected ℓ1 loss E|1/4 − ϕ| = 1/8 for ϕ ~ U[0, 1/2)."""
+    prob = dd.Problem(epsilon=0.1, delta=0.01, sensitivity=1.0, phi_lo=0.0, phi_hi=0.5)
+    for L in (2, 8, 40):
+        lb = dd.lower_bound(prob, dpdro.Partition.uniform(L=L, beta=0.25))
+        assert lb.coefficients == "rounding"
+        assert 0.0 < lb.value <= 0.125
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rounding_lower_bound_below_certified_upper_bounds(seed):
+    """Random small instances: D′_R(β) ≤ P′(β) and ≤ P′(β/2) (certified mechanisms, any grid)."""
+    rng = np.random.default_rng(100 + seed)
+    eps = float(rng.choice([0.3, 1.0, 3.0]))
+    delta = float(rng.choice([0.05, 0.2, 0.4]))
+    loss = str(rng.choice(["l1", "l2"]))
+    sens = float(rng.choice([0.5, 1.0]))
+    width = float(rng.choice([0.5, 1.0, 1.5]))
+    prob = dd.Problem(epsilon=eps, delta=delta, sensitivity=sens, phi_lo=-0.5, phi_hi=width - 0.5, loss=loss)
+    A = math.ceil(truncated_laplace_half_width(epsilon=eps, delta=delta, sensitivity=sens)) + 1
+    beta = 0.25
+    lb = dd.lower_bound(prob, dpdro.Partition.uniform(L=int(A / beta), beta=beta))
+    for b in (beta, beta / 2):
+        part = dpdro.Partition.uniform(L=int(A / b), beta=b)
+        for centred in (False, True):
+            ub = dd.upper_bound(prob, part, centred=centred)
+            assert ub.mechanism.certify() <= prob.delta
+            assert lb.value <= ub.value
+
+
+def test_rounding_lower_bound_tightens_on_nested_grids():
+    prob = dd.Problem(**FIG3)
+    vals = [dd.lower_bound(prob, fig3_part(prob, b)).value for b in (1.0, 0.5, 0.25)]
+    assert vals[0] <= vals[1] + 1e-9 <= vals[2] + 2e-9
 
 
 def test_highs_vs_ecos():
@@ -153,9 +221,13 @@ def test_single_piece_reduces_to_data_independent():
     ub, P = dd.upper_bound(prob, part), dpdro.upper_bound(prob.base_problem, part)
     assert ub.lp_value == pytest.approx(P.lp_value, abs=1e-8)
     assert ub.value == pytest.approx(P.value, abs=1e-7)
-    lb, D = dd.lower_bound(prob, part, grouped=True), dpdro.lower_bound(prob.base_problem, part)
+    lb, D = dd.lower_bound(prob, part, grouped=True, coefficients="infimum"), dpdro.lower_bound(prob.base_problem, part)
     assert lb.lp_value == pytest.approx(D.lp_value, abs=1e-8)
     assert lb.value == pytest.approx(D.value, abs=1e-7)
+    # the rounding bound of the grouped problem: at least D (ℓ1) and below the certified P
+    lr = dd.lower_bound(prob, part, grouped=True)
+    assert lr.coefficients == "rounding"
+    assert D.value - 1e-9 <= lr.value <= P.value
 
 
 @pytest.mark.parametrize("delta", [0.2, 1e-3])
