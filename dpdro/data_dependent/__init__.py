@@ -11,7 +11,8 @@ One namespace that mirrors the data-independent API::
 Modules: :mod:`~dpdro.data_dependent.problem` (the problem P′ and its pieces),
 :mod:`~dpdro.data_dependent.lp` (the bounding LPs P′(π, β), D′(π, β) and D′_R(L, β)),
 :mod:`~dpdro.data_dependent.bounds` (solving them and releasing a certified mechanism),
-:mod:`~dpdro.data_dependent.oracle` (Algorithms 3 and G.1), :mod:`~dpdro.data_dependent.privacy`
+:mod:`~dpdro.data_dependent.optimal` (:func:`optimal_noise`, the driver that refines β until a target
+gap or a time limit), :mod:`~dpdro.data_dependent.oracle` (Algorithms 3 and G.1), :mod:`~dpdro.data_dependent.privacy`
 (exact certificates of a family of noises) and :mod:`~dpdro.data_dependent.mechanism` (the released
 mechanism).
 
@@ -120,11 +121,13 @@ certificate of the released family (:func:`certify_delta`) with repair by mixing
 
 from .bounds import LowerBound, UpperBound, lower_bound, upper_bound
 from .mechanism import Mechanism
+from .optimal import DDOptimalNoise, optimal_noise
 from .oracle import Shortfall, max_privacy_shortfall
 from .privacy import PrivacyProfile, certify_delta, privacy_profile
 from .problem import Problem
 
 __all__ = [
+    "DDOptimalNoise",
     "LowerBound",
     "Mechanism",
     "PrivacyProfile",
@@ -134,6 +137,7 @@ __all__ = [
     "certify_delta",
     "lower_bound",
     "max_privacy_shortfall",
+    "optimal_noise",
     "privacy_profile",
     "upper_bound",
 ]

@@ -75,7 +75,7 @@ def _cp_defaults(lp: DDBoundingLP) -> dict:
 
 def _family(lp: DDBoundingLP, x: np.ndarray) -> list[PiecewiseUniform]:
     part, prob = lp.partition, lp.problem
-    P = np.clip(np.asarray(x[: lp.n_p]).reshape(lp.M, lp.n_c), 0.0, None)
+    P = np.clip(lp.probabilities(x), 0.0, None)
     out = []
     for l in range(lp.M):
         meta = dict(epsilon=prob.epsilon, delta=prob.delta, sensitivity=prob.sensitivity,
@@ -101,7 +101,7 @@ def _mix(a, b, w):
 
 
 def upper_bound(problem: Problem, partition: Partition, *, centred: bool = False, cuts: str = "shift",
-                tol: float = 1e-9, **kwargs) -> UpperBound:
+                tol: float = 1e-9, time_limit: float | None = None, **kwargs) -> UpperBound:
     """Solve P′(π, β) by Algorithm 1 with the oracle of Algorithm 3 / G.1 and release its noises.
 
     Returns a :class:`UpperBound` whose ``mechanism`` (one PiecewiseUniform per piece) satisfies
@@ -111,14 +111,34 @@ def upper_bound(problem: Problem, partition: Partition, *, centred: bool = False
     centred on 0). The privacy constraints of P′ only involve differences of noise positions, so
     translating the whole family keeps it feasible; only the cell-average losses change (for ℓ1 the
     cell around 0 costs β/4 instead of β/2). Not for monotone problems (monotone in |x| about 0).
-    ``**kwargs`` go to :func:`dpdro.cutting_plane.run_cutting_plane` (``time_limit``, ``max_iter``, …).
+    When the instance is mirror-symmetric (symmetric loss, pieces and weight symmetric about the
+    centre of Φ, ``Partition.uniform``), the centred LP is solved over families with
+    p_{M−1−l}(x) = p_l(−x) only: a restriction, so still an upper bound, and by convexity and the
+    symmetry of P′ no loss at all (the mirror average of an optimal family is optimal); the LP has
+    half the columns and half the constraint groups.
+    ``time_limit`` bounds the whole call (LP construction, Algorithm 1 and the repair's re-solves): when
+    Algorithm 1 has not converged by then there is no certified mechanism and RuntimeError is raised
+    (TimeoutError if not even the first relaxation was solved); a repair re-solve cut short is skipped.
+    ``**kwargs`` go to :func:`dpdro.cutting_plane.run_cutting_plane` (``max_iter``, …).
     """
+    t0 = time.perf_counter()
     centred = check_bool("centred", centred)
+    if time_limit is not None:
+        time_limit = check_positive("time_limit", time_limit)
     if centred and problem.monotone:
         raise ValueError("centred=True is not available for monotone problems (monotone in |x| about 0)")
-    lp = DDBoundingLP(problem, partition, "upper", offset=-partition.beta / 2 if centred else 0.0)
+
+    def left():
+        return None if time_limit is None else time_limit - (time.perf_counter() - t0)
+
+    # with centred cells a mirror-symmetric instance is solved over mirror-symmetric families (half the LP)
+    symmetric = centred and not DDBoundingLP._symmetry_obstacle(problem, partition, "upper")
+    lp = DDBoundingLP(problem, partition, "upper", offset=-partition.beta / 2 if centred else 0.0,
+                      symmetric=symmetric)
     opts = {**_cp_defaults(lp), **kwargs}
-    res = run_cutting_plane(lp, cuts=cuts, tol=tol, **opts)
+    if left() is not None and left() <= 0:
+        raise TimeoutError(f"the upper bound ran out of the time limit of {time_limit:g} s while building the LP")
+    res = run_cutting_plane(lp, cuts=cuts, tol=tol, time_limit=left(), **opts)
     if not res.converged:
         raise RuntimeError(f"Algorithm 1 stopped after {res.iterations} iterations ({res.seconds:.1f} s) with a "
                            f"privacy shortfall of {res.max_shortfall:.3e}; no certified mechanism to release")
@@ -136,10 +156,12 @@ def upper_bound(problem: Problem, partition: Partition, *, centred: bool = False
 
     def resolve(frac):
         def make():
+            if left() is not None and left() <= 0:
+                return None
             lp.set_delta(frac * problem.delta)
             try:
-                return _family(lp, run_cutting_plane(lp, cuts=cuts, tol=tol, **opts).x)
-            except InfeasibleError:
+                return _family(lp, run_cutting_plane(lp, cuts=cuts, tol=tol, time_limit=left(), **opts).x)
+            except (InfeasibleError, TimeoutError):
                 return None
             finally:
                 lp.set_delta(problem.delta * (1.0 - RELEASE_MARGIN))
@@ -155,8 +177,8 @@ def upper_bound(problem: Problem, partition: Partition, *, centred: bool = False
             raise RuntimeError(f"released noise exceeds the cap {problem.cap:g} (max {capped.max():.12g}); "
                                "solver tolerance too large")
     value = _round_up(float(np.sum(lp.weights * losses)))
-    return UpperBound(value, mech, d, res.objective, losses, lp.weights, partition, res.iterations, res.seconds,
-                        weight, res.simplex_iterations, res.history)
+    return UpperBound(value, mech, d, res.objective, losses, lp.weights, partition, res.iterations,
+                      time.perf_counter() - t0, weight, res.simplex_iterations, res.history)
 
 
 def _rounding_dominates(problem: Problem, lp: DDBoundingLP) -> bool:
@@ -209,7 +231,8 @@ def lower_bound(problem: Problem, partition: Partition, *, grouped: bool = False
             if best is None:
                 raise TimeoutError(f"the lower bound ran out of the time limit of {time_limit:g} s")
             break
-        lp = DDBoundingLP(problem, partition, "lower", grouped=grouped, coefficients=kind)
+        symmetric = not DDBoundingLP._symmetry_obstacle(problem, partition, "lower", kind, grouped)
+        lp = DDBoundingLP(problem, partition, "lower", grouped=grouped, coefficients=kind, symmetric=symmetric)
         opts = {**_cp_defaults(lp), **kwargs}
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
         if left is not None and left <= 0:
@@ -229,6 +252,6 @@ def lower_bound(problem: Problem, partition: Partition, *, grouped: bool = False
         if coefficients is None and kind == "rounding" and _rounding_dominates(problem, lp):
             break
     value, lp, res, kind = best
-    P = np.clip(res.x[: lp.n_p], 0.0, None).reshape(lp.M, lp.n_c)
+    P = np.clip(lp.probabilities(res.x), 0.0, None)
     return LowerBound(value, res.objective, P, lp.columns, lp.table.core_offset, partition, res.iterations,
                       time.perf_counter() - t0, grouped, res.simplex_iterations, res.history, kind, values)

@@ -47,7 +47,8 @@ class DDBoundingLP(PrivacyLP):
     """
 
     def __init__(self, problem: Problem, partition: Partition, kind: str = "upper", *,
-                 grouped: bool = False, coefficients: str = "infimum", offset: float = 0.0):
+                 grouped: bool = False, coefficients: str = "infimum", offset: float = 0.0,
+                 symmetric: bool = False):
         if not isinstance(problem, Problem):
             raise TypeError(f"problem must be a dpdro.data_dependent.Problem, got {type(problem).__name__}")
         if not isinstance(partition, Partition):
@@ -100,6 +101,17 @@ class DDBoundingLP(PrivacyLP):
         tm = np.concatenate(tm).astype(np.int64) if tm else np.zeros(0, np.int64)
         ts = np.concatenate(ts).astype(np.int64) if ts else np.zeros(0, np.int64)
         self.M = int(self.lam.size - 1)
+        self.symmetric = bool(symmetric)
+        if self.symmetric:
+            why = self._symmetry_obstacle(problem, partition, kind, coefficients, grouped)
+            if why:
+                raise ValueError(f"symmetric=True needs a mirror-symmetric instance: {why}")
+            # one group of each mirror pair (l, l′, s) ~ (M−1−l, M−1−l′, −s): equal shortfalls for a symmetric family
+            M, span = self.M, 2 * kd + 3
+            key = (tl * M + tm) * span + (ts + kd + 1)
+            mirror = ((M - 1 - tl) * M + (M - 1 - tm)) * span + (-ts + kd + 1)
+            keep = key <= mirror
+            tl, tm, ts = tl[keep], tm[keep], ts[keep]
         if lower:
             self.table = segment_table(base, partition, lower=True)
         else:
@@ -155,13 +167,28 @@ class DDBoundingLP(PrivacyLP):
             cap_rows.append(cc)
             cap_rhs.append(ce)
         self.cost = np.concatenate(costs)
+        # columns: p_l(j) for every piece and cell, or (symmetric) one column per mirror orbit
+        n_full = self.M * self.n_c
+        if self.symmetric:
+            f = np.arange(n_full)
+            j = f % self.n_c
+            j_mir = np.where(j < self.n_cells, self.n_cells - 1 - j, j)  # cell i ↦ −i; the tail column stays
+            mir = (self.M - 1 - f // self.n_c) * self.n_c + j_mir
+            reps, red = np.unique(np.minimum(f, mir), return_inverse=True)
+            self._expand = sp.csr_matrix((np.ones(n_full), (f, red)), shape=(n_full, reps.size))
+        else:
+            self._expand = sp.identity(n_full, format="csr")
+        self._orbit = self._expand.indices  # reduced column of every full column
+        self.cost = self._expand.T @ self.cost
+        n_blocks = (self.M + 1) // 2 if self.symmetric else self.M  # normalisation / cap rows of one of each pair
         # randomized rounding: the LP's objective exceeds the bound by Σ_k w_k·e_k (subtracted by dual_bound)
         self.excess = float(np.sum(self.weights * np.asarray(excess))) if rounding else 0.0
         super().__init__(self.cost, delta=problem.delta if lower else problem.delta * (1.0 - RELEASE_MARGIN))
-        self.add_simplex_rows(sp.kron(sp.identity(self.M, format="csr"), sp.csr_matrix(np.ones((1, self.n_c)))).tocsr())
+        blocks = sp.kron(sp.identity(self.M, format="csr"), sp.csr_matrix(np.ones((1, self.n_c)))).tocsr()
+        self.add_simplex_rows((blocks[:n_blocks] @ self._expand).tocsr())
         if problem.monotone and not rounding:  # a rounded monotone noise need not be monotone: rows dropped
             mono = monotone_matrix(self.table.column_pi, lower=lower, n_cols=self.n_c)
-            mat = sp.kron(sp.identity(self.M, format="csr"), mono).tocsr()
+            mat = sp.kron(sp.identity(self.M, format="csr"), mono).tocsr() @ self._expand
             if mat.shape[0]:
                 self.add_fixed_rows(mat, -INF, 0.0)
         if problem.cap is not None:
@@ -169,8 +196,9 @@ class DDBoundingLP(PrivacyLP):
             # rounding raises E c_cap by at most the cap loss's excess e: the rounded laws meet cap + e
             rhs = (np.nextafter(np.array([problem.cap + _round_up(e) for e in cap_rhs]), np.inf) if rounding else
                    problem.cap if lower else problem.cap - 1e-8 * max(1.0, problem.cap))
-            mat = sp.block_diag([sp.csr_matrix(r[None, :]) for r in cap_rows]).tocsr()
-            self.add_fixed_rows(mat, -INF, rhs)
+            mat = (sp.block_diag([sp.csr_matrix(r[None, :]) for r in cap_rows]).tocsr() @ self._expand).tocsr()
+            rhs = np.broadcast_to(rhs, (self.M,))[:n_blocks]
+            self.add_fixed_rows(mat[:n_blocks], -INF, rhs)
         self._segments: dict[int, tuple] = {}
 
     def dual_bound(self, row_duals: np.ndarray) -> float:
@@ -182,10 +210,44 @@ class DDBoundingLP(PrivacyLP):
                                        -np.inf))
         return bound
 
+    @staticmethod
+    def _symmetry_obstacle(problem: Problem, partition: Partition, kind: str, coefficients: str = "rounding",
+                           grouped: bool = False) -> str:
+        """Why the reflection (piece l, cell or point i) ↦ (M−1−l, −i) is not a symmetry of the LP ('' if it
+        is): the centred cells of the upper bound, or the grid points iβ of D′_R (whose core −L … L, padding
+        and tail column are symmetric; exact symmetry is required there, since restricting the lower
+        bound's LP to mirror-symmetric points is only harmless when the LP is invariant)."""
+        if kind == "lower" and coefficients != "rounding":
+            return "D′'s cells [iβ, (i+1)β) are not symmetric about 0 (only D′_R's grid points are)"
+        if not (partition.is_uniform and partition.pi[0] == -(partition.pi[-1] - 1)):
+            return "the noise partition must be Partition.uniform(L, β)"
+        if problem.losses is not None or not problem.loss.symmetric or problem.monotone:
+            return "one symmetric loss, without monotonicity"
+        if problem.cap is not None and problem.cap_loss is not None and not problem.cap_loss.symmetric:
+            return "a symmetric cap loss"
+        g = problem.grouping(partition.beta)
+        if kind == "lower" and not grouped:
+            w = problem.weight_infima(g.fine_edges) * np.diff(g.fine_edges)
+            if not np.array_equal(w, w[::-1]):
+                return "weight infima exactly symmetric about the centre of Φ"
+            return ""
+        if not np.array_equal(g.lam, g.K - g.lam[::-1]):
+            return "pieces symmetric about the centre of Φ"
+        w = problem.weight_masses(g.edges)
+        if kind == "lower" and not np.array_equal(w, w[::-1]):
+            return "piece weights exactly symmetric about the centre of Φ"
+        if not np.allclose(w, w[::-1], rtol=1e-12, atol=0.0):
+            return "a weight symmetric about the centre of Φ"
+        return ""
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        """p_l(j) for every piece and decision cell (expanded from the mirror orbits), shape (M, n_c)."""
+        return (self._expand @ np.asarray(x[: self.n_p], dtype=float)).reshape(self.M, self.n_c)
+
     # ------------------------------------------------------------------ oracle (Algorithms 3 / G.1)
     def densities(self, x: np.ndarray) -> np.ndarray:
         """q_l(j) = p_l(j)/|Π_j| on the decision cells, shape (M, n_cells)."""
-        P = np.asarray(x[: self.n_p], dtype=float).reshape(self.M, self.n_c)[:, : self.n_cells]
+        P = self.probabilities(x)[:, : self.n_cells]
         return P / self.table.column_widths[None, :]
 
     def contributions(self, q: np.ndarray, si: int, rows: np.ndarray) -> np.ndarray:
@@ -230,8 +292,10 @@ class DDBoundingLP(PrivacyLP):
             rows = np.arange(n)
             seg = sp.csr_matrix((np.concatenate((ll / w[jj], -self.exp_eps * ll / w[mm])),
                                  (np.concatenate((rows, rows)), np.concatenate((l * self.n_c + jj, l2 * self.n_c + mm)))),
-                                shape=(n, self.n_p))
-            self._segments[r] = (seg, l * self.n_c + j[free], ln[free] / w[j[free]])
+                                shape=(n, self._expand.shape[0]))
+            if self.symmetric:
+                seg = (seg @ self._expand).tocsr()
+            self._segments[r] = (seg, self._orbit[l * self.n_c + j[free]], ln[free] / w[j[free]])
         return self._segments[r]
 
     def infeasibility_message(self) -> str:

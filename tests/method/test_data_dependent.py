@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 
 import numpy as np
 import pytest
@@ -175,6 +176,33 @@ def test_rounding_lower_bound_tightens_on_nested_grids():
     prob = dd.Problem(**FIG3)
     vals = [dd.lower_bound(prob, fig3_part(prob, b)).value for b in (1.0, 0.5, 0.25)]
     assert vals[0] <= vals[1] + 1e-9 <= vals[2] + 2e-9
+
+
+@pytest.mark.parametrize("loss", ["l1", "l2"])
+def test_mirror_symmetric_lps_equal_the_full_ones(loss):
+    """On a mirror-symmetric instance the LPs over mirror-symmetric families (half the columns and
+    groups) have the optimum of the full LPs: the centred P′ and D′_R (whose bound stays valid)."""
+    prob = tiny(loss=loss)  # Φ = [0, 1.5): 3 fine pieces (a middle piece mapped onto itself)
+    part = dpdro.Partition.uniform(L=4, beta=0.5)
+    vals = {}
+    for sym in (False, True):
+        up = DDBoundingLP(prob, part, "upper", offset=-0.25, symmetric=sym)
+        lo = DDBoundingLP(prob, part, "lower", coefficients="rounding", symmetric=sym)
+        for lp in (up, lo):
+            lp.add_all_shift_cuts()
+        a, b = up.solve(), lo.solve()
+        vals[sym] = (a.objective, b.objective, lo.dual_bound(b.row_duals))
+        if sym:
+            P = up.probabilities(a.x)
+            assert np.allclose(P[::-1, ::-1], P)
+            assert up.n_p < up.M * up.n_c and lo.n_groups < 2 * prob.grouping(0.5).K * 1
+    assert vals[True] == pytest.approx(vals[False], abs=1e-9)
+    ub = dd.upper_bound(prob, part, centred=True)
+    assert ub.lp_value == pytest.approx(vals[False][0], abs=1e-8) and ub.mechanism.certify() <= prob.delta
+    with pytest.raises(ValueError, match="symmetric"):
+        DDBoundingLP(prob, part, "lower", coefficients="infimum", symmetric=True)
+    with pytest.raises(ValueError, match="symmetric"):
+        DDBoundingLP(tiny(weight=([0.0, 1.0, 1.5], [1.0, 2.0])), part, "upper", offset=-0.25, symmetric=True)
 
 
 def test_highs_vs_ecos():
@@ -431,3 +459,56 @@ def test_one_cell_support_is_infeasible():
     """With one noise cell every segment is free: the budget rows alone must make the LP infeasible."""
     with pytest.raises(dpdro.InfeasibleError):
         dd.upper_bound(tiny(), dpdro.Partition.uniform(L=0, beta=0.5))
+
+
+# ---------------------------------------------------------------------------- driver and time limits
+def test_dd_optimal_noise_reaches_gap_and_certifies():
+    prob = dd.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=1.0)
+    res = dd.optimal_noise(prob, rel_gap=0.3, time_limit=120)
+    assert res.stopped == "gap" and res.gap <= 0.3
+    assert res.mechanism.certify() <= prob.delta
+    assert 0 < res.lower.value <= res.upper.value
+    assert [r["beta"] for r in res.history] == [0.5, 0.25, 0.125, 0.0625, 0.03125][: len(res.history)]
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(rel_gap=0), ValueError, "rel_gap"),
+    (dict(rel_gap=-1), ValueError, "rel_gap"),
+    (dict(time_limit=0), ValueError, "time_limit"),
+    (dict(betas=[0.5, -1]), ValueError, "betas"),
+    (dict(betas=[]), ValueError, "betas"),
+    (dict(support_half_width=0), ValueError, "support_half_width"),
+])
+def test_dd_optimal_noise_bad_inputs(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        dd.optimal_noise(tiny(), **kw)
+    with pytest.raises(TypeError, match="problem"):
+        dd.optimal_noise(dpdro.Problem(epsilon=1.0, delta=0.2))
+
+
+@pytest.mark.parametrize("limit", [1.0, 3.0])
+def test_time_limits_honoured(limit):
+    """Both bounds and the driver return within their time limit (+10%, and the few hundredths of a
+    second of building the LP); the driver's result is still a certified bracket or empty."""
+    prob = dd.Problem(**FIG3)
+    part = fig3_part(prob, 0.125)
+    t = time.perf_counter()
+    try:
+        dd.upper_bound(prob, part, centred=True, time_limit=limit)
+    except (RuntimeError, TimeoutError):
+        pass
+    assert time.perf_counter() - t <= 1.1 * limit + 0.3
+    t = time.perf_counter()
+    try:
+        dd.lower_bound(prob, fig3_part(prob, 0.0625), time_limit=limit)
+    except TimeoutError:
+        pass
+    assert time.perf_counter() - t <= 1.1 * limit + 0.3
+    t = time.perf_counter()
+    res = dd.optimal_noise(prob, rel_gap=1e-3, time_limit=limit)
+    assert time.perf_counter() - t <= 1.1 * limit + 0.3
+    assert res.stopped in ("time limit", "gap")
+    if res.upper is not None:
+        assert res.mechanism.certify() <= prob.delta
+    if res.upper is not None and res.lower is not None:
+        assert res.lower.value <= res.upper.value
