@@ -278,6 +278,28 @@ def test_certified_family(delta):
     assert worst >= d - 1e-9  # the certificate is tight
 
 
+def test_family_certificate_is_relative_to_the_first_edge():
+    """The certificate depends on the piece edges only through their offsets from the first edge: a
+    family moved by 2^20 (exact in binary) has the same δ and error bound; moved to edges that are not
+    exact (e.g. 1234.5678 + 0.1·t), the error bound stays far below the room RELEASE_MARGIN·δ that every
+    released family keeps, so a mechanism solved at δ is still certified at δ after the move (no
+    δ − slack is needed for such moves). The bound still grows with |edges|·u through the edges' own
+    rounding (about 1e-10 at |edges| ≈ 1e5): only exact edges would make it fully scale-free."""
+    from dpdro.data_dependent.privacy import privacy_profile
+
+    prob = dd.Problem(epsilon=1.0, delta=0.1, sensitivity=1.0, phi_lo=0.0, phi_hi=1.4, pieces=[0, 0.3, 1.1, 1.4])
+    ub = dd.upper_bound(prob, dpdro.Partition.uniform(L=25, beta=0.1))
+    base = privacy_profile(ub.noises, ub.mechanism.piece_edges, 1.0, 1.0)
+    assert base.delta <= 0.1 and base.delta <= 0.1 * (1 - 0.5e-9)
+    moved = privacy_profile(ub.noises, np.array([0.0, 3.0, 11.0, 14.0]) / 10 + 2.0**20, 1.0, 1.0)
+    far = [privacy_profile(ub.noises, lo + np.array([0, 3, 11, 14]) * 0.1, 1.0, 1.0)
+           for lo in (269.1, -1234.5678)]
+    assert np.array_equal(moved.deltas, base.deltas)
+    for prof in far:
+        assert prof.error_bound <= 1e-11
+        assert prof.delta <= 0.1
+
+
 def test_certify_delta_of_a_family_detects_violation():
     lap = dpdro.Partition.uniform(L=4, beta=0.5)
     a = dpdro.PiecewiseUniform(lap.edges, np.full(9, 1 / 9), grid=0.5)
