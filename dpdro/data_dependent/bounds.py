@@ -80,7 +80,10 @@ def _family(lp: DDBoundingLP, x: np.ndarray) -> list[PiecewiseUniform]:
     for l in range(lp.M):
         meta = dict(epsilon=prob.epsilon, delta=prob.delta, sensitivity=prob.sensitivity,
                     piece=[float(lp.grouping.edges[l]), float(lp.grouping.edges[l + 1])])
-        nz = PiecewiseUniform(part.edges + lp.offset, P[l] / P[l].sum(), grid=_grid(lp), metadata=meta)
+        total = P[l].sum()
+        atom = float(P[l, lp.n_cells] / total) if lp.atom else 0.0
+        nz = PiecewiseUniform(part.edges + lp.offset, P[l, : lp.n_cells] / total, grid=_grid(lp), metadata=meta,
+                              atom=atom)
         out.append(monotone_noise(nz) if prob.monotone else nz)
     return out
 
@@ -95,13 +98,15 @@ def _mix(a, b, w):
     out = []
     for x, y in zip(a, b):
         probs = (1.0 - w) * x.probs + w * y.probs
-        nz = PiecewiseUniform(x.edges, probs / probs.sum(), grid=x.grid, metadata=dict(x.metadata))
+        atom = (1.0 - w) * x.atom + w * y.atom
+        total = probs.sum() + atom
+        nz = PiecewiseUniform(x.edges, probs / total, grid=x.grid, metadata=dict(x.metadata), atom=atom / total)
         out.append(nz)
     return out
 
 
-def upper_bound(problem: Problem, partition: Partition, *, centred: bool = False, cuts: str = "shift",
-                tol: float = 1e-9, time_limit: float | None = None, **kwargs) -> UpperBound:
+def upper_bound(problem: Problem, partition: Partition, *, centred: bool = False, atom: bool = False,
+                cuts: str = "shift", tol: float = 1e-9, time_limit: float | None = None, **kwargs) -> UpperBound:
     """Solve P′(π, β) by Algorithm 1 with the oracle of Algorithm 3 / G.1 and release its noises.
 
     Returns a :class:`UpperBound` whose ``mechanism`` (one PiecewiseUniform per piece) satisfies
@@ -116,6 +121,12 @@ def upper_bound(problem: Problem, partition: Partition, *, centred: bool = False
     p_{M−1−l}(x) = p_l(−x) only: a restriction, so still an upper bound, and by convexity and the
     symmetry of P′ no loss at all (the mirror average of an optimal family is optimal); the LP has
     half the columns and half the constraint groups.
+    ``atom``: every piece's noise may also have a point mass a_l at 0 (cost c(0)). For φ ≠ 0 the
+    atom of p_l lies in every worst event (nothing of p_l′ moved by φ sits on it), so
+    δ_{l,l′}(φ) = a_l + ∫ (p_l − e^ε p_l′(· − φ))₊; every admissible shift range is an open interval,
+    on which φ ≠ 0 comes arbitrarily close to any point, so the constraint is a_l plus the
+    continuous part at the grid shifts of the closed range ≤ δ: the atom enters every budget row of
+    the groups (l, ·, ·). Not for monotone problems.
     ``time_limit`` bounds the whole call (LP construction, Algorithm 1 and the repair's re-solves): when
     Algorithm 1 has not converged by then there is no certified mechanism and RuntimeError is raised
     (TimeoutError if not even the first relaxation was solved); a repair re-solve cut short is skipped.
@@ -123,6 +134,9 @@ def upper_bound(problem: Problem, partition: Partition, *, centred: bool = False
     """
     t0 = time.perf_counter()
     centred = check_bool("centred", centred)
+    atom = check_bool("atom", atom)
+    if atom and problem.monotone:
+        raise ValueError("atom=True is not available for monotone problems")
     if time_limit is not None:
         time_limit = check_positive("time_limit", time_limit)
     if centred and problem.monotone:
@@ -134,7 +148,7 @@ def upper_bound(problem: Problem, partition: Partition, *, centred: bool = False
     # with centred cells a mirror-symmetric instance is solved over mirror-symmetric families (half the LP)
     symmetric = centred and not DDBoundingLP._symmetry_obstacle(problem, partition, "upper")
     lp = DDBoundingLP(problem, partition, "upper", offset=-partition.beta / 2 if centred else 0.0,
-                      symmetric=symmetric)
+                      symmetric=symmetric, atom=atom)
     opts = {**_cp_defaults(lp), **kwargs}
     if left() is not None and left() <= 0:
         raise TimeoutError(f"the upper bound ran out of the time limit of {time_limit:g} s while building the LP")

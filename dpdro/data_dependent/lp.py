@@ -48,7 +48,7 @@ class DDBoundingLP(PrivacyLP):
 
     def __init__(self, problem: Problem, partition: Partition, kind: str = "upper", *,
                  grouped: bool = False, coefficients: str = "infimum", offset: float = 0.0,
-                 symmetric: bool = False):
+                 symmetric: bool = False, atom: bool = False):
         if not isinstance(problem, Problem):
             raise TypeError(f"problem must be a dpdro.data_dependent.Problem, got {type(problem).__name__}")
         if not isinstance(partition, Partition):
@@ -65,6 +65,10 @@ class DDBoundingLP(PrivacyLP):
         if offset and kind != "upper":
             raise ValueError("offset (a translation of every noise) applies to the upper bound only")
         self.offset = float(offset)
+        if atom and (kind != "upper" or problem.monotone):
+            raise ValueError("atom=True (a point mass at 0 per piece) applies to the upper bound of a problem "
+                             "without monotonicity only")
+        self.atom = bool(atom)
         rounding = coefficients == "rounding"
         if rounding and not rounding_applies(problem, partition.beta):
             raise ValueError("coefficients='rounding' needs losses (and a cap loss) with a finite grid "
@@ -127,7 +131,7 @@ class DDBoundingLP(PrivacyLP):
                           if bounds[si + 1] > bounds[si]]
         self.columns = Partition(self.table.column_pi, partition.beta)
         self.n_cells = self.columns.n_cells
-        self.n_c = self.n_cells + (1 if lower else 0)
+        self.n_c = self.n_cells + (1 if lower or self.atom else 0)  # tail (lower) or atom (upper) column last
         a, b = self.columns.edges[:-1], self.columns.edges[1:]
         # objective: piece weights times per-cell loss coefficients
         if lower and not grouped:
@@ -150,6 +154,8 @@ class DDBoundingLP(PrivacyLP):
             c = loss.cell_infimum(a, b) if lower else loss.cell_average(a + self.offset, b + self.offset)
             if lower:
                 c = np.append(c, loss.tail_infimum(edges[0], edges[-1]))
+            elif self.atom:
+                c = np.append(c, float(np.asarray(loss(np.array([0.0])), dtype=float)[0]))
             return c, 0.0
 
         for l in range(self.M):
@@ -269,6 +275,8 @@ class DDBoundingLP(PrivacyLP):
             for c in range(a, b, step):
                 rows = np.arange(c, min(b, c + step))
                 out[rows] = np.maximum(self.contributions(q, si, rows), 0.0).sum(axis=1)
+        if self.atom:
+            out += np.clip(self.probabilities(x)[self.t_l, self.n_cells], 0.0, None)
         return out
 
     def shortfalls(self, x: np.ndarray) -> np.ndarray:
@@ -295,7 +303,11 @@ class DDBoundingLP(PrivacyLP):
                                 shape=(n, self._expand.shape[0]))
             if self.symmetric:
                 seg = (seg @ self._expand).tocsr()
-            self._segments[r] = (seg, self._orbit[l * self.n_c + j[free]], ln[free] / w[j[free]])
+            free_cols, free_vals = l * self.n_c + j[free], ln[free] / w[j[free]]
+            if self.atom:  # the atom of p_l at 0 is in every worst event: for φ ≠ 0 nothing of p_l′ covers it
+                free_cols = np.append(free_cols, l * self.n_c + self.n_cells)
+                free_vals = np.append(free_vals, 1.0)
+            self._segments[r] = (seg, self._orbit[free_cols], free_vals)
         return self._segments[r]
 
     def infeasibility_message(self) -> str:

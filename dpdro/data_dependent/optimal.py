@@ -8,8 +8,9 @@ A the truncated Laplace half-width rounded up (the paper's support, Section 5.1)
 * the randomized-rounding lower bound D′_R(L, β) (:func:`dpdro.data_dependent.lower_bound`, one
   distribution per fine piece Φ_k(β), a valid lower bound on P′ whatever the support), and
 * the upper bound P′(L, β) with the problem's pieces (fine pieces of width β unless the problem fixes
-  them) and, for symmetric losses, the cells centred on the grid points
-  (:func:`dpdro.data_dependent.upper_bound` with ``centred=True``): a certified mechanism.
+  them), a point mass at 0 in every piece's noise (``atom=True``, unless the problem is monotone) and,
+  for symmetric losses, the cells centred on the grid points (``centred=True``) of
+  :func:`dpdro.data_dependent.upper_bound`: a certified mechanism.
 
 It keeps the best certified mechanism and the best lower bound seen, and stops as soon as
 (upper − lower)/lower ≤ ``rel_gap``, when the time limit is spent, or at the end of the path. Both
@@ -122,7 +123,7 @@ def optimal_noise(problem: Problem, *, rel_gap: float = 0.05, time_limit: float 
             for grow in (1.0, 1.5, 2.25):
                 try:
                     part = Partition.uniform(L=int(math.ceil(grow * A / beta - 1e-9)), beta=beta)
-                    ub = upper_bound(problem, part, centred=centred, time_limit=left())
+                    ub = upper_bound(problem, part, centred=centred, atom=not problem.monotone, time_limit=left())
                     row["upper"] = ub.value
                     if best_up is None or ub.value < best_up.value:
                         best_up = ub

@@ -300,6 +300,38 @@ def test_family_certificate_is_relative_to_the_first_edge():
         assert prof.delta <= 0.1
 
 
+def test_atoms_in_the_upper_bound_and_the_certificate():
+    """atom=True: every piece's noise may carry a point mass at 0; the LP equals the brute-force LP with
+    the atom in every event of the pair, the family is certified (and the certificate agrees with a
+    direct evaluation of a_l + ∫(p_l − e^ε p_l′(· − φ))₊ at admissible φ ≠ 0), and the value is at
+    most that of the same LP without atoms."""
+    prob = dd.Problem(epsilon=3.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=1.0)
+    part = dpdro.Partition.uniform(L=4, beta=0.5)
+    for centred in (False, True):
+        ua = dd.upper_bound(prob, part, atom=True, centred=centred)
+        u0 = dd.upper_bound(prob, part, centred=centred)
+        assert ua.value <= u0.value + 1e-12
+        m = ua.mechanism
+        assert all(n.atom > 0.1 for n in m.noises)
+        d = m.certify()
+        assert d <= prob.delta
+        e, worst = m.piece_edges, 0.0
+        for l, k in itertools.product(range(m.n_pieces), repeat=2):
+            lo, hi = max(e[k] - e[l + 1], -1.0), min(e[k + 1] - e[l], 1.0)
+            for phi in np.linspace(lo, hi, 81)[1:-1]:
+                if phi != 0.0:
+                    worst = max(worst, m.noises[l].atom + hockey_stick(m.noises[l], m.noises[k], 3.0, b=phi))
+        assert worst <= d + 1e-12 and worst >= d - 1e-4
+    # the dd family certificate with atoms against the data-independent one (one piece, |Φ| ≥ Δf)
+    one = dd.Problem(epsilon=3.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=2.0, pieces=1)
+    ub = dd.upper_bound(one, dpdro.Partition.uniform(L=6, beta=0.25), atom=True)
+    nz = ub.noises[0]
+    assert nz.atom > 0
+    assert ub.mechanism.certify() == pytest.approx(dpdro.certify_delta(nz, 3.0, 1.0), abs=1e-12)
+    with pytest.raises(ValueError, match="monoton"):
+        dd.upper_bound(tiny(monotone=True), part, atom=True)
+
+
 def test_certify_delta_of_a_family_detects_violation():
     lap = dpdro.Partition.uniform(L=4, beta=0.5)
     a = dpdro.PiecewiseUniform(lap.edges, np.full(9, 1 / 9), grid=0.5)
