@@ -175,7 +175,7 @@ def data_dependent_path(eps, delta, betas, cap, targets, verbose=True) -> dict:
                       f"({total:.1f} s)", flush=True)
             break
         t1 = time.perf_counter()
-        lb = dd.lower_bound(prob, part, time_limit=max(1.0, cap - total - t_up))
+        lb = dd.lower_bound(prob, part, coefficients="infimum", time_limit=max(1.0, cap - total - t_up))
         t_lo = time.perf_counter() - t1
         total += t_up + t_lo
         gap = (upper - lb.value) / lb.value if lb.value > 0 else math.inf
@@ -251,8 +251,10 @@ def data_dependent_benchmark(regimes=REGIMES, targets=(0.10, 0.05), time_limit: 
         reached = {t: None for t in targets}
 
         def progress(row):
-            for t in targets:
-                if reached[t] is None and row["gap"] <= t:
+            for t in targets:  # a step's lower bound may close the gap before its upper bound is solved
+                if reached[t] is None and row["gap_after_lower"] <= t:
+                    reached[t] = dict(seconds=row["cumulative_after_lower"], beta=row["beta"], K=row["K"])
+                elif reached[t] is None and row["gap"] <= t:
                     reached[t] = dict(seconds=row["cumulative"], beta=row["beta"], K=row["K"])
             up = "—" if row["upper"] is None else f"{row['upper']:.5f}"
             lo = "—" if row["lower"] is None else f"{row['lower']:.5f}"
