@@ -99,7 +99,10 @@ class HighsModel:
     def solve(self, time_limit: float | None = None) -> LPSolution:
         """Re-solve from the current basis; with ``time_limit`` (seconds) a solve that runs out of time
         returns status "time_limit" and no solution."""
-        self.h.setOptionValue("time_limit", INF if time_limit is None else max(float(time_limit), 1e-3))
+        # HiGHS compares its time_limit with the run time accumulated over every run() of this object
+        # (getRunTime), not with the time of this solve: offset the limit by the time already used
+        limit = INF if time_limit is None else self.h.getRunTime() + max(float(time_limit), 1e-3)
+        self.h.setOptionValue("time_limit", limit)
         # HiGHS refuses costs beyond about 1e10 at tight tolerances (e.g. ℓ2 losses over a window of
         # 1e5·Δf): scale the objective by a power of two (transparent: values and duals come back
         # unscaled)

@@ -168,8 +168,10 @@ def dd_brute_shortfall(prob, columns_pi, core_pi, P, triples):
     return best
 
 
-def dd_brute_lp(prob, part, *, lower, lam, cell_cost_weights):
-    """P′(π, β) or D′(π, β) with every event row explicit (HiGHS via scipy)."""
+def dd_brute_lp(prob, part, *, lower, lam, cell_cost_weights, rounding=False):
+    """P′(π, β) or D′(π, β) with every event row explicit (HiGHS via scipy). ``rounding``: the
+    randomized-rounding bound D′_R (lower only): decision cell [iβ, (i+1)β) read as the grid point iβ at
+    cost c(iβ), and Σ_l w_l·e_β subtracted from the optimum."""
     kd = prob.base_problem.shifts(part.beta)
     g = prob.grouping(part.beta)
     cols = part.padded(kd) if lower else part
@@ -177,6 +179,8 @@ def dd_brute_lp(prob, part, *, lower, lam, cell_cost_weights):
     a, b = cols.edges[:-1], cols.edges[1:]
     loss = prob.base_problem.loss
     c = loss.cell_infimum(a, b) if lower else loss.cell_average(a, b)
+    if rounding:
+        c = np.abs(a) ** loss.k if hasattr(loss, "k") else np.asarray(loss(a), dtype=float)
     n_c = c.size + (1 if lower else 0)
     if lower:
         c = np.append(c, loss.tail_infimum(cols.edges[0], cols.edges[-1]))
@@ -190,6 +194,8 @@ def dd_brute_lp(prob, part, *, lower, lam, cell_cost_weights):
                   bounds=(0, None), method="highs")
     if res.status != 0:
         raise RuntimeError(f"the brute-force LP did not solve: {res.message}")
+    if rounding:
+        return res.fun - float(np.sum(cell_cost_weights)) * loss.grid_interpolation_excess(part.beta)
     return res.fun
 
 

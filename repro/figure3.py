@@ -225,7 +225,8 @@ def solve_instance(eps: float, delta: float, beta: float, cap: float, *, keep_me
         return row
     t_up = time.perf_counter() - t0
     t1 = time.perf_counter()
-    lb = dd.lower_bound(prob, part, time_limit=max(1.0, cap - t_up))
+    # D′ of Proposition 7 (cell infima), as stored; dd.lower_bound's default is now the larger of it and D′_R
+    lb = dd.lower_bound(prob, part, coefficients="infimum", time_limit=max(1.0, cap - t_up))
     t_lo = time.perf_counter() - t1
     gap = (ub.value - lb.value) / lb.value if lb.value > 0 else math.inf
     t2 = time.perf_counter()

@@ -6,6 +6,9 @@ and trends, not seconds.
   per instance and summarised against the engine's targets, plus :func:`monolithic_comparison`.
 * :func:`time_cutting_plane`: Algorithm 1 with single-event cuts (the paper's algorithm) against the
   whole-shift cuts on one partition (chapter 15).
+* :func:`data_dependent_benchmark`: the default data-dependent call
+  (:func:`dpdro.data_dependent.optimal_noise` with a 5% target and a time limit) on the three Figure 3
+  instances, with the time at which its certified bracket first reached a 10% and a 5% gap.
 * :func:`data_dependent_path`: the data-dependent bounds P′(π, β) and D′(π, β) on the Figure 3
   instances (:func:`repro.figure3.problem_for`) along the refinement path β = 1, 1/2, …; the time to a
   gap g is the cumulative wall-clock time at the first step whose relative gap is ≤ g (the paper:
@@ -20,6 +23,7 @@ and trends, not seconds.
 from __future__ import annotations
 
 import math
+import os
 import platform
 import time
 
@@ -33,8 +37,8 @@ from .figure3 import PAPER, problem_for
 from .provenance import provenance, write_json_atomic
 
 __all__ = ["REGIMES", "time_cutting_plane", "engine_report", "monolithic_comparison", "data_dependent_path",
-           "data_dependent_report", "PCD_BUDGET_HOURS", "pcd_paper_scale", "pcd_step_times", "dd_sampler_times",
-           "table3_cpu_hours", "pcd_report"]
+           "data_dependent_report", "data_dependent_benchmark", "PCD_BUDGET_HOURS", "pcd_paper_scale",
+           "pcd_step_times", "dd_sampler_times", "table3_cpu_hours", "pcd_report"]
 
 REGIMES = [(5.0, 0.25), (1.0, 0.2), (0.2, 0.05)]
 LOSSES_DEFAULT = ("l1", "l2")
@@ -176,7 +180,7 @@ def data_dependent_path(eps, delta, betas, cap, targets, verbose=True) -> dict:
                       f"({total:.1f} s)", flush=True)
             break
         t1 = time.perf_counter()
-        lb = dd.lower_bound(prob, part, time_limit=max(1.0, cap - total - t_up))
+        lb = dd.lower_bound(prob, part, coefficients="infimum", time_limit=max(1.0, cap - total - t_up))
         t_lo = time.perf_counter() - t1
         total += t_up + t_lo
         gap = (upper - lb.value) / lb.value if lb.value > 0 else math.inf
@@ -487,3 +491,67 @@ def pcd_report(step_datasets=("adult", "breast-cancer"), *, sims: int = 1000, re
     if out:
         write_json_atomic(out, dict(report, provenance=provenance(sims=sims, repeats=repeats, estimate_T=estimate_T)))
     return report
+
+
+DD_GOALS = {0.10: 10.0, 0.05: 60.0}  # issue 16: seconds to a valid 10% / 5% gap on this machine
+
+
+def data_dependent_benchmark(regimes=REGIMES, targets=(0.10, 0.05), time_limit: float = 300.0, out=None) -> list:
+    """The default data-dependent call on each Figure 3 instance, ``dd.optimal_noise(problem,
+    rel_gap=min(targets), time_limit=time_limit)``, in one run: per refinement step the best certified
+    upper bound, the best valid lower bound (D′_R) and their gap; per instance the cumulative time at
+    which the bracket first reached each target (the driver's own progress record, so both targets come
+    from the same run). Every released mechanism is re-certified here. With ``out`` the results are
+    written as JSON with provenance."""
+    print(f"dpdro {dpdro.__version__}, Python {platform.python_version()}, {platform.machine()}, "
+          f"load average {os.getloadavg()[0]:.2f}, time limit {time_limit:g} s per instance", flush=True)
+    results = []
+    for eps, delta in regimes:
+        prob = problem_for(eps, delta)
+        print(f"(ε, δ) = ({eps:g}, {delta:g}), Δf = 2, Φ = [0, 4), ℓ1", flush=True)
+        reached = {t: None for t in targets}
+
+        def progress(row):
+            for t in targets:  # a step's lower bound may close the gap before its upper bound is solved
+                if reached[t] is None and row["gap_after_lower"] <= t:
+                    reached[t] = dict(seconds=row["cumulative_after_lower"], beta=row["beta"], K=row["K"])
+                elif reached[t] is None and row["gap"] <= t:
+                    reached[t] = dict(seconds=row["cumulative"], beta=row["beta"], K=row["K"])
+            up = "—" if row["upper"] is None else f"{row['upper']:.5f}"
+            lo = "—" if row["lower"] is None else f"{row['lower']:.5f}"
+            print(f"  β=1/{round(1 / row['beta']):<3d} K={row['K']:<4d} upper={up:<9} lower={lo:<9} "
+                  f"best gap={100 * row['gap']:7.2f}%  t(lower)={row['seconds_lower']:6.1f}s "
+                  f"t(upper)={row['seconds_upper']:6.1f}s cum={row['cumulative']:7.1f}s", flush=True)
+
+        t0 = time.perf_counter()
+        res = dd.optimal_noise(prob, rel_gap=min(targets), time_limit=time_limit, progress=progress)
+        seconds = time.perf_counter() - t0
+        certified = None if res.mechanism is None else res.mechanism.certify()
+        if certified is not None and not certified <= delta:  # pragma: no cover - every release is certified
+            raise RuntimeError(f"released mechanism is not private at {(eps, delta)}")
+        results.append(dict(epsilon=eps, delta=delta, seconds=seconds, stopped=res.stopped, gap=res.gap,
+                            upper=None if res.upper is None else res.upper.value,
+                            lower=None if res.lower is None else res.lower.value, certified_delta=certified,
+                            reached={str(t): v for t, v in reached.items()}, history=res.history))
+    print()
+    head = (f"{'eps':>5} {'delta':>5} | {'10% (s)':>8} {'at β':>6} | {'5% (s)':>8} {'at β':>6} | "
+            f"{'final gap %':>11} {'upper':>9} {'lower':>9} | stopped")
+    print(head)
+    print("-" * len(head))
+    for r in results:
+        cells = []
+        for t in targets:
+            v = r["reached"][str(t)]
+            cells.append(("—", "") if v is None else (f"{v['seconds']:.1f}", f"1/{round(1 / v['beta'])}"))
+        up = "—" if r["upper"] is None else f"{r['upper']:.5f}"
+        lo = "—" if r["lower"] is None else f"{r['lower']:.5f}"
+        print(f"{r['epsilon']:5g} {r['delta']:5g} | {cells[0][0]:>8} {cells[0][1]:>6} | {cells[1][0]:>8} "
+              f"{cells[1][1]:>6} | {100 * r['gap']:11.2f} {up:>9} {lo:>9} | {r['stopped']}")
+    print("'—': not reached within the time limit. Goals of issue 16 on this machine: a valid 10% gap within "
+          f"{DD_GOALS[0.10]:g} s and 5% within {DD_GOALS[0.05]:g} s per instance. The paper (C++/Gurobi, its lower "
+          f"curve P′ − β/2, not a bound): 10% in ≤ {PAPER['max seconds to 10% gap']} s, 5% in ≤ "
+          f"{PAPER['max seconds to 5% gap']} s.")
+    if out:
+        write_json_atomic(out, dict(provenance=provenance(), time_limit=time_limit, targets=list(targets),
+                                    goals={str(k): v for k, v in DD_GOALS.items()}, results=results, paper=PAPER))
+    return results

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._rounding import UNIT_ROUNDOFF as _U
+from .._rounding import round_up as _round_up
 from .._validation import check_choice
 from ..lp import RELEASE_MARGIN, PrivacyLP
 from ..monotone import monotone_matrix
@@ -16,7 +18,16 @@ from ..partition import Partition
 from ..solvers import INF
 from .problem import Problem
 
-__all__ = ["DDBoundingLP"]
+__all__ = ["DDBoundingLP", "rounding_applies"]
+
+
+def rounding_applies(problem: Problem, beta: float) -> bool:
+    """Whether the randomized-rounding lower bound applies: every loss of ``problem`` (and its cap loss)
+    has a finite grid interpolation excess on the grid βℤ."""
+    losses = list(problem.losses) if problem.losses is not None else [problem.loss]
+    if problem.cap is not None and problem.cap_loss is not None:
+        losses.append(problem.cap_loss)
+    return all(loss.grid_interpolation_excess(beta) is not None for loss in losses)
 
 
 class DDBoundingLP(PrivacyLP):
@@ -27,19 +38,41 @@ class DDBoundingLP(PrivacyLP):
     are Σ_j p_l(j) = 1. A *constraint group* r is a triple (l, l′, s): the privacy constraints
     p_l(A) ≤ e^ε p_l′(A − sβ) + δ for all events A, added as whole-shift cuts (budget row plus
     t-columns) or single-event cuts. It has the interface :func:`run_cutting_plane` expects.
+
+    ``coefficients`` (lower bound): ``"infimum"`` (D′, cell infima of c) or ``"rounding"`` (D′_R of
+    :mod:`dpdro.data_dependent`: the decision cell [iβ, (i+1)β) is read as the grid point iβ at cost
+    c(iβ), no monotonicity rows, caps relaxed by the cap loss's excess, and :meth:`dual_bound`
+    subtracts Σ_k w_k·e_β). ``offset`` (upper bound): every noise translated by ``offset`` (the cell
+    costs are the averages over the translated cells; the rows do not change).
     """
 
     def __init__(self, problem: Problem, partition: Partition, kind: str = "upper", *,
-                 grouped: bool = False):
+                 grouped: bool = False, coefficients: str = "infimum", offset: float = 0.0,
+                 symmetric: bool = False, atom: bool = False):
         if not isinstance(problem, Problem):
             raise TypeError(f"problem must be a dpdro.data_dependent.Problem, got {type(problem).__name__}")
         if not isinstance(partition, Partition):
             raise TypeError(f"partition must be a dpdro.Partition, got {type(partition).__name__}")
         check_choice("kind", kind, ("upper", "lower"))
+        check_choice("coefficients", coefficients, ("infimum", "rounding"))
+        if coefficients == "rounding" and kind != "lower":
+            raise ValueError("coefficients='rounding' applies to the lower bound (kind='lower') only")
         if kind == "lower" and not partition.is_uniform:
             raise ValueError("D′(π, β) is implemented for uniform noise partitions (cells of width β) only: on wider "
                              "cells the segment constraints of the paper are not a relaxation (see dpdro.lower_bound)")
         self.problem, self.partition, self.kind = problem, partition, kind
+        self.coefficients = coefficients if kind == "lower" else "average"
+        if offset and kind != "upper":
+            raise ValueError("offset (a translation of every noise) applies to the upper bound only")
+        self.offset = float(offset)
+        if atom and (kind != "upper" or problem.monotone):
+            raise ValueError("atom=True (a point mass at 0 per piece) applies to the upper bound of a problem "
+                             "without monotonicity only")
+        self.atom = bool(atom)
+        rounding = coefficients == "rounding"
+        if rounding and not rounding_applies(problem, partition.beta):
+            raise ValueError("coefficients='rounding' needs losses (and a cap loss) with a finite grid "
+                             "interpolation excess (dpdro.Loss.grid_interpolation_excess)")
         base = problem.base_problem
         self.k = base.shifts(partition.beta)
         self.exp_eps = base.exp_epsilon
@@ -72,6 +105,17 @@ class DDBoundingLP(PrivacyLP):
         tm = np.concatenate(tm).astype(np.int64) if tm else np.zeros(0, np.int64)
         ts = np.concatenate(ts).astype(np.int64) if ts else np.zeros(0, np.int64)
         self.M = int(self.lam.size - 1)
+        self.symmetric = bool(symmetric)
+        if self.symmetric:
+            why = self._symmetry_obstacle(problem, partition, kind, coefficients, grouped)
+            if why:
+                raise ValueError(f"symmetric=True needs a mirror-symmetric instance: {why}")
+            # one group of each mirror pair (l, l′, s) ~ (M−1−l, M−1−l′, −s): equal shortfalls for a symmetric family
+            M, span = self.M, 2 * kd + 3
+            key = (tl * M + tm) * span + (ts + kd + 1)
+            mirror = ((M - 1 - tl) * M + (M - 1 - tm)) * span + (-ts + kd + 1)
+            keep = key <= mirror
+            tl, tm, ts = tl[keep], tm[keep], ts[keep]
         if lower:
             self.table = segment_table(base, partition, lower=True)
         else:
@@ -87,7 +131,7 @@ class DDBoundingLP(PrivacyLP):
                           if bounds[si + 1] > bounds[si]]
         self.columns = Partition(self.table.column_pi, partition.beta)
         self.n_cells = self.columns.n_cells
-        self.n_c = self.n_cells + (1 if lower else 0)
+        self.n_c = self.n_cells + (1 if lower or self.atom else 0)  # tail (lower) or atom (upper) column last
         a, b = self.columns.edges[:-1], self.columns.edges[1:]
         # objective: piece weights times per-cell loss coefficients
         if lower and not grouped:
@@ -98,47 +142,118 @@ class DDBoundingLP(PrivacyLP):
             wts = problem.weight_masses(g.edges)
             loss_of = [problem.piece_loss(l) for l in range(self.M)]
         self.weights = np.asarray(wts, dtype=float)
-        costs, cap_rows = [], []
+        costs, cap_rows, cap_rhs, excess = [], [], [], []
         cache = {}
+        edges = self.columns.edges
+
+        def coefficients_of(loss):
+            """Per-column coefficients of ``loss`` and its grid interpolation excess (0 unless rounding)."""
+            if rounding:  # the grid point iβ of column i (its left edge), then the mass beyond the padding
+                c = np.append(np.asarray(loss(a), dtype=float), loss.tail_infimum(edges[0], edges[-1]))
+                return c, float(loss.grid_interpolation_excess(partition.beta))
+            c = loss.cell_infimum(a, b) if lower else loss.cell_average(a + self.offset, b + self.offset)
+            if lower:
+                c = np.append(c, loss.tail_infimum(edges[0], edges[-1]))
+            elif self.atom:
+                c = np.append(c, float(np.asarray(loss(np.array([0.0])), dtype=float)[0]))
+            return c, 0.0
+
         for l in range(self.M):
             key = id(loss_of[l])
             if key not in cache:
                 loss = loss_of[l]
-                c = loss.cell_infimum(a, b) if lower else loss.cell_average(a, b)
-                if lower:
-                    c = np.append(c, loss.tail_infimum(self.columns.edges[0], self.columns.edges[-1]))
+                c, e = coefficients_of(loss)
                 if not np.all(np.isfinite(c)) or np.any(c < 0):
                     raise ValueError(f"loss {loss.name!r} gave negative or non-finite cell coefficients")
-                cl = problem.cap_loss or loss
-                if problem.cap is not None:
-                    cc = cl.cell_infimum(a, b) if lower else cl.cell_average(a, b)
-                    if lower:
-                        cc = np.append(cc, cl.tail_infimum(self.columns.edges[0], self.columns.edges[-1]))
-                else:
-                    cc = None
-                cache[key] = (c, cc)
-            c, cc = cache[key]
+                cc, ce = coefficients_of(problem.cap_loss or loss) if problem.cap is not None else (None, 0.0)
+                cache[key] = (c, e, cc, ce)
+            c, e, cc, ce = cache[key]
             costs.append(self.weights[l] * c)
+            excess.append(e)
             cap_rows.append(cc)
+            cap_rhs.append(ce)
         self.cost = np.concatenate(costs)
+        # columns: p_l(j) for every piece and cell, or (symmetric) one column per mirror orbit
+        n_full = self.M * self.n_c
+        if self.symmetric:
+            f = np.arange(n_full)
+            j = f % self.n_c
+            j_mir = np.where(j < self.n_cells, self.n_cells - 1 - j, j)  # cell i ↦ −i; the tail column stays
+            mir = (self.M - 1 - f // self.n_c) * self.n_c + j_mir
+            reps, red = np.unique(np.minimum(f, mir), return_inverse=True)
+            self._expand = sp.csr_matrix((np.ones(n_full), (f, red)), shape=(n_full, reps.size))
+        else:
+            self._expand = sp.identity(n_full, format="csr")
+        self._orbit = self._expand.indices  # reduced column of every full column
+        self.cost = self._expand.T @ self.cost
+        n_blocks = (self.M + 1) // 2 if self.symmetric else self.M  # normalisation / cap rows of one of each pair
+        # randomized rounding: the LP's objective exceeds the bound by Σ_k w_k·e_k (subtracted by dual_bound)
+        self.excess = float(np.sum(self.weights * np.asarray(excess))) if rounding else 0.0
         super().__init__(self.cost, delta=problem.delta if lower else problem.delta * (1.0 - RELEASE_MARGIN))
-        self.add_simplex_rows(sp.kron(sp.identity(self.M, format="csr"), sp.csr_matrix(np.ones((1, self.n_c)))).tocsr())
-        if problem.monotone:
+        blocks = sp.kron(sp.identity(self.M, format="csr"), sp.csr_matrix(np.ones((1, self.n_c)))).tocsr()
+        self.add_simplex_rows((blocks[:n_blocks] @ self._expand).tocsr())
+        if problem.monotone and not rounding:  # a rounded monotone noise need not be monotone: rows dropped
             mono = monotone_matrix(self.table.column_pi, lower=lower, n_cols=self.n_c)
-            mat = sp.kron(sp.identity(self.M, format="csr"), mono).tocsr()
+            mat = sp.kron(sp.identity(self.M, format="csr"), mono).tocsr() @ self._expand
             if mat.shape[0]:
                 self.add_fixed_rows(mat, -INF, 0.0)
         if problem.cap is not None:
             # a small margin absorbs the solver tolerance so released noise meets the cap exactly
-            rhs = problem.cap if lower else problem.cap - 1e-8 * max(1.0, problem.cap)
-            mat = sp.block_diag([sp.csr_matrix(r[None, :]) for r in cap_rows]).tocsr()
-            self.add_fixed_rows(mat, -INF, rhs)
+            # rounding raises E c_cap by at most the cap loss's excess e: the rounded laws meet cap + e
+            rhs = (np.nextafter(np.array([problem.cap + _round_up(e) for e in cap_rhs]), np.inf) if rounding else
+                   problem.cap if lower else problem.cap - 1e-8 * max(1.0, problem.cap))
+            mat = (sp.block_diag([sp.csr_matrix(r[None, :]) for r in cap_rows]).tocsr() @ self._expand).tocsr()
+            rhs = np.broadcast_to(rhs, (self.M,))[:n_blocks]
+            self.add_fixed_rows(mat[:n_blocks], -INF, rhs)
         self._segments: dict[int, tuple] = {}
+
+    def dual_bound(self, row_duals: np.ndarray) -> float:
+        """The certified Lagrangian bound of :mod:`dpdro.lp`, minus the rounding excess Σ_k w_k·e_k
+        (rounded up) for ``coefficients="rounding"``."""
+        bound = super().dual_bound(row_duals)
+        if self.excess:
+            bound = float(np.nextafter(bound - _round_up(self.excess * (1.0 + 4 * self.weights.size * _U)),
+                                       -np.inf))
+        return bound
+
+    @staticmethod
+    def _symmetry_obstacle(problem: Problem, partition: Partition, kind: str, coefficients: str = "rounding",
+                           grouped: bool = False) -> str:
+        """Why the reflection (piece l, cell or point i) ↦ (M−1−l, −i) is not a symmetry of the LP ('' if it
+        is): the centred cells of the upper bound, or the grid points iβ of D′_R (whose core −L … L, padding
+        and tail column are symmetric; exact symmetry is required there, since restricting the lower
+        bound's LP to mirror-symmetric points is only harmless when the LP is invariant)."""
+        if kind == "lower" and coefficients != "rounding":
+            return "D′'s cells [iβ, (i+1)β) are not symmetric about 0 (only D′_R's grid points are)"
+        if not (partition.is_uniform and partition.pi[0] == -(partition.pi[-1] - 1)):
+            return "the noise partition must be Partition.uniform(L, β)"
+        if problem.losses is not None or not problem.loss.symmetric or problem.monotone:
+            return "one symmetric loss, without monotonicity"
+        if problem.cap is not None and problem.cap_loss is not None and not problem.cap_loss.symmetric:
+            return "a symmetric cap loss"
+        g = problem.grouping(partition.beta)
+        if kind == "lower" and not grouped:
+            w = problem.weight_infima(g.fine_edges) * np.diff(g.fine_edges)
+            if not np.array_equal(w, w[::-1]):
+                return "weight infima exactly symmetric about the centre of Φ"
+            return ""
+        if not np.array_equal(g.lam, g.K - g.lam[::-1]):
+            return "pieces symmetric about the centre of Φ"
+        w = problem.weight_masses(g.edges)
+        if kind == "lower" and not np.array_equal(w, w[::-1]):
+            return "piece weights exactly symmetric about the centre of Φ"
+        if not np.allclose(w, w[::-1], rtol=1e-12, atol=0.0):
+            return "a weight symmetric about the centre of Φ"
+        return ""
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        """p_l(j) for every piece and decision cell (expanded from the mirror orbits), shape (M, n_c)."""
+        return (self._expand @ np.asarray(x[: self.n_p], dtype=float)).reshape(self.M, self.n_c)
 
     # ------------------------------------------------------------------ oracle (Algorithms 3 / G.1)
     def densities(self, x: np.ndarray) -> np.ndarray:
         """q_l(j) = p_l(j)/|Π_j| on the decision cells, shape (M, n_cells)."""
-        P = np.asarray(x[: self.n_p], dtype=float).reshape(self.M, self.n_c)[:, : self.n_cells]
+        P = self.probabilities(x)[:, : self.n_cells]
         return P / self.table.column_widths[None, :]
 
     def contributions(self, q: np.ndarray, si: int, rows: np.ndarray) -> np.ndarray:
@@ -160,6 +275,8 @@ class DDBoundingLP(PrivacyLP):
             for c in range(a, b, step):
                 rows = np.arange(c, min(b, c + step))
                 out[rows] = np.maximum(self.contributions(q, si, rows), 0.0).sum(axis=1)
+        if self.atom:
+            out += np.clip(self.probabilities(x)[self.t_l, self.n_cells], 0.0, None)
         return out
 
     def shortfalls(self, x: np.ndarray) -> np.ndarray:
@@ -183,8 +300,14 @@ class DDBoundingLP(PrivacyLP):
             rows = np.arange(n)
             seg = sp.csr_matrix((np.concatenate((ll / w[jj], -self.exp_eps * ll / w[mm])),
                                  (np.concatenate((rows, rows)), np.concatenate((l * self.n_c + jj, l2 * self.n_c + mm)))),
-                                shape=(n, self.n_p))
-            self._segments[r] = (seg, l * self.n_c + j[free], ln[free] / w[j[free]])
+                                shape=(n, self._expand.shape[0]))
+            if self.symmetric:
+                seg = (seg @ self._expand).tocsr()
+            free_cols, free_vals = l * self.n_c + j[free], ln[free] / w[j[free]]
+            if self.atom:  # the atom of p_l at 0 is in every worst event: for φ ≠ 0 nothing of p_l′ covers it
+                free_cols = np.append(free_cols, l * self.n_c + self.n_cells)
+                free_vals = np.append(free_vals, 1.0)
+            self._segments[r] = (seg, self._orbit[free_cols], free_vals)
         return self._segments[r]
 
     def infeasibility_message(self) -> str:

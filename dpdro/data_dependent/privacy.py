@@ -1,6 +1,8 @@
 r"""Exact (ε, δ) certificates of a data-dependent mechanism, independent of any LP.
 
-The mechanism adds ``noises[l]`` when the query value lies in the piece [e_l, e_{l+1}). For each
+The mechanism adds ``noises[l]`` when the query value lies in the piece [e_l, e_{l+1}). A noise may have
+an atom a_l at 0: for φ ≠ 0 it adds a_l to δ_{l,l′}(φ), and since every admissible range of φ is an
+open interval this is its contribution to the supremum as well. For each
 ordered pair (l, l′) the admissible shifts are φ ∈ (e_l′ − e_{l+1}, e_{l′+1} − e_l) ∩ [−Δf, Δf]
 (some ϕ in piece l has ϕ + φ in piece l′), and the smallest δ of the pair is the supremum over them of
 δ_{l,l′}(φ) = ∫ (p_l(y) − e^ε p_l′(y − φ))_+ dy. It is computed with the lattice sum of
@@ -59,8 +61,6 @@ def privacy_profile(noises: Sequence[PiecewiseUniform], piece_edges, epsilon: fl
     noises = list(noises)
     if not noises or not all(isinstance(n, PiecewiseUniform) for n in noises):
         raise TypeError("noises must be a non-empty sequence of dpdro.PiecewiseUniform")
-    if any(n.atom > 0 for n in noises):
-        raise ValueError("noises must not have an atom at 0: the certificate of a family covers densities only")
     e = np.asarray(piece_edges, dtype=float)
     if e.ndim != 1 or e.size != len(noises) + 1 or np.any(np.diff(e) <= 0):
         raise ValueError(f"piece_edges must be {len(noises) + 1} strictly increasing values, got {e.tolist()}")
@@ -125,11 +125,17 @@ def privacy_profile(noises: Sequence[PiecewiseUniform], piece_edges, epsilon: fl
             best_s[ss[better]] = s
     # error bound: that of dpdro.privacy for the edges of both noises of a pair (2·n_edges, twice the
     # total variation), plus the Lipschitz constant of φ ↦ δ(φ) times the offset of the piece edges
+    # atoms at 0: for φ ≠ 0 the atom a_l is in every worst event, and every admissible range is an open
+    # interval (φ ≠ 0 arbitrarily close to each of its points), so δ_{l,l′} = a_l + the continuous part
+    atoms = np.array([n.atom for n in noises])
+    best = best + atoms[L1]
     dmax = float(np.max(best)) if best.size else 0.0
     terr = float(np.max(best_err)) if best.size else 0.0
     err = lattice_error_bound(terr, dmax, n, eta, kd, h, sensitivity,
                               min(2 * 2 * n_edges * max_dens, (1.0 + math.exp(epsilon)) * 2 * tv))
     err += math.exp(epsilon) * min(2 * 2 * n_edges * max_dens, 2 * tv) * eta_phi
+    if np.any(atoms > 0):
+        err += 2 * _U * (dmax + 1.0)  # the addition of the atoms
     return PrivacyProfile(np.column_stack((L1, L2)), best, best_s * h, float(err))
 
 

@@ -35,7 +35,7 @@ def test_data_dependent_namespace_mirrors_the_data_independent_one():
     assert dd.__all__ == sorted(dd.__all__)
     assert set(dd.__all__) == {"Problem", "upper_bound", "lower_bound", "UpperBound", "LowerBound", "Mechanism",
                                "certify_delta", "privacy_profile", "PrivacyProfile", "max_privacy_shortfall",
-                               "Shortfall"}
+                               "Shortfall", "optimal_noise", "DDOptimalNoise"}
     prob = dd.Problem(epsilon=1.0, delta=0.2, sensitivity=0.5, phi_lo=0.0, phi_hi=1.5)
     ub = dd.upper_bound(prob, dpdro.Partition.uniform(4, 0.25))
     assert isinstance(ub, dd.UpperBound) and isinstance(ub.mechanism, dd.Mechanism)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 
 import numpy as np
 import pytest
@@ -100,13 +101,108 @@ def test_upper_lp_vs_brute(pieces):
 def test_lower_lp_vs_brute():
     prob = tiny()
     part = dpdro.Partition.uniform(L=2, beta=0.5)
-    lb = dd.lower_bound(prob, part)
+    lb = dd.lower_bound(prob, part, coefficients="infimum")
     g = prob.grouping(0.5)
     w = prob.weight_infima(g.fine_edges) * 0.5
     ref = dd_brute_lp(prob, part, lower=True, lam=np.arange(g.K + 1), cell_cost_weights=w)
     assert lb.lp_value == pytest.approx(ref, abs=1e-8)
     assert lb.value <= ref + 1e-12
     assert lb.value == pytest.approx(ref, abs=1e-7)
+
+
+@pytest.mark.parametrize("loss", ["l1", "l2"])
+def test_rounding_lower_lp_vs_brute(loss):
+    """D′_R: the LP of dpdro against the same LP written out event by event."""
+    prob = tiny(loss=loss)
+    part = dpdro.Partition.uniform(L=2, beta=0.5)
+    lb = dd.lower_bound(prob, part, coefficients="rounding")
+    g = prob.grouping(0.5)
+    w = prob.weight_infima(g.fine_edges) * 0.5
+    ref = dd_brute_lp(prob, part, lower=True, lam=np.arange(g.K + 1), cell_cost_weights=w, rounding=True)
+    assert lb.coefficients == "rounding"
+    assert lb.value <= ref + 1e-12
+    assert lb.value == pytest.approx(ref, abs=1e-7)
+
+
+def test_rounding_lower_bound_default_and_dominance():
+    """ℓ1: D′_R dominates D′ column by column, so the default solves D′_R alone and is at least D′;
+    ℓ2: both are solved and the larger is returned."""
+    part = dpdro.Partition.uniform(L=4, beta=0.5)
+    lb1 = dd.lower_bound(tiny(), part)
+    old = dd.lower_bound(tiny(), part, coefficients="infimum")
+    assert lb1.coefficients == "rounding" and set(lb1.candidates) == {"rounding"}
+    assert lb1.value >= old.value - 1e-12
+    lb2 = dd.lower_bound(tiny(loss="l2"), part)
+    assert set(lb2.candidates) == {"rounding", "infimum"}
+    assert lb2.value == max(lb2.candidates.values())
+    mono = dd.lower_bound(tiny(monotone=True), part)  # monotone: D′ with its rows is also solved
+    assert set(mono.candidates) == {"rounding", "infimum"}
+    with pytest.raises(ValueError, match="coefficients"):
+        dd.lower_bound(tiny(), part, coefficients="average")
+
+
+def test_rounding_lower_bound_on_the_shift_set_counterexample():
+    """The instance on which D′ over the paper's E′_km (Appendix C.3) gives 1.506 > P′: a constant
+    mechanism (output 1/4 whatever ϕ, 0-DP) has expected ℓ1 loss E|1/4 − ϕ| = 1/8 for ϕ ~ U[0, 1/2)."""
+    prob = dd.Problem(epsilon=0.1, delta=0.01, sensitivity=1.0, phi_lo=0.0, phi_hi=0.5)
+    for L in (2, 8, 40):
+        lb = dd.lower_bound(prob, dpdro.Partition.uniform(L=L, beta=0.25))
+        assert lb.coefficients == "rounding"
+        assert 0.0 < lb.value <= 0.125
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rounding_lower_bound_below_certified_upper_bounds(seed):
+    """Random small instances: D′_R(β) ≤ P′(β) and ≤ P′(β/2) (certified mechanisms, any grid)."""
+    rng = np.random.default_rng(100 + seed)
+    eps = float(rng.choice([0.3, 1.0, 3.0]))
+    delta = float(rng.choice([0.05, 0.2, 0.4]))
+    loss = str(rng.choice(["l1", "l2"]))
+    sens = float(rng.choice([0.5, 1.0]))
+    width = float(rng.choice([0.5, 1.0, 1.5]))
+    prob = dd.Problem(epsilon=eps, delta=delta, sensitivity=sens, phi_lo=-0.5, phi_hi=width - 0.5, loss=loss)
+    A = math.ceil(truncated_laplace_half_width(epsilon=eps, delta=delta, sensitivity=sens)) + 1
+    beta = 0.25
+    lb = dd.lower_bound(prob, dpdro.Partition.uniform(L=int(A / beta), beta=beta))
+    for b in (beta, beta / 2):
+        part = dpdro.Partition.uniform(L=int(A / b), beta=b)
+        for centred in (False, True):
+            ub = dd.upper_bound(prob, part, centred=centred)
+            assert ub.mechanism.certify() <= prob.delta
+            assert lb.value <= ub.value
+
+
+def test_rounding_lower_bound_tightens_on_nested_grids():
+    prob = dd.Problem(**FIG3)
+    vals = [dd.lower_bound(prob, fig3_part(prob, b)).value for b in (1.0, 0.5, 0.25)]
+    assert vals[0] <= vals[1] + 1e-9 <= vals[2] + 2e-9
+
+
+@pytest.mark.parametrize("loss", ["l1", "l2"])
+def test_mirror_symmetric_lps_equal_the_full_ones(loss):
+    """On a mirror-symmetric instance the LPs over mirror-symmetric families (half the columns and
+    groups) have the optimum of the full LPs: the centred P′ and D′_R (whose bound stays valid)."""
+    prob = tiny(loss=loss)  # Φ = [0, 1.5): 3 fine pieces (a middle piece mapped onto itself)
+    part = dpdro.Partition.uniform(L=4, beta=0.5)
+    vals = {}
+    for sym in (False, True):
+        up = DDBoundingLP(prob, part, "upper", offset=-0.25, symmetric=sym)
+        lo = DDBoundingLP(prob, part, "lower", coefficients="rounding", symmetric=sym)
+        for lp in (up, lo):
+            lp.add_all_shift_cuts()
+        a, b = up.solve(), lo.solve()
+        vals[sym] = (a.objective, b.objective, lo.dual_bound(b.row_duals))
+        if sym:
+            P = up.probabilities(a.x)
+            assert np.allclose(P[::-1, ::-1], P)
+            assert up.n_p < up.M * up.n_c and lo.n_groups < 2 * prob.grouping(0.5).K * 1
+    assert vals[True] == pytest.approx(vals[False], abs=1e-9)
+    ub = dd.upper_bound(prob, part, centred=True)
+    assert ub.lp_value == pytest.approx(vals[False][0], abs=1e-8) and ub.mechanism.certify() <= prob.delta
+    with pytest.raises(ValueError, match="symmetric"):
+        DDBoundingLP(prob, part, "lower", coefficients="infimum", symmetric=True)
+    with pytest.raises(ValueError, match="symmetric"):
+        DDBoundingLP(tiny(weight=([0.0, 1.0, 1.5], [1.0, 2.0])), part, "upper", offset=-0.25, symmetric=True)
 
 
 def test_highs_vs_ecos():
@@ -153,9 +249,13 @@ def test_single_piece_reduces_to_data_independent():
     ub, P = dd.upper_bound(prob, part), dpdro.upper_bound(prob.base_problem, part)
     assert ub.lp_value == pytest.approx(P.lp_value, abs=1e-8)
     assert ub.value == pytest.approx(P.value, abs=1e-7)
-    lb, D = dd.lower_bound(prob, part, grouped=True), dpdro.lower_bound(prob.base_problem, part)
+    lb, D = dd.lower_bound(prob, part, grouped=True, coefficients="infimum"), dpdro.lower_bound(prob.base_problem, part)
     assert lb.lp_value == pytest.approx(D.lp_value, abs=1e-8)
     assert lb.value == pytest.approx(D.value, abs=1e-7)
+    # the rounding bound of the grouped problem: at least D (ℓ1) and below the certified P
+    lr = dd.lower_bound(prob, part, grouped=True)
+    assert lr.coefficients == "rounding"
+    assert D.value - 1e-9 <= lr.value <= P.value
 
 
 @pytest.mark.parametrize("delta", [0.2, 1e-3])
@@ -176,6 +276,60 @@ def test_certified_family(delta):
             worst = max(worst, hockey_stick(mech.noises[l], mech.noises[m], 1.0, b=phi))
     assert worst <= d + 1e-12
     assert worst >= d - 1e-9  # the certificate is tight
+
+
+def test_family_certificate_is_relative_to_the_first_edge():
+    """The certificate depends on the piece edges only through their offsets from the first edge: a
+    family moved by 2^20 (exact in binary) has the same δ and error bound; moved to edges that are not
+    exact (e.g. 1234.5678 + 0.1·t), the error bound stays far below the room RELEASE_MARGIN·δ that every
+    released family keeps, so a mechanism solved at δ is still certified at δ after the move (no
+    δ − slack is needed for such moves). The bound still grows with |edges|·u through the edges' own
+    rounding (about 1e-10 at |edges| ≈ 1e5): only exact edges would make it fully scale-free."""
+    from dpdro.data_dependent.privacy import privacy_profile
+
+    prob = dd.Problem(epsilon=1.0, delta=0.1, sensitivity=1.0, phi_lo=0.0, phi_hi=1.4, pieces=[0, 0.3, 1.1, 1.4])
+    ub = dd.upper_bound(prob, dpdro.Partition.uniform(L=25, beta=0.1))
+    base = privacy_profile(ub.noises, ub.mechanism.piece_edges, 1.0, 1.0)
+    assert base.delta <= 0.1 and base.delta <= 0.1 * (1 - 0.5e-9)
+    moved = privacy_profile(ub.noises, np.array([0.0, 3.0, 11.0, 14.0]) / 10 + 2.0**20, 1.0, 1.0)
+    far = [privacy_profile(ub.noises, lo + np.array([0, 3, 11, 14]) * 0.1, 1.0, 1.0)
+           for lo in (269.1, -1234.5678)]
+    assert np.array_equal(moved.deltas, base.deltas)
+    for prof in far:
+        assert prof.error_bound <= 1e-11
+        assert prof.delta <= 0.1
+
+
+def test_atoms_in_the_upper_bound_and_the_certificate():
+    """atom=True: every piece's noise may carry a point mass at 0; the LP equals the brute-force LP with
+    the atom in every event of the pair, the family is certified (and the certificate agrees with a
+    direct evaluation of a_l + ∫(p_l − e^ε p_l′(· − φ))₊ at admissible φ ≠ 0), and the value is at
+    most that of the same LP without atoms."""
+    prob = dd.Problem(epsilon=3.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=1.0)
+    part = dpdro.Partition.uniform(L=4, beta=0.5)
+    for centred in (False, True):
+        ua = dd.upper_bound(prob, part, atom=True, centred=centred)
+        u0 = dd.upper_bound(prob, part, centred=centred)
+        assert ua.value <= u0.value + 1e-12
+        m = ua.mechanism
+        assert all(n.atom > 0.1 for n in m.noises)
+        d = m.certify()
+        assert d <= prob.delta
+        e, worst = m.piece_edges, 0.0
+        for l, k in itertools.product(range(m.n_pieces), repeat=2):
+            lo, hi = max(e[k] - e[l + 1], -1.0), min(e[k + 1] - e[l], 1.0)
+            for phi in np.linspace(lo, hi, 81)[1:-1]:
+                if phi != 0.0:
+                    worst = max(worst, m.noises[l].atom + hockey_stick(m.noises[l], m.noises[k], 3.0, b=phi))
+        assert worst <= d + 1e-12 and worst >= d - 1e-4
+    # the dd family certificate with atoms against the data-independent one (one piece, |Φ| ≥ Δf)
+    one = dd.Problem(epsilon=3.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=2.0, pieces=1)
+    ub = dd.upper_bound(one, dpdro.Partition.uniform(L=6, beta=0.25), atom=True)
+    nz = ub.noises[0]
+    assert nz.atom > 0
+    assert ub.mechanism.certify() == pytest.approx(dpdro.certify_delta(nz, 3.0, 1.0), abs=1e-12)
+    with pytest.raises(ValueError, match="monoton"):
+        dd.upper_bound(tiny(monotone=True), part, atom=True)
 
 
 def test_certify_delta_of_a_family_detects_violation():
@@ -359,3 +513,56 @@ def test_one_cell_support_is_infeasible():
     """With one noise cell every segment is free: the budget rows alone must make the LP infeasible."""
     with pytest.raises(dpdro.InfeasibleError):
         dd.upper_bound(tiny(), dpdro.Partition.uniform(L=0, beta=0.5))
+
+
+# ---------------------------------------------------------------------------- driver and time limits
+def test_dd_optimal_noise_reaches_gap_and_certifies():
+    prob = dd.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=1.0)
+    res = dd.optimal_noise(prob, rel_gap=0.3, time_limit=120)
+    assert res.stopped == "gap" and res.gap <= 0.3
+    assert res.mechanism.certify() <= prob.delta
+    assert 0 < res.lower.value <= res.upper.value
+    assert [r["beta"] for r in res.history] == [0.5, 0.25, 0.125, 0.0625, 0.03125][: len(res.history)]
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(rel_gap=0), ValueError, "rel_gap"),
+    (dict(rel_gap=-1), ValueError, "rel_gap"),
+    (dict(time_limit=0), ValueError, "time_limit"),
+    (dict(betas=[0.5, -1]), ValueError, "betas"),
+    (dict(betas=[]), ValueError, "betas"),
+    (dict(support_half_width=0), ValueError, "support_half_width"),
+])
+def test_dd_optimal_noise_bad_inputs(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        dd.optimal_noise(tiny(), **kw)
+    with pytest.raises(TypeError, match="problem"):
+        dd.optimal_noise(dpdro.Problem(epsilon=1.0, delta=0.2))
+
+
+@pytest.mark.parametrize("limit", [1.0, 3.0])
+def test_time_limits_honoured(limit):
+    """Both bounds and the driver return within their time limit (+10%, and the few hundredths of a
+    second of building the LP); the driver's result is still a certified bracket or empty."""
+    prob = dd.Problem(**FIG3)
+    part = fig3_part(prob, 0.125)
+    t = time.perf_counter()
+    try:
+        dd.upper_bound(prob, part, centred=True, time_limit=limit)
+    except (RuntimeError, TimeoutError):
+        pass
+    assert time.perf_counter() - t <= 1.1 * limit + 0.3
+    t = time.perf_counter()
+    try:
+        dd.lower_bound(prob, fig3_part(prob, 0.0625), time_limit=limit)
+    except TimeoutError:
+        pass
+    assert time.perf_counter() - t <= 1.1 * limit + 0.3
+    t = time.perf_counter()
+    res = dd.optimal_noise(prob, rel_gap=1e-3, time_limit=limit)
+    assert time.perf_counter() - t <= 1.1 * limit + 0.3
+    assert res.stopped in ("time limit", "gap")
+    if res.upper is not None:
+        assert res.mechanism.certify() <= prob.delta
+    if res.upper is not None and res.lower is not None:
+        assert res.lower.value <= res.upper.value

@@ -120,3 +120,21 @@ def test_privacy_lp_cross_check_with_ecos():
     ref = lp.solve()
     alt = lp.solve_with("ECOS")
     assert alt.objective == pytest.approx(ref.objective, abs=1e-6)
+
+
+def test_time_limit_is_per_solve_not_cumulative():
+    """HiGHS accumulates its run time over re-solves; a time limit passed to one solve must still give
+    that solve its own budget (regression: later solves of a long cutting plane used to stop at once)."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    m = HighsModel(rng.random(300))
+    m.add_rows(sp.random(500, 300, density=0.3, random_state=1, format="csr"), 1.0, np.inf)
+    assert m.solve().status == "optimal"
+    m.add_rows(sp.random(500, 300, density=0.3, random_state=2, format="csr"), 2.0, np.inf)
+    used = m.h.getRunTime()
+    assert used > 0
+    assert m.solve(time_limit=0.5).status == "optimal"
+    limit = m.h.getOptionValue("time_limit")
+    limit = limit[-1] if isinstance(limit, tuple) else limit
+    assert limit >= used + 0.5  # the budget of this solve on top of the run time so far
