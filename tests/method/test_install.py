@@ -33,8 +33,8 @@ else:
     raise AssertionError("repro is importable from an installed dpdro: " + repro.__file__)
 res = dpdro.optimal_noise(dpdro.Problem(epsilon=1, delta=0.2), rel_gap=0.05)
 assert res.gap <= 0.05 and dpdro.certify_delta(res.noise, 1.0, 1.0) <= 0.2
-found = dpdro.catalog.lookup(epsilon=0.51, delta=0.0102, sensitivity=3.0, loss="l2")  # package data
-assert found.certified_delta <= 0.0102 and found.lower <= found.upper
+found = dpdro.catalog.lookup(epsilon=1.0, delta=1e-4, sensitivity=3.0, loss="l2")  # package data
+assert found.certified_delta <= 1e-4 and found.lower <= found.upper
 print("ok", dpdro.__version__, round(res.upper.value, 4))
 """
 
