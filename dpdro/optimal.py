@@ -169,6 +169,16 @@ def _reference_falls_short(upper: float, previous_lower: float, lower: float, re
     return relative_gap(upper, best) > rel_gap and lower - previous_lower < 0.5 * (upper - best)
 
 
+def _round_record(n: int, k, k_up, L_up, k_low, L_low, ub, lb, best_ub, best_lb, seconds: float) -> dict:
+    """One entry of ``OptimalNoise.history``: the round's grids and windows, its bounds ``ub`` (``None``
+    when no upper-bound LP ran) and ``lb``, the best bounds so far and their gap, and the times."""
+    return dict(round=n, k=float(k), k_upper=k_up if ub else None, k_lower=float(k_low),
+                upper_window=L_up if ub else None, lower_window=L_low, upper=best_ub.value, lower=best_lb.value,
+                round_upper=ub.value if ub else None, round_lower=lb.value,
+                gap=relative_gap(best_ub.value, best_lb.value), upper_seconds=ub.seconds if ub else 0.0,
+                lower_seconds=lb.seconds, seconds=seconds)
+
+
 def _fallback_lower_bound(problem: Problem, k, window: float, time_limit: float) -> GridLowerBound | None:
     """The lower bound of the grid 8 times coarser than ``k`` (its LP takes a few hundredths of the
     time, the cost growing like k^2.5), allowed 10% of ``time_limit`` (at most 2 s): what the call
@@ -274,11 +284,8 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, time_limit: float 
             if best_ub is None or best_lb is None:
                 raise TimeoutError(f"time_limit = {time_limit:g} s expired before the first bounds (grid "
                                    f"{float(k):g} steps per Δf) were found") from None
-            history.append(dict(round=len(history) + 1, k=float(best_lb.k), k_upper=None, k_lower=float(best_lb.k),
-                                upper_window=None, lower_window=best_lb.L, upper=best_ub.value,
-                                lower=best_lb.value, round_upper=None, round_lower=best_lb.value,
-                                gap=relative_gap(best_ub.value, best_lb.value), upper_seconds=0.0,
-                                lower_seconds=best_lb.seconds, seconds=time.perf_counter() - t0))
+            history.append(_round_record(len(history) + 1, best_lb.k, None, None, best_lb.k, best_lb.L, None,
+                                         best_lb, best_ub, best_lb, time.perf_counter() - t0))
             break
         if ub is not None:
             upper_rounds += 1
@@ -290,11 +297,8 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, time_limit: float 
             best_lb = lb
         last = time.perf_counter() - r0
         gap = relative_gap(best_ub.value, best_lb.value)
-        info = dict(round=len(history) + 1, k=float(k), k_upper=k_up if ub else None, k_lower=float(k_low),
-                    upper_window=L_up if ub else None, lower_window=L_low,
-                    upper=best_ub.value, lower=best_lb.value, round_upper=ub.value if ub else None,
-                    round_lower=lb.value, gap=gap, upper_seconds=ub.seconds if ub else 0.0,
-                    lower_seconds=lb.seconds, seconds=time.perf_counter() - t0)
+        info = _round_record(len(history) + 1, k, k_up, L_up, k_low, L_low, ub, lb, best_ub, best_lb,
+                             time.perf_counter() - t0)
         history.append(info)
         if report is not None:
             report(info)

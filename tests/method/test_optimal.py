@@ -105,3 +105,15 @@ def test_next_grid_follows_the_rate_of_the_gap():
     assert _next_steps([dict(k=16, gap=0.16), dict(k=32, gap=0.04)], 0.02) == 52
     assert _next_steps([dict(k=16, gap=0.011), dict(k=32, gap=0.0101)], 0.01) == 40  # at least 1.25 times
     assert _next_steps([dict(k=0.125, gap=0.1), dict(k=0.25, gap=0.05)], 0.01) == 0.5  # coarse grids: halve β
+
+
+def test_first_lower_bound_out_of_time_falls_back_to_a_coarser_grid():
+    """ε = 10, ℓ2 on the grid Δf/256 needs a lower-bound LP of ~10 s: with 2 s the call returns the
+    certified reference noise and the lower bound of a grid 8 times coarser, in time, not an error."""
+    prob = dpdro.Problem(epsilon=10.0, delta=1e-12, loss="l2")
+    t0 = time.perf_counter()
+    res = dpdro.optimal_noise(prob, rel_gap=0.01, time_limit=2.0, k_start=256)
+    assert time.perf_counter() - t0 <= 2.0 * 1.1 + 2.0
+    assert not res.reached and 0 < res.lower.value <= res.upper.value
+    assert res.lower.k < 256 and len(res.history) == 1 and res.history[0]["k_lower"] == float(res.lower.k)
+    assert dpdro.certify_delta(res.noise, 10.0, 1.0) <= 1e-12
