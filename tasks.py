@@ -1,15 +1,23 @@
 #!/usr/bin/env python3
 """Task runner for dpdro (standard library only).
 
-    python3 tasks.py book   build the Jupyter Book strictly (executes every notebook)
-    python3 tasks.py test   run the unit tests in tests/ and every notebook under nbval
+    python3 tasks.py book            build the Jupyter Book strictly (executes every notebook)
+    python3 tasks.py test            run the unit tests in tests/ and every notebook under nbval
+    python3 tasks.py test --latest   run the unit tests against the newest releases of every
+                                     dependency, in a separate environment ./.venv-latest
+    python3 tasks.py lock            refresh requirements/lock.txt from requirements/lock.in
 
-Each command creates a virtual environment in ./.venv when it is missing and installs the
-package with the extra it needs (``pip install -e .[book]`` or ``.[test]``) together with the
-book's reproduction layer (``-e ./repro[fast]``, the distribution dpdro-repro with numba for its
-coordinate-descent kernels: ``import repro`` then works from notebooks/ and scripts/). A stamp file in .venv records a hash of both pyproject.toml files
-per extra, so nothing is reinstalled until one of them changes. Runs non-interactively (e.g. with
-CI=true). Exits non-zero on failure.
+``book`` and ``test`` create ./.venv when it is missing and make it exactly the locked environment:
+every package at the version pinned in requirements/lock.txt (the versions that produced the stored
+results and notebook outputs), then dpdro and the book's reproduction layer repro (the distribution
+dpdro-repro) editable from the checkout, without dependencies. A stamp file in .venv records a hash
+of the lock and of both pyproject.toml files, so nothing is reinstalled until one of them changes.
+
+``test --latest`` resolves ``.[test]`` and ``./repro[fast]`` afresh (pip's newest releases, the lock
+ignored) into ./.venv-latest and runs tests/ (not nbval: stored notebook outputs belong to the lock),
+so that drift is found before a lock refresh. ``lock`` re-resolves the lock's inputs to the newest
+releases; re-execute the notebooks and stored results it changes, and commit them with the lock.
+Runs non-interactively (e.g. with CI=true). Exits non-zero on failure.
 """
 
 from __future__ import annotations
@@ -23,95 +31,146 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-VENV = ROOT / ".venv"
-BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
-PY = BIN / ("python.exe" if os.name == "nt" else "python")
+LOCK_IN = Path("requirements") / "lock.in"
+LOCK = Path("requirements") / "lock.txt"
 SANITIZE = Path("notebooks") / "sanitize.cfg"
 PYPROJECTS = (ROOT / "pyproject.toml", ROOT / "repro" / "pyproject.toml")  # dpdro, and the book's repro
+LOCAL = ["-e", ".", "-e", "./repro"]  # the two distributions of this checkout
 
 
 def say(msg: str) -> None:
     print(f"[tasks] {msg}", flush=True)
 
 
-def env() -> dict[str, str]:
+def bin_dir(venv: Path) -> Path:
+    return venv / ("Scripts" if os.name == "nt" else "bin")
+
+
+def python(venv: Path) -> Path:
+    return bin_dir(venv) / ("python.exe" if os.name == "nt" else "python")
+
+
+def env(venv: Path) -> dict[str, str]:
     """Environment for every child process: the venv first on PATH, nothing interactive."""
     e = dict(os.environ)
-    e["VIRTUAL_ENV"] = str(VENV)
-    e["PATH"] = str(BIN) + os.pathsep + e.get("PATH", "")
+    e["VIRTUAL_ENV"] = str(venv)
+    e["PATH"] = str(bin_dir(venv)) + os.pathsep + e.get("PATH", "")
     e.pop("PYTHONHOME", None)
     e.setdefault("PIP_NO_INPUT", "1")
     e.setdefault("PIP_DISABLE_PIP_VERSION_CHECK", "1")
     e.setdefault("PYTHONHASHSEED", "0")
     # Kernels resolve to the venv's own ipykernel, not a user-wide "python3" kernelspec.
-    e["JUPYTER_DATA_DIR"] = str(VENV / "share" / "jupyter")
+    e["JUPYTER_DATA_DIR"] = str(venv / "share" / "jupyter")
     e.setdefault("JUPYTER_PLATFORM_DIRS", "1")
     e.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     return e
 
 
-def run(cmd: list[str]) -> int:
+def run(cmd: list, venv: Path) -> int:
     shown = " ".join(str(c) for c in cmd)
     say(f"$ {shown}")
     t0 = time.monotonic()
-    rc = subprocess.call([str(c) for c in cmd], cwd=ROOT, env=env())
+    rc = subprocess.call([str(c) for c in cmd], cwd=ROOT, env=env(venv))
     say(f"{'ok' if rc == 0 else f'FAILED (exit {rc})'} after {time.monotonic() - t0:.1f} s: {shown}")
     return rc
 
 
-def check(cmd: list[str]) -> None:
-    rc = run(cmd)
+def check(cmd: list, venv: Path) -> None:
+    rc = run(cmd, venv)
     if rc != 0:
         sys.exit(rc)
 
 
-def ensure_env(extra: str) -> None:
-    """Create .venv if missing; install ``-e .[extra]`` and ``-e ./repro[fast]`` unless the stamp says they
-    are current."""
-    if not PY.exists():
-        if VENV.exists():
-            say(f"{VENV} exists but has no interpreter; recreating it")
-            shutil.rmtree(VENV)
-        say(f"creating virtual environment {VENV.relative_to(ROOT)} with {sys.executable}")
-        rc = run([sys.executable, "-m", "venv", VENV])
-        if rc != 0:
-            say("could not create the virtual environment; on Debian/Ubuntu install python3-venv")
-            sys.exit(rc)
-        check([PY, "-m", "pip", "install", "--upgrade", "pip"])
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in PYPROJECTS)).hexdigest()
-    key = f"{digest} python{sys.version_info.major}.{sys.version_info.minor}\n"
-    stamp = VENV / f".dpdro-installed-{extra}"
-    if stamp.exists() and stamp.read_text() == key:
-        say(f".venv already has .[{extra}] and ./repro for these pyproject.toml files (stamp {stamp.name}); "
-            "skipping install")
+def create_venv(venv: Path) -> None:
+    """Create ``venv`` if it has no interpreter, with uv (the installer) at the locked version."""
+    if python(venv).exists():
         return
-    check([PY, "-m", "pip", "install", "-e", f".[{extra}]", "-e", "./repro[fast]"])
+    if venv.exists():
+        say(f"{venv.name} exists but has no interpreter; recreating it")
+        shutil.rmtree(venv)
+    say(f"creating virtual environment {venv.name} with {sys.executable}")
+    rc = run([sys.executable, "-m", "venv", venv], venv)
+    if rc != 0:
+        say("could not create the virtual environment; on Debian/Ubuntu install python3-venv")
+        sys.exit(rc)
+    check([python(venv), "-m", "pip", "install", "--upgrade", "pip", locked("uv")], venv)
+
+
+def locked(name: str) -> str:
+    """The lock's pin of one package (``name==version``)."""
+    for line in (ROOT / LOCK).read_text().splitlines():
+        if line.split("==")[0].strip().lower() == name:
+            return line.strip()
+    sys.exit(f"[tasks] {LOCK} pins no {name}")
+
+
+def uv(venv: Path) -> list:
+    return [python(venv), "-m", "uv"]
+
+
+def ensure_locked_env() -> Path:
+    """./.venv as the lock says: ``uv pip sync`` (exactly the pinned set), then the two local
+    distributions editable without dependencies; skipped while the stamp is current."""
+    venv = ROOT / ".venv"
+    create_venv(venv)
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in (ROOT / LOCK, *PYPROJECTS))).hexdigest()
+    key = f"{digest} python{sys.version_info.major}.{sys.version_info.minor}\n"
+    stamp = venv / ".dpdro-installed-lock"
+    if stamp.exists() and stamp.read_text() == key:
+        say(f".venv already matches {LOCK} (stamp {stamp.name}); skipping install")
+        return venv
+    check([*uv(venv), "pip", "sync", "--python", python(venv), LOCK], venv)
+    check([*uv(venv), "pip", "install", "--python", python(venv), "--no-deps", *LOCAL], venv)
     stamp.write_text(key)
+    return venv
 
 
-def cmd_book() -> None:
-    ensure_env("book")
-    check([BIN / "jupyter-book", "build", ".", "-W", "-n", "--keep-going"])
+def cmd_book(args: list[str]) -> None:
+    venv = ensure_locked_env()
+    check([bin_dir(venv) / "jupyter-book", "build", ".", "-W", "-n", "--keep-going"], venv)
     say(f"book written to {ROOT / '_build' / 'html' / 'index.html'}")
 
 
-def cmd_test() -> None:
-    ensure_env("test")
-    check([PY, "-m", "pytest", "tests", "notebooks",
-           "--nbval", "--nbval-current-env", "--nbval-sanitize-with", SANITIZE])
+def cmd_test(args: list[str]) -> None:
+    if args == ["--latest"]:
+        venv = ROOT / ".venv-latest"
+        create_venv(venv)
+        check([*uv(venv), "pip", "install", "--python", python(venv), "--upgrade",
+               "-e", ".[test]", "-e", "./repro[fast]"], venv)
+        run([*uv(venv), "pip", "list", "--python", python(venv)], venv)
+        check([python(venv), "-m", "pytest", "tests"], venv)
+        return
+    if args:
+        usage()
+    venv = ensure_locked_env()
+    check([python(venv), "-m", "pytest", "tests", "notebooks",
+           "--nbval", "--nbval-current-env", "--nbval-sanitize-with", SANITIZE], venv)
 
 
-COMMANDS = {"book": cmd_book, "test": cmd_test}
+def cmd_lock(args: list[str]) -> None:
+    """Re-resolve requirements/lock.in to the newest releases (for Python 3.11, the version CI uses)."""
+    venv = ensure_locked_env()
+    check([*uv(venv), "pip", "compile", LOCK_IN, "--upgrade", "--python-version", "3.11",
+           "--no-emit-package", "dpdro", "--no-emit-package", "dpdro-repro", "-o", LOCK], venv)
+    say(f"{LOCK} refreshed: re-execute the notebooks and stored results it changes "
+        "(python3 tasks.py test shows which), and commit them together")
+
+
+COMMANDS = {"book": cmd_book, "test": cmd_test, "lock": cmd_lock}
+
+
+def usage() -> None:
+    print(__doc__.strip(), file=sys.stderr)
+    sys.exit(2)
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1 or argv[0] not in COMMANDS:
-        print(__doc__.strip(), file=sys.stderr)
-        return 2
+    if not argv or argv[0] not in COMMANDS:
+        usage()
     t0 = time.monotonic()
-    say(f"{argv[0]}: repository {ROOT}, CI={os.environ.get('CI', '')!r}")
-    COMMANDS[argv[0]]()
-    say(f"{argv[0]} succeeded in {time.monotonic() - t0:.0f} s")
+    say(f"{' '.join(argv)}: repository {ROOT}, CI={os.environ.get('CI', '')!r}")
+    COMMANDS[argv[0]](argv[1:])
+    say(f"{' '.join(argv)} succeeded in {time.monotonic() - t0:.0f} s")
     return 0
 
 

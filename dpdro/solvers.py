@@ -7,16 +7,78 @@ and report the row duals in HiGHS's sign convention (∂ objective / ∂ right-h
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import math
+import os
+import sys
+import threading
 from dataclasses import dataclass
 
 import highspy
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["INF", "LPSolution", "HighsModel", "solve_with_cvxpy"]
+__all__ = ["INF", "LPSolution", "HighsModel", "new_highs", "solve_with_cvxpy"]
 
 INF = highspy.kHighsInf
+
+_banner_lock = threading.Lock()
+_banner_shown = False  # set once the first HiGHS object of this process exists (its banner went nowhere)
+
+
+def _flush_c_stdio() -> None:
+    """Flush the C library's stdio buffers (where HiGHS's C++ log writes before they reach the fd)."""
+    with contextlib.suppress(OSError, AttributeError, TypeError):
+        ctypes.CDLL(None).fflush(None)
+
+
+@contextlib.contextmanager
+def _fds_to_devnull():
+    """Point file descriptors 1 and 2 at the null device for the duration of the block.
+
+    A Python-level ``redirect_stdout`` is not enough: HiGHS writes from C++ straight to the process's
+    standard output (ipykernel forwards that descriptor into notebook outputs).
+    """
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.flush()
+    saved = [os.dup(fd) for fd in (1, 2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in (1, 2):
+            os.dup2(null, fd)
+        yield
+    finally:
+        _flush_c_stdio()
+        for fd, copy in zip((1, 2), saved):
+            os.dup2(copy, fd)
+            os.close(copy)
+        os.close(null)
+
+
+def new_highs() -> highspy.Highs:
+    """A silent ``highspy.Highs`` object.
+
+    From HiGHS 1.16 on, the first solver object a process creates prints a licence banner on standard
+    output before any option can be set; JSON written to stdout and notebook outputs must not carry
+    it. The first construction therefore runs with descriptors 1 and 2 on the null device; every
+    object then has ``output_flag`` off, so solves print nothing either.
+    """
+    global _banner_shown
+    if _banner_shown:
+        h = highspy.Highs()
+    else:
+        with _banner_lock:
+            if _banner_shown:
+                h = highspy.Highs()
+            else:
+                with _fds_to_devnull():
+                    h = highspy.Highs()
+                    h.silent()
+                _banner_shown = True
+    h.silent()
+    return h
 
 
 @dataclass
@@ -36,8 +98,7 @@ class HighsModel:
     """
 
     def __init__(self, cost, *, tolerance: float = 1e-9, threads: int = 1):
-        self.h = highspy.Highs()
-        self.h.silent()
+        self.h = new_highs()
         self.h.setOptionValue("primal_feasibility_tolerance", tolerance)
         self.h.setOptionValue("dual_feasibility_tolerance", tolerance)
         self.h.setOptionValue("threads", threads)

@@ -101,7 +101,9 @@ class Row:
     def as_dict(self) -> dict[str, str]:
         dev = self.deviation
         if dev is None and _is_number(self.paper) and _is_number(self.ours):
-            dev = float(self.ours) - float(self.paper)
+            # the difference of the stored (6-digit) values: floating-point noise in the last bits of
+            # ``ours`` (another BLAS, another optimiser path) does not rewrite the file
+            dev = float(_fmt(self.ours)) - float(_fmt(self.paper))
         return {"id": self.id, "chapter": self.chapter, "location": self.location, "quantity": self.quantity,
                 "paper": _fmt(self.paper), "ours": _fmt(self.ours), "deviation": _fmt(dev),
                 "status": self.status, "scale": self.scale, "explanation": self.explanation.strip()}

@@ -45,7 +45,8 @@ def test_every_stored_noise_is_certified_at_its_grid_point(cat):
         for i, j in np.ndindex(cat.upper[loss].shape):
             noise = cat.noise(loss, i, j)
             assert dpdro.certify_delta(noise, cat.epsilons[i], 1.0) <= cat.deltas[j]
-            assert noise.expected_loss(loss) == cat.upper[loss][i, j]
+            # the stored U was computed by another numpy build: equal up to summation order
+            assert math.isclose(noise.expected_loss(loss), cat.upper[loss][i, j], rel_tol=1e-12)
 
 
 def _check(found, eps, delta, sens, loss):

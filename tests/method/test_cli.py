@@ -45,6 +45,15 @@ def test_design_writes_a_versioned_certified_document(noise_file):
     assert cert["gap"] <= 0.05 and cert["loss"] == "l1" and cert["sensitivity"] == 1.0
 
 
+def test_design_to_stdout_is_json_and_nothing_else():
+    """``-o -`` writes the document alone on stdout (no solver banner: a fresh process creates its
+    first HiGHS object here); progress goes to stderr."""
+    out = run("design", "--epsilon", "2", "--delta", "0.1", "--loss", "l2", "--gap", "0.05", "-o", "-")
+    doc = json.loads(out.stdout)
+    assert doc["format"] == "dpdro-noise" and doc["certificate"]["certified_delta"] <= 0.1
+    assert "HiGHS" not in out.stdout + out.stderr
+
+
 def test_certify_and_profile_through_python_m(noise_file):
     out = json.loads(run("certify", str(noise_file), "--profile", "--points", "5", "--json", module=True).stdout)
     assert out["certified_delta"] <= 0.2 and out["epsilon"] == 1.0

@@ -138,3 +138,29 @@ def test_time_limit_is_per_solve_not_cumulative():
     limit = m.h.getOptionValue("time_limit")
     limit = limit[-1] if isinstance(limit, tuple) else limit
     assert limit >= used + 0.5  # the budget of this solve on top of the run time so far
+
+
+SILENT_CALL = """
+import dpdro
+res = dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=0.2), rel_gap=0.05)
+lp = dpdro.solvers.HighsModel([1.0])
+lp.solve()
+"""
+
+
+def test_a_fresh_process_writes_nothing_to_stdout_or_stderr():
+    """HiGHS 1.16 prints a licence banner on stdout when a process creates its first solver object;
+    dpdro's solvers must print nothing at all (a pipe, so C-level buffering is exercised too)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", SILENT_CALL], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "" and out.stderr == ""
+
+
+def test_silencing_keeps_the_callers_own_output(capfd):
+    print("before", flush=True)
+    dpdro.solvers.new_highs()
+    print("after", flush=True)
+    assert capfd.readouterr().out == "before\nafter\n"

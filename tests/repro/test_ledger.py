@@ -1,5 +1,7 @@
 """The reproduction ledger: validation, upsert by id, sorted stable file, status counts."""
 
+import math
+
 import pytest
 
 from repro import ledger
@@ -123,3 +125,14 @@ def test_stored_ledger_is_fully_classified():
         if cat == "unexplained":
             text = r["explanation"].lower()
             assert "not explained" in text or "match none" in text or "below the paper's claimed" in text, r["id"]
+
+
+def test_last_bit_noise_does_not_rewrite_the_file(tmp_path):
+    path = tmp_path / "ledger.csv"
+    x = math.log(2.0)
+    row = dict(id="a", chapter="c", location="l", quantity="q", paper=x, status="matches", scale="exact")
+    ledger.record([Row(ours=x + 2e-16, **row)], path)
+    first = path.read_bytes()
+    ledger.record([Row(ours=x - 2e-16, **row)], path)
+    assert path.read_bytes() == first
+    assert ledger.load(path)[0]["deviation"] == "0"
