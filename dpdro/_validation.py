@@ -128,11 +128,3 @@ def check_finite(name: str, value) -> float:
         raise ValueError(f"{name} must be a finite real number, got {value!r}")
     return x
 
-
-def check_noise(name: str, value):
-    """A :class:`dpdro.PiecewiseUniform` (``TypeError`` otherwise)."""
-    from .noise import PiecewiseUniform  # noise imports losses, which imports this module
-
-    if not isinstance(value, PiecewiseUniform):
-        raise TypeError(f"{name} must be a dpdro.PiecewiseUniform, got {type(value).__name__}")
-    return value

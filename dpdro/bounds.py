@@ -268,6 +268,12 @@ class BoundingLP(PrivacyLP):
             return self._add_flow_block(r)
         return super().add_worst_segments(r, x)
 
+    def add_lazy_cuts(self, groups, x: np.ndarray, deadline: float | None = None) -> int:
+        """:meth:`add_worst_segments` one group at a time (flow blocks have no batched form; on uniform
+        cells the rows are added in the order P(π, β) and D(π, β) have always used, which fixes
+        HiGHS's pivoting and hence the digits of the stored results)."""
+        return sum(self.add_worst_segments(int(r), x) for r in groups)
+
     def add_event_cut(self, r: int, x: np.ndarray) -> bool:
         """The single constraint (φ_r, A*) with A* the worst event at x (Algorithm 1). Returns False if
         that exact constraint is already in the LP."""

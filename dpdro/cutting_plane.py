@@ -45,15 +45,6 @@ class CuttingPlaneResult:
     history: list = field(default_factory=list)  # (iteration, objective, max shortfall, seconds)
 
 
-def _batch_lazy(lp) -> bool:
-    """Whether ``lp`` keeps :class:`dpdro.lp.PrivacyLP`'s lazy cuts (a subclass that overrides
-    ``add_worst_segments``, e.g. the cell-union blocks of :class:`dpdro.bounds.BoundingLP`, is served
-    one group at a time)."""
-    from .lp import PrivacyLP
-
-    return isinstance(lp, PrivacyLP) and type(lp).add_worst_segments is PrivacyLP.add_worst_segments
-
-
 def run_cutting_plane(lp, *, cuts: str = "shift", tol: float = 1e-9, max_iter: int = 100_000,
                       time_limit: float | None = None, full_per_round: int = 2, lazy_per_round: int = 64,
                       verbose: bool = False) -> CuttingPlaneResult:
@@ -104,10 +95,7 @@ def run_cutting_plane(lp, *, cuts: str = "shift", tol: float = 1e-9, max_iter: i
                 added += lp.add_shift_cut(r)
                 if time_limit is not None and time.perf_counter() - t0 > time_limit:
                     break
-            if _batch_lazy(lp):  # the same rows as one add_worst_segments per group, in three model calls
-                added += lp.add_worst_segments_batch(lazy, sol.x, None if time_limit is None else t0 + time_limit)
-            else:
-                added += sum(lp.add_worst_segments(r, sol.x) for r in lazy)
+            added += lp.add_lazy_cuts(lazy, sol.x, None if time_limit is None else t0 + time_limit)
             if added == 0:  # every violated segment is already in the LP: what remains is solver tolerance
                 converged = True
                 break

@@ -249,13 +249,13 @@ class PrivacyLP:
         added[idx] = True
         return n + created
 
-    def add_worst_segments_batch(self, groups, x: np.ndarray, deadline: float | None = None) -> int:
-        """:meth:`add_worst_segments` for many groups at once: the new budget rows, t-columns and segment
-        rows of all of them in three model calls (the same rows as one call per group, much faster when
-        a round adds thousands of groups; only for subclasses that keep :meth:`add_worst_segments`, see
-        :func:`dpdro.cutting_plane.run_cutting_plane`). With ``deadline`` (a ``time.perf_counter()`` value) the groups
-        not reached by then are left out (fewer cuts: still a relaxation). Returns the number of rows
-        added."""
+    def add_lazy_cuts(self, groups, x: np.ndarray, deadline: float | None = None) -> int:
+        """The lazy whole-shift cuts of Algorithm 1's round: :meth:`add_worst_segments` for every group
+        in ``groups``, all at once (the new budget rows, t-columns and segment rows of all of them in
+        three model calls: the same rows as one call per group, much faster when a round adds
+        thousands of groups). With ``deadline`` (a ``time.perf_counter()`` value) the groups not
+        reached by then are left out (fewer cuts: still a relaxation). Returns the number of rows
+        added. A subclass whose cuts are not segments overrides this (and :meth:`add_worst_segments`)."""
         xp = np.asarray(x[: self.n_p], dtype=float)
         done, parts = [], []
         for r in (int(r) for r in groups):

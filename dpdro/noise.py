@@ -17,7 +17,7 @@ import numpy as np
 
 from .losses import make_loss
 
-__all__ = ["PiecewiseUniform"]
+__all__ = ["PiecewiseUniform", "check_noise"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -210,3 +210,10 @@ class PiecewiseUniform:
         lo, hi = self.support
         atom = f", atom {self.atom:.4g} at 0" if self.atom > 0 else ""
         return f"PiecewiseUniform({self.probs.size} cells on [{lo:.4g}, {hi:.4g}){atom}, std={self.std:.4g})"
+
+
+def check_noise(name: str, value) -> PiecewiseUniform:
+    """``value`` if it is a :class:`PiecewiseUniform`, else a ``TypeError`` naming ``name``."""
+    if not isinstance(value, PiecewiseUniform):
+        raise TypeError(f"{name} must be a dpdro.PiecewiseUniform, got {type(value).__name__}")
+    return value

@@ -19,9 +19,14 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["INF", "LPSolution", "HighsModel", "new_highs", "solve_with_cvxpy"]
+__all__ = ["INF", "LPSolution", "HighsModel", "SolverError", "new_highs", "solve_with_cvxpy"]
 
 INF = highspy.kHighsInf
+
+
+class SolverError(RuntimeError):
+    """The LP solver stopped without an answer (neither optimal, infeasible nor out of time)."""
+
 
 _banner_lock = threading.Lock()
 _banner_shown = False  # set once the first HiGHS object of this process exists (its banner went nowhere)
@@ -183,7 +188,7 @@ class HighsModel:
             if status == highspy.HighsModelStatus.kInfeasible:
                 return LPSolution("infeasible", None, None, np.inf)
             if status != highspy.HighsModelStatus.kOptimal:
-                raise RuntimeError(f"HiGHS stopped with status {self.h.modelStatusToString(status)}")
+                raise SolverError(f"HiGHS stopped with status {self.h.modelStatusToString(status)}")
         sol = self.h.getSolution()
         return LPSolution("optimal", np.asarray(sol.col_value), np.asarray(sol.row_dual),
                           float(self.h.getInfo().objective_function_value), self.simplex_iterations)
@@ -235,7 +240,7 @@ def solve_with_cvxpy(cost, matrix, lower, upper, *, solver: str = "ECOS", **solv
     if prob.status in ("infeasible", "infeasible_inaccurate"):
         return LPSolution("infeasible", None, None, np.inf)
     if prob.status not in ("optimal", "optimal_inaccurate"):
-        raise RuntimeError(f"cvxpy/{solver} stopped with status {prob.status}")
+        raise SolverError(f"cvxpy/{solver} stopped with status {prob.status}")
     duals = np.zeros(m.shape[0])
     it = iter(cons)
     # cvxpy's dual of  a x <= b  is >= 0 and of  a x == b  is the multiplier of (a x - b); both map to

@@ -70,7 +70,7 @@ class _FakeLP:
         self.cuts += 1
         return 1
 
-    def add_worst_segments(self, r, x):
+    def add_lazy_cuts(self, groups, x, deadline=None):
         return 0
 
     def add_event_cut(self, r, x):
