@@ -66,11 +66,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ._closed_forms import truncated_laplace_half_width
 from ._rounding import round_up as _round_up
 from ._validation import check_choice
 from .cutting_plane import CuttingPlaneResult, run_cutting_plane
 from .lp import RELEASE_MARGIN, PrivacyLP, repair_by_mixing
-from .mechanisms import truncated_laplace_half_width
 from .monotone import monotone_matrix, monotone_noise
 from .noise import PiecewiseUniform
 from .oracle import cell_union_shortfalls, cell_union_worst_event, neighbour_intervals, segment_table

@@ -74,10 +74,10 @@ from fractions import Fraction
 import numpy as np
 import scipy.sparse as sp
 
+from ._closed_forms import staircase_noise, staircase_optimal_gamma, truncated_laplace_cdf, truncated_laplace_noise
 from ._rounding import round_up
 from ._validation import check_choice
 from .lp import RELEASE_MARGIN, PrivacyLP, repair_by_mixing
-from .mechanisms import Staircase, TruncatedLaplace
 from .monotone import monotone_matrix, monotone_noise
 from .noise import PiecewiseUniform
 from .privacy import certify_delta, privacy_profile
@@ -568,8 +568,7 @@ def reference_upper_bound(problem: Problem, cell_width: float, *, atom: bool = T
 def _laplace_reference(problem: Problem, cell_width: float):
     p, target = problem, problem.delta
     for _ in range(8):
-        tl = TruncatedLaplace(epsilon=p.epsilon, delta=target, sensitivity=p.sensitivity)
-        noise = tl.to_piecewise_uniform(cell_width)
+        noise = truncated_laplace_noise(p.epsilon, target, p.sensitivity, cell_width)
         d = certify_delta(noise, p.epsilon, p.sensitivity)
         if d <= p.delta:
             return noise, d
@@ -581,12 +580,11 @@ def _staircase_reference(problem: Problem, *, atom: bool = True, lattice: int = 
     p = problem
     if p.epsilon < 1.0:  # the staircase's steps barely decay: the truncated Laplace mechanism is better
         return None
-    gamma = Staircase.optimal_gamma(p.epsilon, p.loss)
+    gamma = staircase_optimal_gamma(p.epsilon, p.loss)
     gamma = min(max(round(gamma * lattice), 1), lattice - 1) / lattice
-    stair = Staircase(epsilon=p.epsilon, sensitivity=p.sensitivity, gamma=gamma)
     best = None  # the cheapest number of periods, from the exact δ_P and expected losses (no certificate yet)
     for periods in range(1, max_periods + 1):  # more periods: less δ lost to truncation, more atom
-        base = stair.to_piecewise_uniform(periods)
+        base = staircase_noise(p.epsilon, p.sensitivity, gamma, periods)
         d_p = base.metadata["delta"]
         if d_p >= p.delta:
             continue
@@ -615,14 +613,14 @@ def _staircase_reference(problem: Problem, *, atom: bool = True, lattice: int = 
 def _laplace_profile(problem: Problem, k: int, L: int) -> np.ndarray:
     """Cell masses of the truncated Laplace mechanism at (ε, δ) on the columns of U(k) (a magnitude
     profile for the scaled LP; 0 beyond its support)."""
-    tl = TruncatedLaplace(epsilon=problem.epsilon, delta=problem.delta, sensitivity=problem.sensitivity)
     beta = problem.sensitivity / float(Fraction(k))
     sym = problem.loss.symmetric and problem.support is None
     lo, hi = problem.support if problem.support is not None else (-math.inf, math.inf)
     i_lo = 0 if sym else max(-L, _ceil(lo / beta + 0.5))
     i_hi = min(L, _floor(hi / beta - 0.5))
     pts = np.arange(i_lo, i_hi + 1)
-    return tl.cdf((pts + 0.5) * beta) - tl.cdf((pts - 0.5) * beta)
+    cdf = lambda x: truncated_laplace_cdf(x, problem.epsilon, problem.delta, problem.sensitivity)  # noqa: E731
+    return cdf((pts + 0.5) * beta) - cdf((pts - 0.5) * beta)
 
 
 def _infeasible(problem: Problem, k: int, L: int) -> str:

@@ -51,9 +51,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable
 
+from ._closed_forms import staircase_optimal_gamma, truncated_laplace_half_width
 from ._validation import check_bool, check_int, check_optional_positive, check_positive
 from .grid import GridLowerBound, GridUpperBound, grid_lower_bound, grid_upper_bound, reference_upper_bound
-from .mechanisms import Staircase, truncated_laplace_half_width
 from .noise import PiecewiseUniform
 from .partition import Partition
 from .problem import InfeasibleError, Problem
@@ -156,7 +156,7 @@ def _plateau(problem: Problem) -> float | None:
     if problem.epsilon < 1.0:
         return None
     try:
-        return Staircase.optimal_gamma(problem.epsilon, problem.loss)
+        return staircase_optimal_gamma(problem.epsilon, problem.loss)
     except Exception:  # a loss without a finite staircase cost: no alignment  # pragma: no cover
         return None
 

@@ -27,8 +27,8 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from .._closed_forms import truncated_laplace_half_width
 from .._validation import check_positive
-from ..mechanisms import truncated_laplace_half_width
 from ..partition import Partition
 from ..problem import InfeasibleError
 from .bounds import LowerBound, UpperBound, lower_bound, upper_bound

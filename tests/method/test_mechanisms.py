@@ -1,7 +1,7 @@
 """Literature mechanisms and the 'near optimal lower bound' (dpdro.mechanisms).
 
-Paper numbers below are quoted only here, as test oracles: Example 1 (Section 1), Figure 3 (values
-from the authors' scripts visualize_bounds-*.jl) and Tables 4 and 5 (Appendix D).
+Paper numbers below are quoted only here, as test oracles: Example 1 (Section 1). The paper-only
+rounded variants of the lower bound are tested with the book (tests/repro/test_literature.py).
 """
 
 import math
@@ -276,9 +276,7 @@ GRID = [(e, d) for e in (0.005, 0.1, 0.5, 1.0, 2.0, 5.0) for d in (1e-6, 0.005, 
 def test_lower_bound_below_every_feasible_mechanism(loss):
     for e, d in GRID:
         exact = near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=1.3, loss=loss)
-        down = near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=1.3, loss=loss, rounding="down")
-        up = near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=1.3, loss=loss, rounding="up")
-        assert 0 <= down <= exact <= up
+        assert exact >= 0
         feasible = [TruncatedLaplace(epsilon=e, delta=d, sensitivity=1.3),
                     AnalyticGaussian(epsilon=e, delta=d, sensitivity=1.3),
                     Laplace(epsilon=e, sensitivity=1.3),  # pure DP noise is also (ε, δ)-DP
@@ -293,29 +291,19 @@ def test_lower_bound_below_dpdro_upper_bounds():
         assert near_optimal_lower_bound(epsilon=e, delta=d, loss=loss) <= ub.value
 
 
-def test_lower_bound_is_monotone_but_the_rounded_versions_are_not():
+def test_lower_bound_is_monotone_in_delta():
     deltas = np.linspace(0.01, 0.6, 120)
     exact = [near_optimal_lower_bound(epsilon=0.3, delta=d) for d in deltas]
-    down = [near_optimal_lower_bound(epsilon=0.3, delta=d, rounding="down") for d in deltas]
     assert np.all(np.diff(exact) <= 0)
-    assert np.any(np.diff(down) > 0)  # footnote 3: "a non-monotonic parameter rounding"
 
 
-def test_lower_bound_closed_forms_and_authors_code():
+def test_lower_bound_closed_forms():
     e, d, s = 0.2, 0.05, 2.0
-    a, b = (d + math.expm1(e) / 2) / math.exp(e), math.exp(-e)
-    n, total = 0, 0.0  # the loop of data_independent.cpp ("TLap Lower Bound")
-    while total + a * b**n <= 0.5:
-        total += a * b**n
-        n += 1
-    cpp = 2 * a * s * ((b - b**n) / (1 - b) ** 2 - (n - 1) * b**n / (1 - b))
-    assert near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=s, rounding="down") == pytest.approx(cpp, rel=1e-12)
-    assert near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=s, rounding="up") == pytest.approx(
-        2 * a * s * sum(k * b**k for k in range(1, n + 1)), rel=1e-12)
+    b = math.exp(-e)
+    n = math.floor(TruncatedLaplace(epsilon=e, delta=d, sensitivity=s).half_width / s)
     q = math.expm1(e) / (2 * d)
     L = [((1 + q) * b**k - 1) / (2 * q) for k in range(1, n + 1)]
     assert all(x >= 0 for x in L) and ((1 + q) * b ** (n + 1) - 1) < 0  # n = ⌊A/Δf⌋
-    assert n == math.floor(TruncatedLaplace(epsilon=e, delta=d, sensitivity=s).half_width / s)
     assert near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=s) == pytest.approx(2 * s * sum(L), rel=1e-12)
     assert near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=s, loss="l2") == pytest.approx(
         2 * s**2 * sum((2 * k - 1) * x for k, x in enumerate(L, 1)), rel=1e-12)
@@ -331,24 +319,6 @@ def test_lower_bound_for_other_losses():
     assert near_optimal_lower_bound(**kw, loss=asym) == pytest.approx(l1, rel=1e-12)
     tl = TruncatedLaplace(**kw)
     assert near_optimal_lower_bound(**kw, loss=asym) <= tl.expected_loss(asym)
-
-
-def test_lower_bound_reproduces_paper_values():
-    # Figure 3 ('Near Optimal LB', Δf = 2) as printed by the authors' scripts: rounding up
-    up = lambda e, d: near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=2.0, rounding="up")
-    assert up(1.0, 0.2) == pytest.approx(0.573357, abs=1e-6)
-    assert up(0.2, 0.05) == pytest.approx(3.91688, abs=1e-5)
-    # Table 5 (ℓ1, Δf = 1): the optimum O is recovered from Table 4, O = BUB − s4·max(O, 1) with BUB the
-    # truncated Laplace loss; then 100%·(O − BLB)/max(O, 1) must reproduce s5 to the printed 0.01%
-    cells = [  # (ε, δ, Table 4 %, Table 5 %, rounding that reproduces it)
-        (1.0, 0.2, 5.82, 26.71, "up"), (0.2, 0.05, 0.92, 16.37, "up"), (2.0, 0.005, 7.99, 25.97, "up"),
-        (0.005, 0.005, 0.17, 1.71, "down"), (0.1, 0.1, 0.90, 32.42, "down"),
-    ]
-    for e, d, s4, s5, rounding in cells:
-        bub = TruncatedLaplace(epsilon=e, delta=d).expected_loss("l1")
-        O = bub - s4 / 100 if bub - s4 / 100 < 1 else bub / (1 + s4 / 100)
-        blb = near_optimal_lower_bound(epsilon=e, delta=d, rounding=rounding)
-        assert 100 * (O - blb) / max(O, 1) == pytest.approx(s5, abs=0.015)
 
 
 # ------------------------------------------------------------------ validation
@@ -390,8 +360,6 @@ def test_other_arguments_are_validated():
         Staircase(epsilon=1).to_piecewise_uniform(0)
     with pytest.raises(TypeError, match="periods must be a positive integer"):
         Staircase(epsilon=1).to_piecewise_uniform(2.5)
-    with pytest.raises(ValueError, match="rounding must be one of"):
-        near_optimal_lower_bound(epsilon=1, delta=0.1, rounding="nearest")
     with pytest.raises(ValueError, match=r"phi must satisfy \|phi\| <= sensitivity"):
         TruncatedLaplace(epsilon=1, delta=0.1).exact_delta(1.5)
     with pytest.raises(ValueError, match="loss must be"):
