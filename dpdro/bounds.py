@@ -61,25 +61,24 @@ Numbers you can trust
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import scipy.sparse as sp
 
+from ._budget import TimeBudget
 from ._closed_forms import truncated_laplace_half_width
 from ._rounding import round_up as _round_up
-from ._validation import check_choice
-from .cutting_plane import CuttingPlaneResult, run_cutting_plane
-from .lp import RELEASE_MARGIN, PrivacyLP, repair_by_mixing
+from ._validation import check_choice, check_optional_positive
+from .cutting_plane import run_cutting_plane
+from .lp import PrivacyLP
 from .monotone import monotone_matrix, monotone_noise
 from .noise import PiecewiseUniform
 from .oracle import cell_union_shortfalls, cell_union_worst_event, neighbour_intervals, segment_table
 from .partition import Partition
-from .privacy import certify_delta, privacy_profile
 from .problem import InfeasibleError, Problem
+from .release import RELEASE_MARGIN, LowerBound, ReleaseFamily, UpperBound, release
 from .solvers import INF
 
-__all__ = ["BoundingLP", "UpperBound", "LowerBound", "check_rounding_coefficients", "upper_bound", "lower_bound"]
+__all__ = ["BoundingLP", "UpperBound", "LowerBound", "upper_bound", "lower_bound"]
 
 
 class BoundingLP(PrivacyLP):
@@ -109,7 +108,7 @@ class BoundingLP(PrivacyLP):
                 raise ValueError("coefficients='rounding' applies to the lower bound D(π, β) only")
             if not partition.is_uniform:
                 raise ValueError("coefficients='rounding' needs a uniform partition (cells of width β)")
-            self.excess = check_rounding_coefficients(problem, partition.beta)
+            self.excess = _rounding_excess(problem, partition.beta)
         self.problem, self.partition, self.kind = problem, partition, kind
         self.k = problem.shifts(partition.beta)
         lower = kind == "lower"
@@ -317,67 +316,62 @@ class BoundingLP(PrivacyLP):
         return bound
 
 
-def check_rounding_coefficients(problem: Problem, beta: float) -> float:
+def _rounding_excess(problem: Problem, beta: float) -> float:
     """e_β of the randomized-rounding coefficients on the grid βℤ (module docstring), after checking
-    that they apply to ``problem`` (no monotonicity, no support, a loss with a known e_β)."""
+    that P(π, β)'s cells allow them (no monotonicity, no support, a loss with a known e_β)."""
     if problem.monotone or problem.support is not None:
         raise ValueError("coefficients='rounding' does not apply to monotone problems or a Problem.support: "
                          "the rounded noise need not be monotone or stay inside the support")
-    excess = problem.loss.grid_interpolation_excess(beta)
+    excess = problem.rounding_excess(beta)
     if excess is None:
         raise ValueError(f"coefficients='rounding' needs a bound on the grid interpolation excess of the loss "
                          f"{problem.loss.name!r} (Loss.grid_interpolation_excess), which it does not provide")
     return float(excess)
 
 
-# ---------------------------------------------------------------------------- results
-@dataclass
-class UpperBound:
-    """A certified upper bound on P: the expected loss of a released, certified (ε, δ)-DP noise."""
+# ---------------------------------------------------------------------------- solving
+class _PartitionRelease(ReleaseFamily):
+    """P(π, β) as a :class:`dpdro.release.ReleaseFamily`: its noise is uniform on the partition's
+    cells (plus the atom), and the uniform density on the support, ((ε, Δf/W)-DP for a support of
+    length W), is the anchor that needs no solve."""
 
-    value: float  # E c(X) of ``noise``, rounded up
-    noise: PiecewiseUniform
-    certified_delta: float  # certify_delta(noise, ε, Δf) <= δ
-    lp_value: float  # optimal value of P(π, β) reported by the solver (before any repair)
-    partition: Partition
-    iterations: int
-    seconds: float
-    repair_weight: float = 0.0  # weight of the anchor solution mixed in to remove solver overshoot
-    simplex_iterations: int = 0
-    history: list = field(default_factory=list)
+    def __init__(self, lp: BoundingLP, *, cuts: str, tol: float):
+        self.lp, self.problem, self.cuts, self.tol = lp, lp.problem, cuts, tol
+        prob = lp.problem
+        self.meta = dict(epsilon=prob.epsilon, delta=prob.delta, sensitivity=prob.sensitivity, loss=prob.loss.name)
 
+    def noise(self, x: np.ndarray) -> PiecewiseUniform:
+        part, lp = self.lp.partition, self.lp
+        p = np.clip(x[: part.n_cells], 0.0, None)
+        atom = max(float(x[lp.atom_col]), 0.0) if lp.atom_col is not None else 0.0
+        total = p.sum() + atom
+        noise = PiecewiseUniform(part.edges, p / total, grid=part.beta, metadata=dict(self.meta), atom=atom / total)
+        return monotone_noise(noise) if self.problem.monotone else noise  # exact monotonicity
 
-@dataclass
-class LowerBound:
-    """A valid lower bound on P: the objective of a dual-feasible point of D(π, β)."""
+    def solve(self, budget: TimeBudget) -> np.ndarray:
+        return run_cutting_plane(self.lp, cuts=self.cuts, tol=self.tol, time_limit=budget.left()).x
 
-    value: float  # rounded down
-    lp_value: float  # optimal value of D(π, β) reported by the solver
-    p: np.ndarray  # primal solution on the decision cells ``columns`` (last entry: mass beyond the padding)
-    columns: Partition  # decision cells: the core cells at positions core_offset, …, core_offset + N − 1, padding around
-    core_offset: int
-    partition: Partition
-    iterations: int
-    seconds: float
-    outside_mass: float = 0.0  # mass the primal places outside [π_1β, π_{N+1}β): large means the support is too small
-    simplex_iterations: int = 0
-    history: list = field(default_factory=list)
+    def fallback_anchor(self) -> PiecewiseUniform:
+        part = self.lp.partition
+        inside = part.widths * self.lp.allowed[: part.n_cells]  # only cells inside Problem.support
+        return PiecewiseUniform(part.edges, inside / inside.sum(), grid=part.beta)
 
 
 def upper_bound(problem: Problem, partition: Partition, *, cuts: str = "shift", tol: float = 1e-9,
-                atom: bool = False, **kwargs) -> UpperBound:
+                atom: bool = False, time_limit: float | None = None) -> UpperBound:
     """Solve P(π, β) by Algorithm 1 and release its optimal noise, certified.
 
     Parameters
     ----------
+    problem : the instance (ε, δ, Δf, c) of P.
+    partition : the cells Π_j(β) of the noise (:class:`dpdro.Partition`).
+    cuts : ``"shift"`` (whole-shift cuts, fast) or ``"event"`` (Algorithm 1 with single events).
+    tol : stop when no privacy constraint is violated by more than ``tol``.
     atom : also optimise a point mass at 0 (module docstring). The released noise is then a
         ``PiecewiseUniform`` with ``atom`` > 0 possible; this pays off for large ε and δ, where the
         optimal noise concentrates mass close to δ at 0 (ℓ1, ε = 5, δ = 0.75, k = 128: 0.02094 against
         0.02382 without it).
-    cuts : ``"shift"`` (whole-shift cuts, fast) or ``"event"`` (Algorithm 1 with single events).
-    tol : stop when no privacy constraint is violated by more than ``tol``.
-    **kwargs : passed to :func:`dpdro.cutting_plane.run_cutting_plane` (``max_iter``, ``time_limit``,
-        ``full_per_round``, ``lazy_per_round``, ``verbose``).
+    time_limit : seconds for the whole call, the repair's re-solves included (``None``: no limit).
 
     Returns
     -------
@@ -386,66 +380,28 @@ def upper_bound(problem: Problem, partition: Partition, *, cuts: str = "shift", 
 
     Raises
     ------
-    InfeasibleError if the partition's support is too small for (ε, δ).
+    InfeasibleError if the partition's support is too small for (ε, δ); RuntimeError if Algorithm 1
+    did not converge within ``time_limit`` (no certified noise to release).
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Section 4.1 (problem P(π, β), equation (9)) and Algorithm 1.
     """
+    budget = TimeBudget(check_optional_positive("time_limit", time_limit))
     lp = BoundingLP(problem, partition, "upper", atom=atom)
-    res = run_cutting_plane(lp, cuts=cuts, tol=tol, **kwargs)
+    res = run_cutting_plane(lp, cuts=cuts, tol=tol, time_limit=budget.left())
     if not res.converged:
         raise RuntimeError(f"Algorithm 1 stopped after {res.iterations} iterations ({res.seconds:.1f} s) with a "
                            f"privacy shortfall of {res.max_shortfall:.3e}; no certified noise to release")
-    noise, d, weight = _release(lp, res, cuts=cuts, tol=tol, **kwargs)
-    value = _round_up(noise.expected_loss(problem.loss))
-    return UpperBound(value, noise, d, res.objective, partition, res.iterations, res.seconds, weight,
-                      res.simplex_iterations, res.history)
-
-
-def _noise(lp: BoundingLP, x: np.ndarray, **meta) -> PiecewiseUniform:
-    part = lp.partition
-    p = np.clip(x[: part.n_cells], 0.0, None)
-    atom = max(float(x[lp.atom_col]), 0.0) if lp.atom_col is not None else 0.0
-    noise = _mixture(part, p, atom, **meta)
-    return monotone_noise(noise) if lp.problem.monotone else noise  # exact monotonicity
-
-
-def _mixture(partition: Partition, probs: np.ndarray, atom: float, **meta) -> PiecewiseUniform:
-    total = probs.sum() + atom
-    return PiecewiseUniform(partition.edges, probs / total, grid=partition.beta, metadata=meta, atom=atom / total)
-
-
-def _release(lp: BoundingLP, res: CuttingPlaneResult, **kwargs):
-    """Certify the LP solution; if solver tolerance left δ slightly exceeded, mix in an anchor: the
-    uniform density on the support ((ε, Δf/W)-DP for support length W), else re-solves at smaller δ."""
-    prob, part = lp.problem, lp.partition
-    meta = dict(epsilon=prob.epsilon, delta=prob.delta, sensitivity=prob.sensitivity, loss=prob.loss.name)
-
-    def certify(noise):
-        profile = privacy_profile(noise, prob.epsilon, prob.sensitivity)
-        return profile.delta, float(np.max(profile.error_bound))
-
-    def mix(a, b, w):
-        return _mixture(part, (1.0 - w) * a.probs + w * b.probs, (1.0 - w) * a.atom + w * b.atom, **meta)
-
-    def uniform():
-        inside = part.widths * lp.allowed[: part.n_cells]  # only cells inside Problem.support
-        return PiecewiseUniform(part.edges, inside / inside.sum(), grid=part.beta)
-
-    def resolve(frac):
-        def make():
-            lp.set_delta(frac * prob.delta)
-            try:
-                return _noise(lp, run_cutting_plane(lp, **kwargs).x)
-            except InfeasibleError:
-                return None
-            finally:
-                lp.set_delta(prob.delta * (1.0 - RELEASE_MARGIN))
-        return make
-
-    anchors = [uniform] + [resolve(f) for f in (1 - 1e-4, 1 - 1e-2, 0.9, 0.5)]
-    return repair_by_mixing(_noise(lp, res.x, **meta), certify, mix, anchors, prob.delta)
+    return release(_PartitionRelease(lp, cuts=cuts, tol=tol), res.x, budget, lp_value=res.objective,
+                   partition=partition, iterations=res.iterations, simplex_iterations=res.simplex_iterations,
+                   history=res.history)
 
 
 def lower_bound(problem: Problem, partition: Partition, *, cuts: str = "shift", tol: float = 1e-9,
-                shift_stride: int | None = None, coefficients: str = "infimum", **kwargs) -> LowerBound:
+                shift_stride: int | None = None, coefficients: str = "infimum",
+                time_limit: float | None = None) -> LowerBound:
     """Solve D(π, β) by Algorithm 1 and return a lower bound on P (see module docstring).
 
     On uniform partitions this is the paper's D(L, β). On non-uniform partitions it is *not* the
@@ -453,19 +409,34 @@ def lower_bound(problem: Problem, partition: Partition, *, cuts: str = "shift", 
     0.08221 against a certified noise with loss 0.08190 at ε = 5, δ = 0.01, ℓ1), but its valid
     cell-union version (module docstring).
 
-    ``shift_stride`` restricts the privacy constraints to shifts that are multiples of
-    ``shift_stride``·β (and ±Δf): a relaxation of D(π, β), hence still a valid lower bound, that is
-    much cheaper on fine grids.
+    Parameters
+    ----------
+    problem, partition : as for :func:`upper_bound`.
+    cuts, tol : as for :func:`upper_bound`.
+    shift_stride : restrict the privacy constraints to shifts that are multiples of
+        ``shift_stride``·β (and ±Δf): a relaxation of D(π, β), hence still a valid lower bound, that
+        is much cheaper on fine grids.
+    coefficients : ``"infimum"`` (the cell infima c̲_j of the paper) or ``"rounding"`` (the grid values
+        c(jβ) minus the loss's grid interpolation excess e_β, randomized rounding, module docstring):
+        valid on uniform partitions, and much tighter for ℓ1 and ℓ2.
+    time_limit : seconds for the whole call; an unconverged relaxation still gives a valid bound.
 
-    ``coefficients="rounding"`` replaces the cell infima c̲_j by the grid values c(jβ) and subtracts the
-    loss's grid interpolation excess e_β (randomized rounding, module docstring): valid on uniform
-    partitions, and much tighter for ℓ1 and ℓ2.
+    Returns
+    -------
+    LowerBound whose ``value`` is the Lagrangian of D(π, β) at sign-feasible duals, rounded down.
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Section 4.1 (problem D(π, β), Proposition 3) and Algorithm 1.
     """
+    budget = TimeBudget(check_optional_positive("time_limit", time_limit))
     lp = BoundingLP(problem, partition, "lower", shift_stride=shift_stride, coefficients=coefficients)
-    res = run_cutting_plane(lp, cuts=cuts, tol=tol, **kwargs)
-    value = lp.dual_bound(res.row_duals)
+    res = run_cutting_plane(lp, cuts=cuts, tol=tol, time_limit=budget.left())
     p = np.clip(res.x[: lp.n_p], 0.0, None)
     off = lp.table.core_offset
     outside = float(p[:off].sum() + p[off + partition.n_cells:].sum())
-    return LowerBound(value, res.objective, p, lp.columns, off, partition, res.iterations, res.seconds, outside,
-                      res.simplex_iterations, res.history)
+    return LowerBound(value=lp.dual_bound(res.row_duals), lp_value=res.objective, seconds=budget.elapsed(),
+                      coefficients=coefficients, iterations=res.iterations,
+                      simplex_iterations=res.simplex_iterations, history=res.history, outside_mass=outside, p=p,
+                      columns=lp.columns, core_offset=off, partition=partition)

@@ -17,7 +17,7 @@ is equivalent to the *whole-shift cut*
 and any subset of its segments still gives a valid relaxation (a *lazy* cut). :class:`PrivacyLP`
 owns the HiGHS model (through :class:`dpdro.solvers.HighsModel`, the only code that touches highspy),
 the budget rows, segment rows and t-columns, single-event cuts (Algorithm 1 as written), the change
-of δ used by the repair step, and the certified lower bound; a subclass only says what the segments of
+of δ used by the repair step (:mod:`dpdro.release`), and the certified lower bound; a subclass only says what the segments of
 a group are (:meth:`PrivacyLP.group_segments`) and evaluates the oracle (:meth:`PrivacyLP.shortfalls`).
 
 Certified lower bound
@@ -47,14 +47,9 @@ import scipy.sparse as sp
 from ._rounding import UNIT_ROUNDOFF as _U
 from .solvers import INF, HighsModel, LPSolution
 
-__all__ = ["COEFF_REL", "RELEASE_MARGIN", "PrivacyLP", "repair_by_mixing", "safe_lower_bound"]
+__all__ = ["COEFF_REL", "PrivacyLP", "safe_lower_bound"]
 
 COEFF_REL = 1e-13  # relative error allowed in every coefficient of c and A by the certified lower bound
-# Upper-bound LPs are solved for δ·(1 − RELEASE_MARGIN): the released noise then keeps a little room
-# below δ, so that a transformed copy (translated off its lattice, rescaled) is still certified ≤ δ by
-# certificates whose rounding allowance is larger (the breakpoint method of dpdro.privacy). The cost
-# in expected loss is of relative order 1e-9.
-RELEASE_MARGIN = 1e-9
 
 
 def _gamma(n) -> np.ndarray:
@@ -354,41 +349,3 @@ class PrivacyLP:
     def solve_with(self, solver: str = "ECOS", **options) -> LPSolution:
         """Solve the current LP (with the cuts added so far) through cvxpy, e.g. with ECOS: a cross-check."""
         return self.model.solve_with(solver, **options)
-
-
-def repair_by_mixing(candidate, certify, mix, anchors, delta: float):
-    """Remove a solver's overshoot of δ from a released noise (or family of noises) exactly.
-
-    The DP constraints are linear in the probabilities and δ(φ) is convex in them, so the mixture
-    (1 − w)·candidate + w·anchor has δ at most (1 − w)·δ_candidate + w·δ_anchor. ``certify(obj)``
-    returns (certified δ, its rounding-error bound); ``mix(a, b, w)`` the mixture; ``anchors`` are
-    zero-argument callables tried in order (cheapest first) until one returns an object certified
-    strictly below δ. Returns (released object, its certified δ ≤ ``delta``, the weight w of the
-    anchor).
-    """
-    d, err = certify(candidate)
-    if d <= delta:
-        return candidate, d, 0.0
-    anchor = None
-    for make in anchors:
-        cand = make()
-        if cand is None:
-            continue
-        da, _ = certify(cand)
-        if da < delta:
-            anchor = (cand, da)
-            break
-    if anchor is None:
-        raise RuntimeError(f"the LP solution overshoots δ = {delta:g} (certified {d:.3e}) and no anchor could be "
-                           "certified below it")
-    pa, da = anchor
-    target = delta - 4.0 * err  # room for the certificate's own rounding-error bound
-    weight = min(1.0, (d - target) / (d - da))
-    while True:
-        mixed = mix(candidate, pa, weight)
-        dm, _ = certify(mixed)
-        if dm <= delta:
-            return mixed, dm, weight
-        if weight >= 1.0:  # pragma: no cover - the anchor alone is certified below δ
-            raise RuntimeError("repair failed")
-        weight = min(1.0, 2.0 * weight)

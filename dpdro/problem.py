@@ -59,6 +59,16 @@ class Problem:
         """k = Δf/β, the number of grid steps in one sensitivity; raises unless β divides Δf."""
         return integer_ratio("beta", self.sensitivity, beta, what="the sensitivity Δf")
 
+    def rounding_excess(self, beta: float) -> float | None:
+        """e_β of the randomized-rounding lower bound on the grid βℤ, or ``None`` where it does not apply.
+
+        e_β = sup_x (Îc − c)(x), Îc the linear interpolant of the loss on βℤ
+        (:meth:`Loss.grid_interpolation_excess`: 0 for ℓ1, β²/4 for ℓ2, ``None`` without a finite
+        bound). The rounding bound D_R (:mod:`dpdro.grid`) then bounds this problem without
+        monotonicity (the rounded law of a monotone noise need not be monotone), a relaxation.
+        """
+        return self.loss.grid_interpolation_excess(beta)
+
     def without_monotonicity(self) -> "Problem":
         """The same problem without ``monotone`` (a relaxation: its optimum is at most this one's)."""
         return Problem(epsilon=self.epsilon, delta=self.delta, sensitivity=self.sensitivity, loss=self.loss,

@@ -27,11 +27,13 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from .._budget import TimeBudget
 from .._closed_forms import truncated_laplace_half_width
-from .._validation import check_positive
+from .._validation import check_optional_positive, check_positive
 from ..partition import Partition
 from ..problem import InfeasibleError
-from .bounds import LowerBound, UpperBound, lower_bound, upper_bound
+from ..release import LowerBound, UpperBound
+from .bounds import lower_bound, upper_bound
 from .problem import Problem
 
 __all__ = ["DDOptimalNoise", "default_betas", "optimal_noise"]
@@ -91,68 +93,69 @@ def optimal_noise(problem: Problem, *, rel_gap: float = 0.05, time_limit: float 
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpdro.data_dependent.Problem, got {type(problem).__name__}")
     rel_gap = check_positive("rel_gap", rel_gap)
-    if time_limit is not None:
-        time_limit = check_positive("time_limit", time_limit)
+    budget = TimeBudget(check_optional_positive("time_limit", time_limit))
     if support_half_width is not None:
         support_half_width = check_positive("support_half_width", support_half_width)
     betas = default_betas(problem) if betas is None else [check_positive("betas", b) for b in betas]
     if not betas:
         raise ValueError("betas must contain at least one β")
-    t0 = time.perf_counter()
-
-    def left():
-        return None if time_limit is None else time_limit - (time.perf_counter() - t0)
-
     A = support_half_width
     if A is None:
         A = float(math.ceil(truncated_laplace_half_width(epsilon=problem.epsilon, delta=problem.delta,
                                                           sensitivity=problem.sensitivity) - 1e-9))
-    centred = bool(problem.loss is not None and problem.loss.symmetric and not problem.monotone)
-    best_up, best_lo, history = None, None, []
+    best = DDOptimalNoise(None, None, 0.0)
     stopped = "end of path"
     for beta in betas:
-        row = dict(beta=beta, K=problem.grouping(beta).K, upper=None, lower=None)
-        L = int(math.ceil(A / beta - 1e-9))
-        t1 = time.perf_counter()
-        try:
-            lb = lower_bound(problem, Partition.uniform(L=L, beta=beta), time_limit=left())
-            row["lower"] = lb.value
-            if best_lo is None or lb.value > best_lo.value:
-                best_lo = lb
-        except TimeoutError:
-            pass
-        row["seconds_lower"] = time.perf_counter() - t1
-        t2 = time.perf_counter()
-        # the lower bound is the cheaper side: with it the bracket may already be within the target
-        row["gap_after_lower"] = DDOptimalNoise(best_up, best_lo, 0.0).gap
-        row["cumulative_after_lower"] = time.perf_counter() - t0
-        skip = row["gap_after_lower"] <= rel_gap
-        if not skip and (left() is None or left() > 0):
-            for grow in (1.0, 1.5, 2.25):
-                try:
-                    part = Partition.uniform(L=int(math.ceil(grow * A / beta - 1e-9)), beta=beta)
-                    ub = upper_bound(problem, part, centred=centred, atom=not problem.monotone, time_limit=left())
-                    row["upper"] = ub.value
-                    if best_up is None or ub.value < best_up.value:
-                        best_up = ub
-                    break
-                except InfeasibleError:
-                    continue
-                except (TimeoutError, RuntimeError):
-                    break
-        row["seconds_upper"] = time.perf_counter() - t2
-        row["cumulative"] = time.perf_counter() - t0
-        res = DDOptimalNoise(best_up, best_lo, row["cumulative"])
-        row["best_upper"] = None if best_up is None else best_up.value
-        row["best_lower"] = None if best_lo is None else best_lo.value
-        row["gap"] = res.gap
-        history.append(row)
+        row = _step(problem, beta, A, rel_gap, best, budget)
+        best.history.append(row)
         if progress is not None:
             progress(dict(row))
-        if res.gap <= rel_gap:
+        if row["gap"] <= rel_gap:
             stopped = "gap"
             break
-        if left() is not None and left() <= 0:
+        if budget.expired():
             stopped = "time limit"
             break
-    return DDOptimalNoise(best_up, best_lo, time.perf_counter() - t0, history, stopped)
+    return DDOptimalNoise(best.upper, best.lower, budget.elapsed(), best.history, stopped)
+
+
+def _step(problem: Problem, beta: float, A: float, rel_gap: float, best: DDOptimalNoise,
+          budget: TimeBudget) -> dict:
+    """One step of the path: the lower bound, then (unless the bracket already meets ``rel_gap``) the
+    upper bound on supports enlarged by half while infeasible; ``best`` keeps the better bounds. The
+    step's history entry (module docstring)."""
+    row = dict(beta=beta, K=problem.grouping(beta).K, upper=None, lower=None)
+    L = int(math.ceil(A / beta - 1e-9))
+    t1 = time.perf_counter()
+    try:
+        lb = lower_bound(problem, Partition.uniform(L=L, beta=beta), time_limit=budget.left())
+        row["lower"] = lb.value
+        if best.lower is None or lb.value > best.lower.value:
+            best.lower = lb
+    except TimeoutError:
+        pass
+    row["seconds_lower"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    # the lower bound is the cheaper side: with it the bracket may already be within the target
+    row["gap_after_lower"] = best.gap
+    row["cumulative_after_lower"] = budget.elapsed()
+    if row["gap_after_lower"] > rel_gap and not budget.expired():
+        centred = bool(problem.loss is not None and problem.loss.symmetric and not problem.monotone)
+        for grow in (1.0, 1.5, 2.25):
+            try:
+                part = Partition.uniform(L=int(math.ceil(grow * A / beta - 1e-9)), beta=beta)
+                ub = upper_bound(problem, part, centred=centred, atom=not problem.monotone, time_limit=budget.left())
+                row["upper"] = ub.value
+                if best.upper is None or ub.value < best.upper.value:
+                    best.upper = ub
+                break
+            except InfeasibleError:
+                continue
+            except (TimeoutError, RuntimeError):
+                break
+    row["seconds_upper"] = time.perf_counter() - t2
+    row["cumulative"] = budget.elapsed()
+    row["best_upper"] = None if best.upper is None else best.upper.value
+    row["best_lower"] = None if best.lower is None else best.lower.value
+    row["gap"] = best.gap
+    return row

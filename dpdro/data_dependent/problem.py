@@ -221,6 +221,20 @@ class Problem:
     def piece_loss(self, l: int) -> Loss:
         return self.base_problem.loss if self.losses is None else self.losses[l]
 
+    def all_losses(self) -> list[Loss]:
+        """Every loss of the problem: the objective's (one, or one per piece) and the cap's."""
+        losses = list(self.losses) if self.losses is not None else [self.loss]
+        if self.cap is not None and self.cap_loss is not None:
+            losses.append(self.cap_loss)
+        return losses
+
+    def rounding_excess(self, beta: float) -> float | None:
+        """The largest e_β of the problem's losses (:meth:`dpdro.Problem.rounding_excess`), or ``None``
+        when one of them has no finite bound: then the randomized-rounding bound D′_R does not apply.
+        D′_R subtracts each piece's own e_β (:mod:`dpdro.data_dependent`)."""
+        excess = [loss.grid_interpolation_excess(beta) for loss in self.all_losses()]
+        return None if any(e is None for e in excess) else max(excess)
+
     def __repr__(self) -> str:
         pieces = "fine" if self.piece_spec is None else f"{self.piece_spec.size - 1}"
         return (f"data_dependent.Problem(epsilon={self.epsilon:g}, delta={self.delta:g}, sensitivity={self.sensitivity:g}, "

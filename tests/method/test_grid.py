@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import dpdro
-from dpdro.grid import GridLP, grid_lower_bound, grid_upper_bound, rounding_applies
+from dpdro.grid import GridLP, grid_lower_bound, grid_upper_bound
 from dpdro.mechanisms import Staircase, truncated_laplace_half_width
-from repro.brute import brute_lp
+from dpdro.testing import brute_lp
 
 
 def _window(prob, k, factor):
@@ -141,12 +141,12 @@ def test_grid_bounds_sandwich_and_tighten(eps, delta, loss):
 
 def test_lower_bound_with_cell_infima_for_losses_without_rounding():
     prob = dpdro.Problem(epsilon=1.0, delta=0.2, loss=dpdro.PowerLoss(3))
-    assert not rounding_applies(prob, 0.25)
+    assert prob.rounding_excess(0.25) is None
     with pytest.raises(ValueError, match="coefficients='rounding' needs"):
         GridLP(prob, 4, 8, "lower", coefficients="rounding")
     lb = grid_lower_bound(prob, 4, 8)
     ub = grid_upper_bound(prob, 4, 12)
-    assert 0 < lb.value <= ub.value
+    assert 0 < lb.value <= ub.value and lb.coefficients == "infimum"
 
 
 @pytest.mark.parametrize("delta", [1e-9, 1e-12])
@@ -201,3 +201,11 @@ def test_lower_bound_is_valid_for_perturbed_duals():
     for scale in (1e-6, 1e-3, 1.0):
         noisy = sol.row_duals * (1 + scale * rng.standard_normal(sol.row_duals.size))
         assert lp.dual_bound(noisy) <= sol.objective + 1e-12
+
+
+def test_a_support_too_narrow_for_any_private_noise_is_infeasible():
+    """One-sided noise on [−8, 0] cannot be (1, 0.01)-DP (it needs about 2·A(δ/2) ≈ 10.3): the lower
+    bound's relaxation is infeasible, and says so."""
+    prob = dpdro.Problem(epsilon=1.0, delta=0.01, support=(-8.0, 0.0))
+    with pytest.raises(dpdro.InfeasibleError, match="no noise supported in"):
+        grid_lower_bound(prob, 4, 40)
