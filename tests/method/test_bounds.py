@@ -8,7 +8,7 @@ import dpdro
 from dpdro.bounds import BoundingLP
 from dpdro.cutting_plane import run_cutting_plane
 from dpdro.mechanisms import truncated_laplace_half_width
-from repro.brute import brute_lp, brute_max_shortfall
+from dpdro.testing import brute_lp, brute_max_shortfall
 
 TINY = [
     (dpdro.Partition.uniform(3, 0.5), 1.0, 0.3, "l1"),

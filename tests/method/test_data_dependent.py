@@ -1,6 +1,6 @@
 """Data-dependent noise (Section 3, Appendix C.3, GitHub appendix): oracle, bounds, mechanism, options.
 
-The brute-force references (repro.brute) enumerate every event (union of unit cells I_i(β)) and every
+The brute-force references (dpdro.testing) enumerate every event (union of unit cells I_i(β)) and every
 (pair of fine pieces, shift) explicitly from the paper's definitions; they share no code with
 dpdro.data_dependent beyond Partition and the loss objects.
 """
@@ -19,7 +19,7 @@ from dpdro import data_dependent as dd
 from dpdro.data_dependent.lp import DDBoundingLP
 from dpdro.mechanisms import truncated_laplace_half_width
 from dpdro.monotone import is_monotone
-from repro.brute import dd_brute_lp, dd_brute_shortfall, fine_triples, hockey_stick
+from dpdro.testing import dd_brute_lp, dd_brute_shortfall, fine_triples, hockey_stick
 
 # ---------------------------------------------------------------------------- fixtures
 def tiny(**kw):

@@ -5,7 +5,7 @@ import pytest
 
 import dpdro
 from dpdro.oracle import candidate_shifts, segment_table
-from repro.brute import brute_max_shortfall, cell_union_coefficients, unit_cell_coefficients
+from dpdro.testing import brute_max_shortfall, cell_union_coefficients, unit_cell_coefficients
 
 PARTITIONS = [
     dpdro.Partition.uniform(3, 0.5),  # 7 unit cells, Δf/β = 2

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import dpdro
-from repro.brute import brute_max_shortfall
+from dpdro.testing import brute_max_shortfall
 
 CASES = [  # (L, beta, m, epsilon): Δf = 1
     (1, 0.5, 4, 1.0),
