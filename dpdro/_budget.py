@@ -1,4 +1,5 @@
-"""The time budget of one call: every solve gets what is left of it, and a spent budget stops the call."""
+"""The time budget of one call: every solve gets what is left of it, and a spent budget stops the
+call."""
 
 from __future__ import annotations
 

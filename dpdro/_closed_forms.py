@@ -1,10 +1,10 @@
 r"""Closed forms of two literature mechanisms that the engine itself needs.
 
 :func:`dpdro.optimal_noise` sizes its windows with the truncated Laplace half-width A, aligns its
-grids with the plateau γ of the optimal staircase, and releases either mechanism on a grid, certified,
-when it is near optimal (:mod:`dpdro.reference`). Those formulas live here, in a leaf module that
-imports neither the LP layer nor the literature classes; :mod:`dpdro.mechanisms` builds its
-:class:`~dpdro.mechanisms.TruncatedLaplace` and :class:`~dpdro.mechanisms.Staircase` on them.
+grids with the plateau γ of the optimal staircase, and releases either mechanism on a grid,
+certified, when it is near optimal (:mod:`dpdro.reference`). Those formulas live here, in a leaf
+module that imports neither the LP layer nor the literature classes; :mod:`dpdro.mechanisms` builds
+its :class:`~dpdro.mechanisms.TruncatedLaplace` and :class:`~dpdro.mechanisms.Staircase` on them.
 
 Truncated Laplace (Geng, Ding, Guo and Kumar 2020; the paper's GitHub appendix)
     density B·e^{−|x|/λ} on [−A, A], λ = Δf/ε, q = (e^ε − 1)/(2δ), A = λ·log(1 + q),
@@ -27,8 +27,15 @@ from ._validation import check_int, check_open_unit, check_positive
 from .losses import Loss, PowerLoss, make_loss
 from .noise import PiecewiseUniform
 
-__all__ = ["power_exponent", "staircase_expected_loss", "staircase_noise", "staircase_optimal_gamma",
-           "truncated_laplace_cdf", "truncated_laplace_half_width", "truncated_laplace_noise"]
+__all__ = [
+    "power_exponent",
+    "staircase_expected_loss",
+    "staircase_noise",
+    "staircase_optimal_gamma",
+    "truncated_laplace_cdf",
+    "truncated_laplace_half_width",
+    "truncated_laplace_noise",
+]
 
 
 def power_exponent(loss: Loss) -> float | None:
@@ -38,7 +45,8 @@ def power_exponent(loss: Loss) -> float | None:
 
 # ---------------------------------------------------------------------------- truncated Laplace
 def truncated_laplace_half_width(*, epsilon, delta, sensitivity=1.0) -> float:
-    """A = (Δf/ε)·log(1 + (e^ε − 1)/(2δ)), the support half-width of the truncated Laplace mechanism.
+    """A = (Δf/ε)·log(1 + (e^ε − 1)/(2δ)), the support half-width of the truncated Laplace
+    mechanism.
 
     A natural reference size for the support of optimal noise.
 
@@ -58,8 +66,11 @@ def truncated_laplace_half_width(*, epsilon, delta, sensitivity=1.0) -> float:
     .. [2] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
        optimization", Section 5.1 (the support [−A, A] of the experiments).
     """
-    return half_width(check_positive("epsilon", epsilon), check_open_unit("delta", delta),
-                      check_positive("sensitivity", sensitivity))
+    return half_width(
+        check_positive("epsilon", epsilon),
+        check_open_unit("delta", delta),
+        check_positive("sensitivity", sensitivity),
+    )
 
 
 def half_width(epsilon: float, delta: float, sensitivity: float) -> float:
@@ -91,8 +102,9 @@ def truncated_laplace_cdf(x, epsilon: float, delta: float, sensitivity: float):
     return np.where(x <= 0, tail, 1.0 - tail)
 
 
-def truncated_laplace_noise(epsilon: float, delta: float, sensitivity: float,
-                            cell_width: float) -> PiecewiseUniform:
+def truncated_laplace_noise(
+    epsilon: float, delta: float, sensitivity: float, cell_width: float
+) -> PiecewiseUniform:
     r"""The mechanism's masses on the cells [jh, (j + 1)h), h = ``cell_width``, that meet [−A, A],
     each spread uniformly over its cell (``grid = h``): a piecewise-uniform noise whose δ
     :func:`dpdro.certify_delta` computes exactly. Spreading mass across a cell can raise δ a little
@@ -105,10 +117,18 @@ def truncated_laplace_noise(epsilon: float, delta: float, sensitivity: float,
     # (differences of the CDF would lose the relative accuracy of the small masses near ±A)
     a = np.minimum(np.abs(edges[:-1]), np.abs(edges[1:]))
     b = np.minimum(np.maximum(np.abs(edges[:-1]), np.abs(edges[1:])), A)
-    probs = (truncated_laplace_normalizer(epsilon, delta, sensitivity) * lam * np.exp(-a / lam)
-             * -np.expm1(-np.maximum(b - a, 0.0) / lam))
-    meta = {"mechanism": "truncated Laplace", "epsilon": epsilon, "delta": delta,
-            "sensitivity": sensitivity}
+    probs = (
+        truncated_laplace_normalizer(epsilon, delta, sensitivity)
+        * lam
+        * np.exp(-a / lam)
+        * -np.expm1(-np.maximum(b - a, 0.0) / lam)
+    )
+    meta = {
+        "mechanism": "truncated Laplace",
+        "epsilon": epsilon,
+        "delta": delta,
+        "sensitivity": sensitivity,
+    }
     return PiecewiseUniform(edges, probs / probs.sum(), grid=h, metadata=meta)
 
 
@@ -129,7 +149,8 @@ def _staircase_l2(epsilon: float, sensitivity: float, gamma: float) -> float:
 
 
 def staircase_cells(epsilon: float, sensitivity: float, gamma: float, periods: int):
-    """One side of the staircase: cell edges on [0, periods·Δf] and their probabilities (sum < ½)."""
+    """One side of the staircase: cell edges on [0, periods·Δf] and their probabilities (sum <
+    ½)."""
     b, d = math.exp(-epsilon), sensitivity
     a = -math.expm1(-epsilon) / (2.0 * d * (gamma + (1.0 - gamma) * b))  # density on [0, γΔf)
     k = np.arange(periods, dtype=float)
@@ -140,7 +161,8 @@ def staircase_cells(epsilon: float, sensitivity: float, gamma: float, periods: i
 
 
 def staircase_expected_loss(epsilon: float, sensitivity: float, gamma: float, loss) -> float:
-    r"""E c(X) of the staircase: closed forms for ℓ1 and ℓ2; for other losses the exact sum over its cells.
+    r"""E c(X) of the staircase: closed forms for ℓ1 and ℓ2; for other losses the exact sum over
+    its cells.
 
     The general case sums p(cell)·(average of c(x) + c(−x) over the cell) with the loss's exact
     cell averages over ⌈50/ε⌉ + 1 periods (the neglected mass is below e^{−50}).
@@ -174,7 +196,9 @@ def staircase_optimal_gamma(epsilon, loss="l1") -> float:
         c = (0.5 * b * (1.0 + b)) ** (1.0 / 3.0)
         return b * (1.0 + 2.0 * b) / (2.0 * (c * c + b * c + b * b))
     cost = lambda g: staircase_expected_loss(epsilon, 1.0, float(g), loss)  # noqa: E731
-    res = optimize.minimize_scalar(cost, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-10})
+    res = optimize.minimize_scalar(
+        cost, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-10}
+    )
     return min((float(res.x), 0.0, 1.0), key=cost)
 
 
@@ -195,6 +219,12 @@ def staircase_noise(epsilon: float, sensitivity: float, gamma: float, periods) -
     all_probs = np.concatenate((right_probs[::-1], right_probs))
     norm = -math.expm1(-epsilon * periods)  # 1 − b^P, the mass kept
     delta = -math.expm1(-epsilon) * math.exp(-epsilon * (periods - 1)) / (2.0 * norm)
-    meta = {"mechanism": "staircase", "epsilon": epsilon, "sensitivity": sensitivity,
-            "gamma": gamma, "periods": periods, "delta": delta}
+    meta = {
+        "mechanism": "staircase",
+        "epsilon": epsilon,
+        "sensitivity": sensitivity,
+        "gamma": gamma,
+        "periods": periods,
+        "delta": delta,
+    }
     return PiecewiseUniform(all_edges, all_probs / norm, metadata=meta)

@@ -1,17 +1,17 @@
-r"""The uniform-grid bounding LPs behind :func:`dpdro.optimal_noise`: one grid, one feasible set, two
-objectives.
+r"""The uniform-grid bounding LPs behind :func:`dpdro.optimal_noise`: one grid, one feasible set,
+two objectives.
 
 Grid
     Step β = Δf/k, grid points iβ and *centred* cells C_i = [(i − ½)β, (i + ½)β) (privacy is
-    translation invariant, so centring the cells of the paper's uniform partition changes nothing but
-    the objective).
+    translation invariant, so centring the cells of the paper's uniform partition changes nothing
+    but the objective).
 
 Upper bound U(k) (a restriction of P, released and certified)
     Noise with mass p_i spread uniformly on C_i, plus an atom a at 0. For such a noise
     δ(φ) = a + ∫ (p(y) − e^ε p(y − φ))_+ dy is affine in φ between consecutive multiples of β: for
-    φ = (m + θ)β, θ ∈ [0, 1), every y ∈ C_i has y − φ ∈ C_{i−m} on a part of C_i of length (1 − θ)β and
-    y − φ ∈ C_{i−m−1} on the rest, so δ(φ) = (1 − θ)·δ(mβ) + θ·δ((m + 1)β). Hence the noise is (ε, δ)-DP
-    for |φ| ≤ Δf iff, for the grid shifts m = ±1, …, ±k,
+    φ = (m + θ)β, θ ∈ [0, 1), every y ∈ C_i has y − φ ∈ C_{i−m} on a part of C_i of length (1 − θ)β
+    and y − φ ∈ C_{i−m−1} on the rest, so δ(φ) = (1 − θ)·δ(mβ) + θ·δ((m + 1)β). Hence the noise is
+    (ε, δ)-DP for |φ| ≤ Δf iff, for the grid shifts m = ±1, …, ±k,
 
         a + Σ_i (p_i − e^ε p_{i−m})_+ ≤ δ,                                                (G)
 
@@ -27,41 +27,44 @@ Lower bound D_R(k) (randomized rounding, a relaxation of P)
     parts because the shifted parts stay disjoint, so the worst such event adds
     (q((−∞, −L)) − e^ε q((−∞, −L − m)))_+ and (q((L, ∞)) − e^ε q((L − m, ∞)))_+ to the left side of
     (G). The variables are q_i for |i| ≤ L + k (enough for every shifted point of W) and the masses
-    beyond, at cost the infimum of c there. Dropping constraints only relaxes, so the value is a lower
-    bound on P whatever L is; a window that holds the optimal noise loses nothing. Losses without a
-    finite e_β, and monotone problems (the rounded noise need not be monotone), use the paper's
-    aggregation instead: masses p_i = γ(C_i) of centred cells at cost inf_{C_i} c satisfy (G) too
-    (grid shifts map cells onto cells), and for a monotone γ also the rows of :mod:`dpdro.monotone`.
-    With ``Problem.support`` = [lo, hi], a rounded noise lives on the grid points in
-    [β⌊lo/β⌋, β⌈hi/β⌉] and an aggregated one on the cells meeting [lo, hi]; the others are absent.
+    beyond, at cost the infimum of c there. Dropping constraints only relaxes, so the value is a
+    lower bound on P whatever L is; a window that holds the optimal noise loses nothing. Losses
+    without a finite e_β, and monotone problems (the rounded noise need not be monotone), use the
+    paper's aggregation instead: masses p_i = γ(C_i) of centred cells at cost inf_{C_i} c satisfy
+    (G) too (grid shifts map cells onto cells), and for a monotone γ also the rows of
+    :mod:`dpdro.monotone`. With ``Problem.support`` = [lo, hi], a rounded noise lives on the grid
+    points in [β⌊lo/β⌋, β⌈hi/β⌉] and an aggregated one on the cells meeting [lo, hi]; the others
+    are absent.
 
 One feasible set
     (G) constrains U(k) and D_R(k) alike: on the same grid the two LPs differ in the objective (cell
-    averages against grid values minus e_β, and the atom), in the window and in the tails. For ℓ1 the
-    average of |x| over C_i is |i|β for i ≠ 0 and β/4 for i = 0, so the gap is at most a quarter of β
-    times the mass the lower bound puts at 0, plus the window's effect; for ℓ2 it is at most β²/3.
+    averages against grid values minus e_β, and the atom), in the window and in the tails. For ℓ1
+    the average of |x| over C_i is |i|β for i ≠ 0 and β/4 for i = 0, so the gap is at most a
+    quarter of β times the mass the lower bound puts at 0, plus the window's effect; for ℓ2 it is
+    at most β²/3.
 
 Symmetric losses
-    (G) is invariant under the reflection i ↦ −i, m ↦ −m, so averaging a solution with its mirror image
-    keeps it feasible and, for c(x) = c(−x), its cost: both LPs may restrict to symmetric p and q
-    (half the variables) and to the shifts m = 1, …, k (half the constraint groups).
+    (G) is invariant under the reflection i ↦ −i, m ↦ −m, so averaging a solution with its mirror
+    image keeps it feasible and, for c(x) = c(−x), its cost: both LPs may restrict to symmetric p
+    and q (half the variables) and to the shifts m = 1, …, k (half the constraint groups).
 
 Coarse grids (small ε)
     For small ε the noise spreads over thousands of Δf, and cells wider than Δf suffice: β = r·Δf
-    (``k = Fraction(1, r)``). The upper bound's δ(φ) is still affine between 0 and β (where it is a),
-    so for |φ| ≤ Δf = β/r it is largest at Δf and (G) becomes a + (1/r)·Σ_i (p_i − e^ε p_{i−1})_+ ≤ δ
-    for the shifts ±β. The lower bound cannot use shifts shorter than a grid step, but by group
-    privacy an (ε, δ)-DP noise for |φ| ≤ Δf is (rε, δ_r)-DP for |φ| ≤ rΔf with
-    δ_r = δ(1 + e^ε + … + e^{(r−1)ε}) = δ(e^{rε} − 1)/(e^ε − 1), so the rounded law satisfies (G) with
-    rε, δ_r and the shifts ±β. The truncated Laplace mechanism's half-width is invariant under this
-    change, so little is lost while rε is small.
+    (``k = Fraction(1, r)``). The upper bound's δ(φ) is still affine between 0 and β (where it is
+    a), so for |φ| ≤ Δf = β/r it is largest at Δf and (G) becomes a + (1/r)·Σ_i (p_i − e^ε
+    p_{i−1})_+ ≤ δ for the shifts ±β. The lower bound cannot use shifts shorter than a grid step,
+    but by group privacy an (ε, δ)-DP noise for |φ| ≤ Δf is (rε, δ_r)-DP for |φ| ≤ rΔf with
+    δ_r = δ(1 + e^ε + … + e^{(r−1)ε}) = δ(e^{rε} − 1)/(e^ε − 1), so the rounded law satisfies (G)
+    with rε, δ_r and the shifts ±β. The truncated Laplace mechanism's half-width is invariant under
+    this change, so little is lost while rε is small.
 
 Small δ
-    HiGHS's tolerances are absolute (about 1e-9), far above δ = 1e-12. Every budget row is divided by
-    δ, and ``scale`` (upper bound only) solves the LP in the variables r_i = p_i / s_i for a magnitude
-    profile s (a previous solution) with each segment row divided by s_i, so that tolerances become
-    relative; ``margin`` multiplies e^ε by 1 − margin in the rows (a restriction). The released noise
-    then needs at most a tiny repair. The certified lower bound is valid for any scaling and duals.
+    HiGHS's tolerances are absolute (about 1e-9), far above δ = 1e-12. Every budget row is divided
+    by δ, and ``scale`` (upper bound only) solves the LP in the variables r_i = p_i / s_i for a
+    magnitude profile s (a previous solution) with each segment row divided by s_i, so that
+    tolerances become relative; ``margin`` multiplies e^ε by 1 − margin in the rows (a
+    restriction). The released noise then needs at most a tiny repair. The certified lower bound is
+    valid for any scaling and duals.
 """
 
 from __future__ import annotations
@@ -81,7 +84,14 @@ from .lp import PrivacyLP
 from .monotone import monotone_matrix, monotone_noise
 from .noise import PiecewiseUniform
 from .problem import InfeasibleError, Problem
-from .release import RELEASE_MARGIN, LowerBound, ReleaseFamily, UpperBound, best_lower_bound, release
+from .release import (
+    RELEASE_MARGIN,
+    LowerBound,
+    ReleaseFamily,
+    UpperBound,
+    best_lower_bound,
+    release,
+)
 from .solvers import INF, SolverError
 
 __all__ = ["GridLP", "grid_lower_bound", "grid_upper_bound"]
@@ -91,23 +101,35 @@ _FAR = 1e100  # beyond every window: the one-sided tail infima use [edge, _FAR]
 
 
 class GridLP(PrivacyLP):
-    """U(k) (``kind="upper"``) or the lower bound (``kind="lower"``) on the grid Δf/k (module docstring).
+    """U(k) (``kind="upper"``) or the lower bound (``kind="lower"``) on the grid Δf/k (module
+    docstring).
 
     Parameters
     ----------
-    k : grid steps per sensitivity, β = Δf/k: a positive integer, or ``Fraction(1, r)`` for the coarse
-        grid β = r·Δf (module docstring, "Coarse grids").
+    k : grid steps per sensitivity, β = Δf/k: a positive integer, or ``Fraction(1, r)`` for the
+        coarse grid β = r·Δf (module docstring, "Coarse grids").
     L : the window [−L, L] of grid points (cells for the upper bound; events for the lower bound).
     coefficients : lower bound only, ``"rounding"`` (D_R) or ``"infimum"`` (aggregated cells).
     atom : upper bound only, optimise a point mass at 0.
-    scale, margin : upper bound only, the scaled formulation for small δ (module docstring); ``scale``
-        is a magnitude per probability column, ``margin`` ≥ 0.
-    symmetric : restrict to symmetric masses (``None``: exactly when the loss is symmetric and there is
-        no support; ``False`` forces the general LP, e.g. for cross-checks).
+    scale, margin : upper bound only, the scaled formulation for small δ (module docstring);
+        ``scale`` is a magnitude per probability column, ``margin`` ≥ 0.
+    symmetric : restrict to symmetric masses (``None``: exactly when the loss is symmetric and
+        there is no support; ``False`` forces the general LP, e.g. for cross-checks).
     """
 
-    def __init__(self, problem: Problem, k: int, L: int, kind: str, *, coefficients: str = "rounding",
-                 atom: bool = False, scale=None, margin: float = 0.0, symmetric: bool | None = None):
+    def __init__(
+        self,
+        problem: Problem,
+        k: int,
+        L: int,
+        kind: str,
+        *,
+        coefficients: str = "rounding",
+        atom: bool = False,
+        scale=None,
+        margin: float = 0.0,
+        symmetric: bool | None = None,
+    ):
         check_choice("kind", kind, ("upper", "lower"))
         check_choice("coefficients", coefficients, ("rounding", "infimum"))
         self.problem, self.L, self.kind = problem, int(L), kind
@@ -123,27 +145,43 @@ class GridLP(PrivacyLP):
         self.symmetric = can_mirror if symmetric is None else bool(symmetric)
         self._set_ranges(lo, hi)
         cost, norm = self._columns(lo, hi, atom)
-        self.excess = float(problem.rounding_excess(beta)) if self.coefficients == "rounding" else 0.0
-        # scaled formulation (upper bound, small δ): columns r = p / s, segment rows / s_i, budgets / δ
+        self.excess = (
+            float(problem.rounding_excess(beta)) if self.coefficients == "rounding" else 0.0
+        )
+        # scaled formulation (upper bound, small δ): columns r = p / s, segment rows / s_i, budgets
+        # / δ
         n_scaled = self.n_cells + len([c for c in self.tail_cols if c is not None])
         self.scale = np.ones(cost.size)
         if scale is not None:
             self.scale[:n_scaled] = np.asarray(scale, dtype=float)
         # the constraints (G) of a coarse grid (module docstring): upper bound, δ(Δf) = a + Σ(…)₊/r;
         # lower bound, group privacy at (rε, δ_r) between points one step apart
-        self.delta_rows = problem.delta * (1.0 - RELEASE_MARGIN) if not lower else _group_delta(problem, self.r)
-        self.exp_rows = (problem.exp_epsilon * (1.0 - float(margin)) if not lower else
-                         math.exp(self.r * problem.epsilon))
+        self.delta_rows = (
+            problem.delta * (1.0 - RELEASE_MARGIN) if not lower else _group_delta(problem, self.r)
+        )
+        self.exp_rows = (
+            problem.exp_epsilon * (1.0 - float(margin))
+            if not lower
+            else math.exp(self.r * problem.epsilon)
+        )
         self.shift_weight = 1.0 / self.r if not lower else 1.0
         self._unit = self.delta_rows  # budget rows read Σ …/δ ≤ 1: their tolerance is relative to δ
-        extra = (([self.atom_col], [1.0 / self._unit]) if self.atom_col is not None else ((), ()))
-        super().__init__(cost * self.scale, delta=self.delta_rows / self._unit,
-                         col_upper=1.0 / self.scale, budget_extra=extra)
-        self.model.set_option("presolve", "off")  # faster on these LPs, and exact with tiny right-hand sides
+        extra = ([self.atom_col], [1.0 / self._unit]) if self.atom_col is not None else ((), ())
+        super().__init__(
+            cost * self.scale,
+            delta=self.delta_rows / self._unit,
+            col_upper=1.0 / self.scale,
+            budget_extra=extra,
+        )
+        # faster on these LPs, and exact with tiny right-hand sides
+        self.model.set_option("presolve", "off")
         self.add_simplex_rows(sp.csr_matrix((norm * self.scale)[None, :]))
         m = self.max_shift
-        self.shifts = (np.arange(1, m + 1) if self.symmetric else
-                       np.concatenate((np.arange(-m, 0), np.arange(1, m + 1))))
+        self.shifts = (
+            np.arange(1, m + 1)
+            if self.symmetric
+            else np.concatenate((np.arange(-m, 0), np.arange(1, m + 1)))
+        )
         self.n_groups = int(self.shifts.size)
         if problem.monotone:
             self._add_monotone_rows()
@@ -153,12 +191,20 @@ class GridLP(PrivacyLP):
     def _check_options(self, atom: bool, scale, margin: float, symmetric: bool | None) -> None:
         """The options that only one kind of LP, or only some problems, admit."""
         problem, lower = self.problem, self.kind == "lower"
-        if lower and self.coefficients == "rounding" and (problem.monotone or
-                                                          problem.rounding_excess(self.beta) is None):
-            raise ValueError("coefficients='rounding' needs a loss with a finite grid interpolation excess and a "
-                             "problem without monotonicity")
+        if (
+            lower
+            and self.coefficients == "rounding"
+            and (problem.monotone or problem.rounding_excess(self.beta) is None)
+        ):
+            raise ValueError(
+                "coefficients='rounding' needs a loss with a finite grid interpolation excess and "
+                "a "
+                "problem without monotonicity"
+            )
         if atom and (lower or problem.monotone):
-            raise ValueError("atom=True applies to the upper bound of a problem without monotonicity only")
+            raise ValueError(
+                "atom=True applies to the upper bound of a problem without monotonicity only"
+            )
         if (scale is not None or margin) and lower:
             raise ValueError("scale and margin apply to the upper bound only")
         if symmetric and not (problem.loss.symmetric and problem.support is None):
@@ -176,8 +222,11 @@ class GridLP(PrivacyLP):
             r_lo, r_hi = _floor(lo / beta - 0.5) + 1, _floor(hi / beta + 0.5)
         w_lo, w_hi = max(-self.L, r_lo), min(self.L, r_hi)
         if w_lo > w_hi:
-            raise InfeasibleError(f"no grid cell of width {beta:g} within [−{self.L * beta:g}, {self.L * beta:g}] lies "
-                                  f"inside the support [{lo:g}, {hi:g}]")
+            raise InfeasibleError(
+                f"no grid cell of width {beta:g} within [−{self.L * beta:g}, {self.L * beta:g}] "
+                "lies "
+                f"inside the support [{lo:g}, {hi:g}]"
+            )
         pad = self.max_shift if lower else 0
         self.window = (int(w_lo), int(w_hi))  # event points
         self.points = (int(max(w_lo - pad, r_lo)), int(min(w_hi + pad, r_hi)))  # variables
@@ -185,8 +234,9 @@ class GridLP(PrivacyLP):
         self.tails = (lower and v_lo > r_lo, lower and v_hi < r_hi)  # mass beyond the variables
 
     def _columns(self, lo: float, hi: float, atom: bool) -> tuple[np.ndarray, np.ndarray]:
-        """Costs and normalisation coefficients of the columns: symmetric p_|i| (i = 0 … v_hi), or p_i
-        (i = v_lo … v_hi); then the tails, then the atom (sets ``n_cells``, ``tail_cols``, ``atom_col``)."""
+        """Costs and normalisation coefficients of the columns: symmetric p_|i| (i = 0 … v_hi), or
+        p_i (i = v_lo … v_hi); then the tails, then the atom (sets ``n_cells``, ``tail_cols``,
+        ``atom_col``)."""
         loss, beta = self.problem.loss, self.beta
         v_lo, v_hi = self.points
         if self.symmetric:
@@ -205,11 +255,15 @@ class GridLP(PrivacyLP):
             cost.append(loss.tail_infimum(-(v_hi + 0.5) * beta, (v_hi + 0.5) * beta))
             norm.append(1.0)
         elif not self.symmetric:
-            for side, present in zip((-1, 1), self.tails):
+            for side, present in zip((-1, 1), self.tails, strict=False):
                 if present:
                     self.tail_cols.append(len(cost))
                     edge = (v_lo - 0.5) * beta if side < 0 else (v_hi + 0.5) * beta
-                    cost.append(loss.tail_infimum(edge, _FAR) if side < 0 else loss.tail_infimum(-_FAR, edge))
+                    cost.append(
+                        loss.tail_infimum(edge, _FAR)
+                        if side < 0
+                        else loss.tail_infimum(-_FAR, edge)
+                    )
                     norm.append(1.0)
                 else:
                     self.tail_cols.append(None)
@@ -230,7 +284,8 @@ class GridLP(PrivacyLP):
         if self.coefficients == "rounding":
             return np.asarray(loss(pts * beta), dtype=float)
         a, b = np.maximum((pts - 0.5) * beta, lo), np.minimum((pts + 0.5) * beta, hi)
-        out = np.asarray(loss(a), dtype=float).copy()  # a cell meeting [lo, hi] only at its left end
+        # a cell meeting [lo, hi] only at its left end
+        out = np.asarray(loss(a), dtype=float).copy()
         wide = b > a
         out[wide] = loss.cell_infimum(a[wide], b[wide])
         return out
@@ -244,12 +299,15 @@ class GridLP(PrivacyLP):
         pts = np.arange(v_lo, v_hi + 1)
         mono = monotone_matrix(np.append(2 * pts - 1, 2 * v_hi + 1), lower=self.kind == "lower")
         if mono.shape[0]:
-            to_cols = sp.csr_matrix((np.ones(pts.size), (np.arange(pts.size), self.col(pts))),
-                                    shape=(pts.size, self.n_p))
+            to_cols = sp.csr_matrix(
+                (np.ones(pts.size), (np.arange(pts.size), self.col(pts))),
+                shape=(pts.size, self.n_p),
+            )
             self.add_fixed_rows(mono @ to_cols, -INF, 0.0)
 
     def _build(self) -> None:
-        """Every constraint group at once: budget rows, t-columns and segment rows (whole-shift cuts)."""
+        """Every constraint group at once: budget rows, t-columns and segment rows (whole-shift
+        cuts)."""
         e, (w_lo, w_hi), (v_lo, v_hi) = self.exp_rows, self.window, self.points
         s = self.scale
         ev = np.arange(w_lo, w_hi + 1)
@@ -270,26 +328,34 @@ class GridLP(PrivacyLP):
         w = self.shift_weight / self._unit
         free = sp.csr_matrix((s[f_c] * w, (f_g, f_c)), shape=(n_groups, self.n_p))
         budgets = np.array([self.add_delta_row(free[g]) for g in range(n_groups)])
-        # segment rows (divided by s_i): r_i − e^ε (s_j/s_i) r_j − τ ≤ 0, τ = t/s_i with s_i/unit in the budget
+        # segment rows (divided by s_i): r_i − e^ε (s_j/s_i) r_j − τ ≤ 0, τ = t/s_i with s_i/unit in
+        # the budget
         n = ci.size
         tg = np.concatenate((g_of, np.asarray([g for g, _ in tail_rows], dtype=np.int64)))
         tw = np.concatenate((s[ci], np.ones(len(tail_rows)))) * w
         t = self.add_t_cols(tg.size, budget=budgets[tg], weights=tw)
         rows = np.arange(n)
-        seg = sp.csr_matrix((np.concatenate((np.ones(n), -e * s[cj] / s[ci], -np.ones(n))),
-                             (np.concatenate((rows, rows, rows)), np.concatenate((ci, cj, t[:n])))),
-                            shape=(n, self.model.n_cols))
+        seg = sp.csr_matrix(
+            (
+                np.concatenate((np.ones(n), -e * s[cj] / s[ci], -np.ones(n))),
+                (np.concatenate((rows, rows, rows)), np.concatenate((ci, cj, t[:n]))),
+            ),
+            shape=(n, self.model.n_cols),
+        )
         parts = [seg]
         for idx, (_, row) in enumerate(tail_rows):
             tcol = sp.csr_matrix(([-1.0], ([0], [t[n + idx]])), shape=(1, self.model.n_cols))
-            parts.append(sp.hstack([row, sp.csr_matrix((1, self.model.n_cols - self.n_p))]).tocsr() + tcol)
+            parts.append(
+                sp.hstack([row, sp.csr_matrix((1, self.model.n_cols - self.n_p))]).tocsr() + tcol
+            )
         self.add_fixed_rows(sp.vstack(parts).tocsr(), -INF, 0.0)
 
     def _tail_rows(self) -> list[tuple[int, sp.csr_matrix]]:
-        """Lower bound: q((−∞, w_lo)) − e^ε q((−∞, w_lo − m)) and q((w_hi, ∞)) − e^ε q((w_hi − m, ∞)) per
-        shift m, as linear forms in the columns (module docstring)."""
-        if self.kind != "lower" or not (self.points[0] < self.window[0] or self.points[1] > self.window[1]
-                                        or any(self.tails)):
+        """Lower bound: q((−∞, w_lo)) − e^ε q((−∞, w_lo − m)) and q((w_hi, ∞)) − e^ε q((w_hi − m,
+        ∞)) per shift m, as linear forms in the columns (module docstring)."""
+        if self.kind != "lower" or not (
+            self.points[0] < self.window[0] or self.points[1] > self.window[1] or any(self.tails)
+        ):
             return []
         e, (w_lo, w_hi), (v_lo, v_hi) = self.exp_rows, self.window, self.points
         pts = np.arange(-v_hi, v_hi + 1) if self.symmetric else np.arange(v_lo, v_hi + 1)
@@ -303,7 +369,8 @@ class GridLP(PrivacyLP):
                 row = np.zeros(self.n_p)
                 np.add.at(row, self.col(pts), coef)
                 tail = self._tail_col(side)
-                if tail is not None:  # the mass beyond the variables lies in both sets (weight 1 − e^ε)
+                # the mass beyond the variables lies in both sets (weight 1 − e^ε)
+                if tail is not None:
                     row[tail] += (1.0 - e) * (0.5 if self.symmetric else 1.0)
                 if np.any(row > 0):
                     out.append((g, sp.csr_matrix(row[None, :])))
@@ -317,7 +384,10 @@ class GridLP(PrivacyLP):
     # ------------------------------------------------------------------ oracle and solution
     def point_masses(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         """(grid points, masses q on them, atom) of an LP point; the tails are not included."""
-        r = np.clip(np.asarray(x[: self.n_cells], dtype=float), 0.0, None) * self.scale[: self.n_cells]
+        r = (
+            np.clip(np.asarray(x[: self.n_cells], dtype=float), 0.0, None)
+            * self.scale[: self.n_cells]
+        )
         if self.symmetric:
             q = np.concatenate((r[:0:-1], r))
             pts = np.arange(-self.points[1], self.points[1] + 1)
@@ -343,15 +413,20 @@ class GridLP(PrivacyLP):
         out = np.empty(self.n_groups)
         step = max(1, 4_000_000 // max(1, ev.size))
         for c0 in range(0, self.n_groups, step):
-            m = self.shifts[c0:c0 + step]
+            m = self.shifts[c0 : c0 + step]
             j = ev[None, :] - m[:, None] - lo
             qj = np.where((j >= 0) & (j < q.size), q[np.clip(j, 0, q.size - 1)], 0.0)
-            out[c0:c0 + step] = np.maximum(qe[None, :] - e * qj, 0.0).sum(axis=1)
+            out[c0 : c0 + step] = np.maximum(qe[None, :] - e * qj, 0.0).sum(axis=1)
         if self.kind == "lower":
             t_left, t_right = self.tail_masses(x)
             cum = np.concatenate(([0.0], np.cumsum(q)))  # cum[n] = mass of the first n points
-            below = lambda v: cum[np.clip(v - lo, 0, q.size)] + t_left  # q((−∞, v))
-            above = lambda v: cum[-1] - cum[np.clip(v - lo + 1, 0, q.size)] + t_right  # q((v, ∞))
+
+            def below(v):
+                return cum[np.clip(v - lo, 0, q.size)] + t_left  # q((−∞, v))
+
+            def above(v):
+                return cum[-1] - cum[np.clip(v - lo + 1, 0, q.size)] + t_right  # q((v, ∞))
+
             out += np.maximum(below(w_lo) - e * below(w_lo - self.shifts), 0.0)
             out += np.maximum(above(w_hi) - e * above(w_hi - self.shifts), 0.0)
         return self.shift_weight * out + atom - self.delta_rows
@@ -363,7 +438,13 @@ class GridLP(PrivacyLP):
         h = self.beta / 2
         edges = np.append(2 * pts - 1, 2 * pts[-1] + 1) * h
         p = self.problem
-        meta = dict(epsilon=p.epsilon, delta=p.delta, sensitivity=p.sensitivity, loss=p.loss.name, k=str(self.k))
+        meta = dict(
+            epsilon=p.epsilon,
+            delta=p.delta,
+            sensitivity=p.sensitivity,
+            loss=p.loss.name,
+            k=str(self.k),
+        )
         noise = PiecewiseUniform(edges, q / total, grid=h, metadata=meta, atom=atom / total)
         return monotone_noise(noise) if p.monotone else noise
 
@@ -428,8 +509,10 @@ def grid_lower_bound(problem: Problem, k, L: int, *, time_limit: float | None = 
        optimization", Section 4.1 (D(L, β)) and Proposition 3.
     """
     beta = problem.sensitivity / float(_steps(k))
-    attempts = (partial(_lower_attempt, prob, coefficients, k, L) for prob, coefficients in
-                _lower_candidates(problem, beta))
+    attempts = (
+        partial(_lower_attempt, prob, coefficients, k, L)
+        for prob, coefficients in _lower_candidates(problem, beta)
+    )
     return best_lower_bound(attempts, TimeBudget(time_limit))
 
 
@@ -442,19 +525,31 @@ def _lower_candidates(problem: Problem, beta: float) -> list[tuple[Problem, str]
     return [(problem, "rounding")]
 
 
-def _lower_attempt(problem: Problem, coefficients: str, k, L: int, budget: TimeBudget) -> LowerBound:
+def _lower_attempt(
+    problem: Problem, coefficients: str, k, L: int, budget: TimeBudget
+) -> LowerBound:
     lp = GridLP(problem, k, L, "lower", coefficients=coefficients)
     sol = lp.solve(budget.left(floor=1e-3))
     if sol.status == "time_limit":
         raise TimeoutError(f"the lower-bound LP on the grid k = {k} ran out of the time limit")
     if sol.status == "infeasible":  # only with a Problem.support: P itself is then infeasible
-        raise InfeasibleError(f"the lower-bound LP on the grid k = {k} is infeasible: no noise supported in "
-                              f"{problem.support} is ({problem.epsilon:g}, {problem.delta:g})-DP")
+        raise InfeasibleError(
+            f"the lower-bound LP on the grid k = {k} is infeasible: no noise supported in "
+            f"{problem.support} is ({problem.epsilon:g}, {problem.delta:g})-DP"
+        )
     pts, q, _ = lp.point_masses(sol.x)
     w_lo, w_hi = lp.window
     outside = float(q[(pts < w_lo) | (pts > w_hi)].sum() + sum(lp.tail_masses(sol.x)))
-    return LowerBound(value=lp.dual_bound(sol.row_duals), lp_value=sol.objective, seconds=budget.elapsed(),
-                      coefficients=coefficients, simplex_iterations=sol.iterations, outside_mass=outside, k=k, L=L)
+    return LowerBound(
+        value=lp.dual_bound(sol.row_duals),
+        lp_value=sol.objective,
+        seconds=budget.elapsed(),
+        coefficients=coefficients,
+        simplex_iterations=sol.iterations,
+        outside_mass=outside,
+        k=k,
+        L=L,
+    )
 
 
 class _GridRelease(ReleaseFamily):
@@ -471,16 +566,20 @@ class _GridRelease(ReleaseFamily):
         return _solve(self.lp, budget).x
 
     def result(self, noise: PiecewiseUniform) -> dict:
-        """The noise and its mass in the outermost Δf of the window (large: the window is too small)."""
+        """The noise and its mass in the outermost Δf of the window (large: the window is too
+        small)."""
         lp = self.lp
         w_lo, w_hi = lp.window
         pts = np.round(0.5 * (noise.edges[:-1] + noise.edges[1:]) / lp.beta).astype(np.int64)
-        boundary = float(noise.probs[(pts < w_lo + lp.max_shift) | (pts > w_hi - lp.max_shift)].sum())
+        boundary = float(
+            noise.probs[(pts < w_lo + lp.max_shift) | (pts > w_hi - lp.max_shift)].sum()
+        )
         return dict(noise=noise, boundary_mass=boundary)
 
 
 def _solve(lp: GridLP, budget: TimeBudget):
-    """Solve an upper-bound LP within the budget: its solution, or TimeoutError / InfeasibleError."""
+    """Solve an upper-bound LP within the budget: its solution, or TimeoutError /
+    InfeasibleError."""
     sol = lp.solve(budget.left(floor=1e-3))
     if sol.status == "time_limit":
         raise TimeoutError(f"the upper-bound LP on the grid k = {lp.k} ran out of the time limit")
@@ -490,8 +589,8 @@ def _solve(lp: GridLP, budget: TimeBudget):
 
 
 def _first_solution(makers, budget: TimeBudget):
-    """Solve the first LP of ``makers`` (callables) that HiGHS solves; a numerical failure of a scaled
-    LP falls back to a milder scaling (a larger floor on the profile), then to no scaling."""
+    """Solve the first LP of ``makers`` (callables) that HiGHS solves; a numerical failure of a
+    scaled LP falls back to a milder scaling (a larger floor on the profile), then to no scaling."""
     for i, make in enumerate(makers):
         lp = make()
         try:
@@ -501,14 +600,16 @@ def _first_solution(makers, budget: TimeBudget):
                 raise
 
 
-def grid_upper_bound(problem: Problem, k: int, L: int, *, atom: bool = True,
-                     time_limit: float | None = None) -> UpperBound:
+def grid_upper_bound(
+    problem: Problem, k: int, L: int, *, atom: bool = True, time_limit: float | None = None
+) -> UpperBound:
     """Solve U(k) with window [−L, L] and release its noise, certified exactly (module docstring).
 
-    For δ < 1e-6 the LP is solved in the scaled formulation with the truncated Laplace mechanism's cell
-    masses as magnitude profile, otherwise as stated; if the noise still overshoots δ by more than a
-    mixture can repair cheaply (the solver's absolute tolerance against a small δ), it is solved again
-    scaled by that solution. The release (certificate, repair, rounding up) is :func:`dpdro.release.release`.
+    For δ < 1e-6 the LP is solved in the scaled formulation with the truncated Laplace mechanism's
+    cell masses as magnitude profile, otherwise as stated; if the noise still overshoots δ by more
+    than a mixture can repair cheaply (the solver's absolute tolerance against a small δ), it is
+    solved again scaled by that solution. The release (certificate, repair, rounding up) is
+    :func:`dpdro.release.release`.
 
     Parameters
     ----------
@@ -538,11 +639,20 @@ def grid_upper_bound(problem: Problem, k: int, L: int, *, atom: bool = True,
     plain = partial(GridLP, problem, k, L, "upper", atom=atom)
 
     def scaled(profile, floor=1e-6):
-        return partial(GridLP, problem, k, L, "upper", atom=atom, scale=np.maximum(profile, floor * problem.delta),
-                       margin=1e-7)
+        return partial(
+            GridLP,
+            problem,
+            k,
+            L,
+            "upper",
+            atom=atom,
+            scale=np.maximum(profile, floor * problem.delta),
+            margin=1e-7,
+        )
 
     makers = [plain]
-    if problem.delta < _SMALL_DELTA:  # start from the scaled LP with the truncated Laplace mechanism's cell masses
+    # start from the scaled LP with the truncated Laplace mechanism's cell masses
+    if problem.delta < _SMALL_DELTA:
         profile = _laplace_profile(problem, k, L)
         makers = [scaled(profile), scaled(profile, 1e-2), plain]
     lp, sol = _first_solution(makers, budget)
@@ -556,7 +666,9 @@ def grid_upper_bound(problem: Problem, k: int, L: int, *, atom: bool = True,
             iters += sol.iterations
         except SolverError:  # keep the first solution: the release mixes it down to δ
             pass
-    return release(_GridRelease(lp), sol.x, budget, lp_value=sol.objective, k=k, L=L, simplex_iterations=iters)
+    return release(
+        _GridRelease(lp), sol.x, budget, lp_value=sol.objective, k=k, L=L, simplex_iterations=iters
+    )
 
 
 def _laplace_profile(problem: Problem, k: int, L: int) -> np.ndarray:
@@ -573,5 +685,8 @@ def _laplace_profile(problem: Problem, k: int, L: int) -> np.ndarray:
 
 
 def _infeasible(problem: Problem, k: int, L: int) -> str:
-    return (f"the upper-bound LP on the grid Δf/{k} with window ±{L} cells (±{L / float(k):g}·Δf) is infeasible for "
-            f"(ε, δ) = ({problem.epsilon:g}, {problem.delta:g}): the window is too small")
+    return (
+        f"the upper-bound LP on the grid Δf/{k} with window ±{L} cells (±{L / float(k):g}·Δf) is "
+        "infeasible for "
+        f"(ε, δ) = ({problem.epsilon:g}, {problem.delta:g}): the window is too small"
+    )

@@ -6,9 +6,9 @@ is a noise certified ≤ δ by :func:`dpdro.certify_delta` and reported through
 :func:`dpdro.release.certified_release`, exactly as an LP's release is: a new candidate (another
 literature mechanism) is one more function returning ``(noise, certified δ)`` or ``None``.
 
-* :func:`truncated_laplace_candidate`: the truncated Laplace mechanism (Geng et al. 2020) on cells of
-  width h (a divisor of Δf), near optimal for small ε. Spreading its mass over cells can raise its δ
-  slightly, so it is taken at δ′ ≤ δ, lowered until the certificate is at most δ.
+* :func:`truncated_laplace_candidate`: the truncated Laplace mechanism (Geng et al. 2020) on cells
+  of width h (a divisor of Δf), near optimal for small ε. Spreading its mass over cells can raise
+  its δ slightly, so it is taken at δ′ ≤ δ, lowered until the certificate is at most δ.
 * :func:`staircase_candidate`: the staircase mechanism (Geng and Viswanath 2016), optimal for δ = 0,
   with its plateau γ rounded to the lattice Δf/1024, truncated after P periods (which costs δ_P) and
   mixed with an atom at 0 of mass a = (δ − δ_P)/(1 − δ_P): its δ is at most a + (1 − a)·δ_P = δ
@@ -30,7 +30,9 @@ from .release import RELEASE_MARGIN, UpperBound, certified_release
 __all__ = ["reference_upper_bound", "staircase_candidate", "truncated_laplace_candidate"]
 
 
-def reference_upper_bound(problem: Problem, cell_width: float, *, atom: bool = True) -> UpperBound | None:
+def reference_upper_bound(
+    problem: Problem, cell_width: float, *, atom: bool = True
+) -> UpperBound | None:
     """The better of the certified candidates of the module docstring (``None`` for a
     ``Problem.support``).
 
@@ -42,22 +44,45 @@ def reference_upper_bound(problem: Problem, cell_width: float, *, atom: bool = T
 
     Returns
     -------
-    UpperBound with ``noise`` certified ≤ δ, ``k = L = 0`` and ``boundary_mass = 0`` (no LP, no window).
+    UpperBound with ``noise`` certified ≤ δ, ``k = L = 0`` and ``boundary_mass = 0`` (no LP, no
+    window).
+
+    References
+    ----------
+    .. [1] Q. Geng, W. Ding, R. Guo and S. Kumar, "Tight analysis of privacy and utility tradeoff in
+       approximate differential privacy", AISTATS 2020 (the truncated Laplace mechanism).
+    .. [2] Q. Geng and P. Viswanath, "The optimal noise-adding mechanism in differential privacy",
+       IEEE Trans. Inf. Theory 62(2), 2016 (the staircase mechanism).
     """
     if problem.support is not None:
         return None
     budget = TimeBudget(None)
     atom = atom and not problem.monotone
-    candidates = [c for c in (truncated_laplace_candidate(problem, cell_width),
-                              staircase_candidate(problem, atom=atom)) if c is not None]
+    candidates = [
+        c
+        for c in (
+            truncated_laplace_candidate(problem, cell_width),
+            staircase_candidate(problem, atom=atom),
+        )
+        if c is not None
+    ]
     if not candidates:
         return None  # pragma: no cover - the truncated Laplace mechanism always certifies
     noise, d = min(candidates, key=lambda c: c[0].expected_loss(problem.loss))
-    return certified_release(noise.expected_loss(problem.loss), d, budget.elapsed(), noise=noise, k=0, L=0,
-                             boundary_mass=0.0)
+    return certified_release(
+        noise.expected_loss(problem.loss),
+        d,
+        budget.elapsed(),
+        noise=noise,
+        k=0,
+        L=0,
+        boundary_mass=0.0,
+    )
 
 
-def truncated_laplace_candidate(problem: Problem, cell_width: float) -> tuple[PiecewiseUniform, float] | None:
+def truncated_laplace_candidate(
+    problem: Problem, cell_width: float
+) -> tuple[PiecewiseUniform, float] | None:
     """The truncated Laplace mechanism on cells of width ``cell_width``, at the largest δ′ ≤ δ tried
     whose cells certify at most δ: (noise, certified δ)."""
     p, target = problem, problem.delta
@@ -70,17 +95,19 @@ def truncated_laplace_candidate(problem: Problem, cell_width: float) -> tuple[Pi
     return None  # pragma: no cover - δ′ converges in one or two steps
 
 
-def staircase_candidate(problem: Problem, *, atom: bool = True, lattice: int = 1024,
-                        max_periods: int = 64) -> tuple[PiecewiseUniform, float] | None:
-    """The truncated staircase with an atom at 0 (module docstring): (noise, certified δ), or ``None``
-    for ε < 1 (its steps barely decay there; the truncated Laplace mechanism is better) or when δ
-    leaves no room for the certificate's rounding allowance."""
+def staircase_candidate(
+    problem: Problem, *, atom: bool = True, lattice: int = 1024, max_periods: int = 64
+) -> tuple[PiecewiseUniform, float] | None:
+    """The truncated staircase with an atom at 0 (module docstring): (noise, certified δ), or
+    ``None`` for ε < 1 (its steps barely decay there; the truncated Laplace mechanism is better) or
+    when δ leaves no room for the certificate's rounding allowance."""
     p = problem
     if p.epsilon < 1.0:
         return None
     gamma = staircase_optimal_gamma(p.epsilon, p.loss)
     gamma = min(max(round(gamma * lattice), 1), lattice - 1) / lattice
-    best = None  # the cheapest number of periods, from the exact δ_P and expected losses (no certificate yet)
+    # the cheapest number of periods, from the exact δ_P and expected losses (no certificate yet)
+    best = None
     for periods in range(1, max_periods + 1):  # more periods: less δ lost to truncation, more atom
         base = staircase_noise(p.epsilon, p.sensitivity, gamma, periods)
         d_p = base.metadata["delta"]
@@ -97,12 +124,18 @@ def staircase_candidate(problem: Problem, *, atom: bool = True, lattice: int = 1
         return None
     base, mass, _ = best
     for _ in range(3):  # certify, making room for the certificate's rounding allowance if needed
-        noise = PiecewiseUniform(base.edges, base.probs * (1.0 - mass), atom=mass, grid=p.sensitivity / lattice,
-                                 metadata=dict(base.metadata, atom=mass, delta=p.delta))
+        noise = PiecewiseUniform(
+            base.edges,
+            base.probs * (1.0 - mass),
+            atom=mass,
+            grid=p.sensitivity / lattice,
+            metadata=dict(base.metadata, atom=mass, delta=p.delta),
+        )
         d = certify_delta(noise, p.epsilon, p.sensitivity)
         if d <= p.delta:
             return noise, d
         mass -= 2.0 * (d - p.delta)
-        if not atom or mass < 0.0:  # the rounding allowance exceeds the room δ − δ_P leaves (tiny δ)
+        # the rounding allowance exceeds the room δ − δ_P leaves (tiny δ)
+        if not atom or mass < 0.0:
             return None
     return None  # pragma: no cover

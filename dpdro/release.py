@@ -1,4 +1,5 @@
-r"""The life cycle of a bound, written once for every LP family: solve → certify → repair → round up.
+r"""The life cycle of a bound, written once for every LP family: solve → certify → repair → round
+up.
 
 Three families of bounding LPs share it: the paper's P(π, β) and D(π, β) (:mod:`dpdro.bounds`),
 the uniform-grid LPs behind :func:`dpdro.optimal_noise` (:mod:`dpdro.grid`) and the data-dependent
@@ -35,8 +36,8 @@ Results
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 import numpy as np
 
@@ -48,11 +49,23 @@ from .privacy import privacy_profile
 from .problem import InfeasibleError
 from .solvers import SolverError
 
-__all__ = ["ANCHOR_FRACTIONS", "RELEASE_MARGIN", "LowerBound", "ReleaseError", "ReleaseFamily", "UpperBound",
-           "best_lower_bound", "certified_release", "mix_noises", "release", "repair_by_mixing"]
+__all__ = [
+    "ANCHOR_FRACTIONS",
+    "RELEASE_MARGIN",
+    "LowerBound",
+    "ReleaseError",
+    "ReleaseFamily",
+    "UpperBound",
+    "best_lower_bound",
+    "certified_release",
+    "mix_noises",
+    "release",
+    "repair_by_mixing",
+]
 
 # Upper-bound LPs are solved for δ·(1 − RELEASE_MARGIN): the released noise then keeps a little room
-# below δ, so that a transformed copy (translated off its lattice, rescaled) is still certified ≤ δ by
+# below δ, so that a transformed copy (translated off its lattice, rescaled) is still certified ≤ δ
+# by
 # certificates whose rounding allowance is larger (the breakpoint method of dpdro.privacy). The cost
 # in expected loss is of relative order 1e-9.
 RELEASE_MARGIN = 1e-9
@@ -70,8 +83,8 @@ class ReleaseError(RuntimeError):
 # ---------------------------------------------------------------------------- results
 @dataclass
 class UpperBound:
-    """A certified upper bound on the optimal value: the exact expected loss, rounded up, of a released
-    noise (or family of noises) whose δ is certified independently of the LP.
+    """A certified upper bound on the optimal value: the exact expected loss, rounded up, of a
+    released noise (or family of noises) whose δ is certified independently of the LP.
 
     Every family fills ``value``, ``certified_delta``, ``seconds`` and ``repair_weight``, and
     ``noise`` (data-independent) or ``mechanism`` (data-dependent); the other fields are the
@@ -82,7 +95,8 @@ class UpperBound:
     certified_delta: float  # certify_delta(...) <= δ
     seconds: float
     noise: PiecewiseUniform | None = None  # the released noise (data-independent families)
-    mechanism: object | None = None  # the released dd.Mechanism, one noise per piece (data-dependent)
+    # the released dd.Mechanism, one noise per piece (data-dependent)
+    mechanism: object | None = None
     repair_weight: float = 0.0  # weight of the anchor mixed in to remove solver overshoot
     lp_value: float | None = None  # the LP's optimal value before the release (None: no LP)
     iterations: int = 0  # rounds of Algorithm 1
@@ -110,14 +124,18 @@ class LowerBound:
     value: float  # rounded down
     lp_value: float  # the relaxation's optimal value as reported by the solver
     seconds: float
-    coefficients: str = "infimum"  # the LP whose bound is ``value``: "rounding" (D_R, D′_R) or "infimum"
+    # the LP whose bound is ``value``: "rounding" (D_R, D′_R) or "infimum"
+    coefficients: str = "infimum"
     candidates: dict = field(default_factory=dict)  # the bound of every LP solved, by coefficients
     iterations: int = 0
     simplex_iterations: int = 0
     history: list = field(default_factory=list)
-    outside_mass: float | None = None  # primal mass outside the core (window): large means it is too small
-    p: np.ndarray | None = None  # primal solution on the decision cells ``columns`` (P, P′ families)
-    columns: Partition | None = None  # decision cells: the core cells from core_offset on, padding around
+    # primal mass outside the core (window): large means it is too small
+    outside_mass: float | None = None
+    # primal solution on the decision cells ``columns`` (P, P′ families)
+    p: np.ndarray | None = None
+    # decision cells: the core cells from core_offset on, padding around
+    columns: Partition | None = None
     core_offset: int | None = None
     partition: Partition | None = None
     grouped: bool = False  # data-dependent: a bound on mechanisms constant on the problem's pieces
@@ -173,7 +191,9 @@ def mix_noises(a: PiecewiseUniform, b: PiecewiseUniform, weight: float) -> Piece
     probs = (1.0 - weight) * a.probs + weight * b.probs
     atom = (1.0 - weight) * a.atom + weight * b.atom
     total = probs.sum() + atom
-    return PiecewiseUniform(a.edges, probs / total, grid=a.grid, metadata=dict(a.metadata), atom=atom / total)
+    return PiecewiseUniform(
+        a.edges, probs / total, grid=a.grid, metadata=dict(a.metadata), atom=atom / total
+    )
 
 
 # ---------------------------------------------------------------------------- the release path
@@ -196,19 +216,36 @@ def release(family: ReleaseFamily, x: np.ndarray, budget: TimeBudget, **fields) 
     ------
     ReleaseError when no anchor can be certified below δ; TimeoutError instead when the budget ran
     out first.
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Observation 1 (the feasible set of P is convex: mixtures of
+       private noises are private), Algorithm 1 (the LP solution released).
     """
     delta = family.problem.delta
-    anchors = [family.fallback_anchor] + [lambda f=f: _resolved(family, f, budget) for f in ANCHOR_FRACTIONS]
+    anchors = [family.fallback_anchor] + [
+        lambda f=f: _resolved(family, f, budget) for f in ANCHOR_FRACTIONS
+    ]
     try:
-        released, certified, weight = repair_by_mixing(family.noise(x), family.certify, family.mix, anchors,
-                                                       delta)
+        released, certified, weight = repair_by_mixing(
+            family.noise(x), family.certify, family.mix, anchors, delta
+        )
     except ReleaseError:
         if budget.expired():
-            raise TimeoutError(f"the time limit ran out before the LP solution, which overshoots δ = {delta:g}, "
-                               "could be repaired") from None
+            raise TimeoutError(
+                f"the time limit ran out before the LP solution, which overshoots δ = {delta:g}, "
+                "could be repaired"
+            ) from None
         raise
-    return certified_release(family.expected_loss(released), certified, budget.elapsed(),
-                             repair_weight=weight, **family.result(released), **fields)
+    return certified_release(
+        family.expected_loss(released),
+        certified,
+        budget.elapsed(),
+        repair_weight=weight,
+        **family.result(released),
+        **fields,
+    )
 
 
 def _resolved(family: ReleaseFamily, fraction: float, budget: TimeBudget):
@@ -225,22 +262,42 @@ def _resolved(family: ReleaseFamily, fraction: float, budget: TimeBudget):
         family.lp.set_delta(delta * (1.0 - RELEASE_MARGIN))
 
 
-def certified_release(expected_loss: float, certified_delta: float, seconds: float, **fields) -> UpperBound:
+def certified_release(
+    expected_loss: float, certified_delta: float, seconds: float, **fields
+) -> UpperBound:
     """The :class:`UpperBound` of a released object whose δ is certified: its value is the expected
-    loss rounded up (:func:`dpdro._rounding.round_up`). ``fields`` are the other fields (``noise`` or
-    ``mechanism``, the family's details)."""
-    return UpperBound(value=round_up(expected_loss), certified_delta=certified_delta, seconds=seconds, **fields)
+    loss rounded up (:func:`dpdro._rounding.round_up`). ``fields`` are the other fields (``noise``
+    or ``mechanism``, the family's details)."""
+    return UpperBound(
+        value=round_up(expected_loss), certified_delta=certified_delta, seconds=seconds, **fields
+    )
 
 
-def repair_by_mixing(candidate, certify: Callable, mix: Callable, anchors: Iterable[Callable], delta: float):
+def repair_by_mixing(
+    candidate, certify: Callable, mix: Callable, anchors: Iterable[Callable], delta: float
+):
     """Remove a solver's overshoot of δ from a released noise (or family of noises) exactly.
 
     ``certify(obj)`` returns (certified δ, its rounding-error bound); ``mix(a, b, w)`` the mixture
     (1 − w)·a + w·b; ``anchors`` are zero-argument callables tried in order (cheapest first) until
     one returns an object certified strictly below δ (a callable may return ``None``: no anchor).
     The mixture's δ is at most (1 − w)·δ_candidate + w·δ_anchor (module docstring), so the weight
-    w = (δ_candidate − δ′)/(δ_candidate − δ_anchor) with δ′ = δ − 4·(rounding error) certifies, up to
-    the certificate's own rounding; w is doubled until it does.
+    w = (δ_candidate − δ′)/(δ_candidate − δ_anchor) with δ′ = δ − 4·(rounding error) certifies, up
+    to the certificate's own rounding; w is doubled until it does.
+
+    Parameters
+    ----------
+    candidate : the released object of the LP solution.
+    certify : object ↦ (certified δ, its rounding-error bound).
+    mix : (a, b, w) ↦ (1 − w)·a + w·b.
+    anchors : zero-argument callables, each returning an object or ``None``.
+    delta : the level δ to certify.
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Observation 1 (the constraints of P are linear in γ, so a
+       mixture's δ is at most the mixture of the δ's).
 
     Returns
     -------
@@ -263,8 +320,10 @@ def repair_by_mixing(candidate, certify: Callable, mix: Callable, anchors: Itera
             anchor = (cand, da)
             break
     if anchor is None:
-        raise ReleaseError(f"the LP solution overshoots δ = {delta:g} (certified {d:.3e}) and no anchor could be "
-                           "certified below it")
+        raise ReleaseError(
+            f"the LP solution overshoots δ = {delta:g} (certified {d:.3e}) and no anchor could be "
+            "certified below it"
+        )
     pa, da = anchor
     target = delta - 4.0 * err  # room for the certificate's own rounding-error bound
     weight = min(1.0, (d - target) / (d - da))
@@ -279,7 +338,9 @@ def repair_by_mixing(candidate, certify: Callable, mix: Callable, anchors: Itera
 
 
 # ---------------------------------------------------------------------------- lower bounds
-def best_lower_bound(attempts: Iterable[Callable[[TimeBudget], LowerBound]], budget: TimeBudget) -> LowerBound:
+def best_lower_bound(
+    attempts: Iterable[Callable[[TimeBudget], LowerBound]], budget: TimeBudget
+) -> LowerBound:
     """The largest of several valid lower bounds, each from one attempt (a callable of the budget).
 
     The attempts run in order; once one has given a bound, a spent budget or an attempt cut short by

@@ -14,25 +14,53 @@ import math
 
 import numpy as np
 
-from dpdro.testing import (all_events, brute_lp, brute_max_shortfall, cell_union_coefficients, dd_brute_lp,
-                           dd_brute_shortfall, dd_event_rows, exact_lp_minimum, fine_triples, hockey_stick,
-                           lower_rows, unit_cell_coefficients, unit_densities)
+from dpdro.testing import (
+    all_events,
+    brute_lp,
+    brute_max_shortfall,
+    cell_union_coefficients,
+    dd_brute_lp,
+    dd_brute_shortfall,
+    dd_event_rows,
+    exact_lp_minimum,
+    fine_triples,
+    hockey_stick,
+    lower_rows,
+    unit_cell_coefficients,
+    unit_densities,
+)
 
-__all__ = ["all_events", "brute_lp", "brute_max_shortfall", "cell_union_coefficients", "dd_brute_lp",
-           "dd_brute_shortfall", "dd_event_rows", "exact_lp_minimum", "fine_triples", "hockey_stick",
-           "lower_rows", "pcd_train_reference", "unit_cell_coefficients", "unit_densities"]
+__all__ = [
+    "all_events",
+    "brute_lp",
+    "brute_max_shortfall",
+    "cell_union_coefficients",
+    "dd_brute_lp",
+    "dd_brute_shortfall",
+    "dd_event_rows",
+    "exact_lp_minimum",
+    "fine_triples",
+    "hockey_stick",
+    "lower_rows",
+    "pcd_train_reference",
+    "unit_cell_coefficients",
+    "unit_densities",
+]
 
 
 # ---------------------------------------------------------------------------- machine learning
-def pcd_train_reference(X, y, mech, n_sims, rng_init, rng_noise, settings=None, record_queries=False):
+def pcd_train_reference(
+    X, y, mech, n_sims, rng_init, rng_noise, settings=None, record_queries=False
+):
     """DP proximal coordinate descent as first written (float64, one numpy pass per operation): the
-    reference of :func:`repro.experiments.pcd_train`, with the same signature (without its keyword-only
-    options), semantics and random-number consumption; see that function for the method.
+    reference of :func:`repro.experiments.pcd_train`, with the same signature (without its
+    keyword-only options), semantics and random-number consumption; see that function for the
+    method.
 
-    Per inner step it makes about eight passes over (S, n) arrays: the gather ``YX[j]``, σ(−m) through
-    tanh in four in-place passes, the product with ``YX[j]``, the scaled update and its addition to the
-    margins M, which are updated incrementally within an iteration and recomputed from the averaged
-    iterate at its start.
+    Per inner step it makes about eight passes over (S, n) arrays: the gather ``YX[j]``, σ(−m)
+    through tanh in four in-place passes, the product with ``YX[j]``, the scaled update and its
+    addition to the margins M, which are updated incrementally within an iteration and recomputed
+    from the averaged iterate at its start.
     """
     from .experiments import PCDSettings, call_mechanism
 

@@ -29,13 +29,14 @@ def near_optimal_lower_bound(*, epsilon, delta, sensitivity=1.0, loss="l1", roun
     ``rounding=None`` is dpdro's valid bound :func:`dpdro.mechanisms.near_optimal_lower_bound`
     (see its docstring for the derivation: E c(X) ≥ ĉ(0) + 2·Σ_{k=1}^{n} (ĉ(kΔf) − ĉ((k − 1)Δf))·L_k
     with L_k = ((1 + q)e^{−kε} − 1)/(2q), q = (e^ε − 1)/(2δ), n = ⌊A/Δf⌋). Footnote 3 of Selvi et
-    al. says the benchmark "involves a non-monotonic parameter rounding": the rounding is of the real
-    number A/Δf of sensitivity blocks.
+    al. says the benchmark "involves a non-monotonic parameter rounding": the rounding is of the
+    real number A/Δf of sensitivity blocks.
 
     * ``rounding="down"`` drops the leftover (T_k = L_k − L_n): 2aΔf·Σ_{k=1}^{n−1} k e^{−kε} for ℓ1,
       a = (δ + (e^ε − 1)/2)e^{−ε}. This is verbatim the "TLap Lower Bound" of the authors' public
       C++ code (``Data Indepenent Noise/DP-via-DRO/data_independent.cpp`` in
-      github.com/selvi-aras/DP-via-DRO); still a valid lower bound, but weaker and non-monotone in δ.
+      github.com/selvi-aras/DP-via-DRO); still a valid lower bound, but weaker and non-monotone in
+      δ.
     * ``rounding="up"`` replaces the leftover by a full term a·e^{−nε} (T_k = L_k − L_{n+1}):
       2aΔf·Σ_{k=1}^{n} k e^{−kε} for ℓ1. **Not a valid lower bound** in general (its masses exceed
       one; it exceeds the optimum, even the truncated Laplace loss, e.g. at ε = δ = 0.1); provided
@@ -51,7 +52,8 @@ def near_optimal_lower_bound(*, epsilon, delta, sensitivity=1.0, loss="l1", roun
     epsilon, delta, sensitivity, loss
         As for :func:`dpdro.mechanisms.near_optimal_lower_bound`.
     rounding : {None, "down", "up"}
-        See above; None (the exact fractional bound) is the default and the only one to use as a bound.
+        See above; None (the exact fractional bound) is the default and the only one to use as a
+        bound.
 
     Returns
     -------
@@ -78,14 +80,17 @@ def near_optimal_lower_bound(*, epsilon, delta, sensitivity=1.0, loss="l1", roun
     return float(max(base, np.nextafter(value - err, -math.inf)))
 
 
-def literature_values(epsilon: float, delta: float, sensitivity: float = 1.0, loss: str = "l1") -> dict:
+def literature_values(
+    epsilon: float, delta: float, sensitivity: float = 1.0, loss: str = "l1"
+) -> dict:
     """Benchmark values of Section 5.1 (Figure 3, Tables 1 and 4–6) for one instance."""
     tl = TruncatedLaplace(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
     ag = AnalyticGaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
 
     def nolb(rounding):
-        return near_optimal_lower_bound(epsilon=epsilon, delta=delta, sensitivity=sensitivity, loss=loss,
-                                        rounding=rounding)
+        return near_optimal_lower_bound(
+            epsilon=epsilon, delta=delta, sensitivity=sensitivity, loss=loss, rounding=rounding
+        )
 
     return {
         "truncated_laplace": tl.expected_loss(loss),

@@ -63,9 +63,11 @@ class ShiftedTruncatedLaplace:
         return self.scale * math.log1p(self.m * math.expm1(self.epsilon) / self.delta)
 
     def tight_shift(self) -> float:
-        """A = (Δ/ε)·log(1 + (e^ε − 1)/(2δ)): the smallest shift of this form that is (ε, δ)-DP for m = 1
-        (the truncated-Laplace half-width, :func:`truncated_laplace_half_width`)."""
-        return truncated_laplace_half_width(epsilon=self.epsilon, delta=self.delta, sensitivity=self.sensitivity)
+        """A = (Δ/ε)·log(1 + (e^ε − 1)/(2δ)): the smallest shift of this form that is (ε, δ)-DP for
+        m = 1 (the truncated-Laplace half-width, :func:`truncated_laplace_half_width`)."""
+        return truncated_laplace_half_width(
+            epsilon=self.epsilon, delta=self.delta, sensitivity=self.sensitivity
+        )
 
     @property
     def support(self) -> tuple[float, float]:
@@ -83,8 +85,11 @@ class ShiftedTruncatedLaplace:
         s, lam = self.shift, self.scale
         e = np.clip(z + s, -s, s)  # position of η
         denom = -math.expm1(-s / lam)
-        lower = (np.exp(-np.abs(e) / lam) - math.exp(-s / lam)) / (2.0 * denom)  # P(η ≤ e) for e ≤ 0
-        return np.where(e <= 0, lower, 1.0 - (np.exp(-np.abs(e) / lam) - math.exp(-s / lam)) / (2.0 * denom))
+        # P(η ≤ e) for e ≤ 0
+        lower = (np.exp(-np.abs(e) / lam) - math.exp(-s / lam)) / (2.0 * denom)
+        return np.where(
+            e <= 0, lower, 1.0 - (np.exp(-np.abs(e) / lam) - math.exp(-s / lam)) / (2.0 * denom)
+        )
 
     def sample(self, size=None, rng=None):
         """Inverse-transform samples of Z (see the module notes on security)."""
@@ -111,8 +116,9 @@ class ShiftedTruncatedLaplace:
         return math.expm1(w / lam) / (2.0 * math.expm1(s / lam))
 
     def numeric_delta(self, n_shifts: int = 41, n_grid: int = 200_001) -> float:
-        """Independent check of :meth:`exact_delta`: max over φ ∈ [−Δ, Δ] of ∫ (p(z) − e^ε p(z − φ))₊ dz
-        on a fine trapezoidal grid (accurate to about 1e-9 relative for the default sizes)."""
+        """Independent check of :meth:`exact_delta`: max over φ ∈ [−Δ, Δ] of ∫ (p(z) − e^ε p(z −
+        φ))₊ dz on a fine trapezoidal grid (accurate to about 1e-9 relative for the default
+        sizes)."""
         lo, hi = -2.0 * self.shift - self.sensitivity, self.sensitivity
         z = np.linspace(lo, hi, n_grid)
         p = self.pdf(z)

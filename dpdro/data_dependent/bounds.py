@@ -1,4 +1,5 @@
-r"""Solve P′(π, β) and D′(π, β) by Algorithm 1: a released, certified mechanism and a valid lower bound."""
+r"""Solve P′(π, β) and D′(π, β) by Algorithm 1: a released, certified mechanism and a valid lower
+bound."""
 
 from __future__ import annotations
 
@@ -22,9 +23,10 @@ __all__ = ["UpperBound", "LowerBound", "upper_bound", "lower_bound"]
 
 
 def _cp_defaults(lp: DDBoundingLP) -> dict:
-    """Cut-round sizes (measured heuristic): with thousands of constraint groups (uniform pieces, e.g.
-    Figure 3 with K ≥ 32) lazy cuts on *every* violated group per round were 2–3× faster than 4 full
-    + 256 lazy; with few groups of long segments (Figure 5's 9 pieces) the latter was 2× faster."""
+    """Cut-round sizes (measured heuristic): with thousands of constraint groups (uniform pieces,
+    e.g. Figure 3 with K ≥ 32) lazy cuts on *every* violated group per round were 2–3× faster than
+    4 full + 256 lazy; with few groups of long segments (Figure 5's 9 pieces) the latter was 2×
+    faster."""
     if lp.n_groups > 1500:
         return dict(full_per_round=1, lazy_per_round=10**9)
     return dict(full_per_round=4, lazy_per_round=256)
@@ -34,13 +36,22 @@ def _family(lp: DDBoundingLP, x: np.ndarray) -> list[PiecewiseUniform]:
     part, prob = lp.partition, lp.problem
     P = np.clip(lp.probabilities(x), 0.0, None)
     out = []
-    for l in range(lp.M):
-        meta = dict(epsilon=prob.epsilon, delta=prob.delta, sensitivity=prob.sensitivity,
-                    piece=[float(lp.grouping.edges[l]), float(lp.grouping.edges[l + 1])])
-        total = P[l].sum()
-        atom = float(P[l, lp.n_cells] / total) if lp.atom else 0.0
-        nz = PiecewiseUniform(part.edges + lp.offset, P[l, : lp.n_cells] / total, grid=_grid(lp), metadata=meta,
-                              atom=atom)
+    for i in range(lp.M):
+        meta = dict(
+            epsilon=prob.epsilon,
+            delta=prob.delta,
+            sensitivity=prob.sensitivity,
+            piece=[float(lp.grouping.edges[i]), float(lp.grouping.edges[i + 1])],
+        )
+        total = P[i].sum()
+        atom = float(P[i, lp.n_cells] / total) if lp.atom else 0.0
+        nz = PiecewiseUniform(
+            part.edges + lp.offset,
+            P[i, : lp.n_cells] / total,
+            grid=_grid(lp),
+            metadata=meta,
+            atom=atom,
+        )
         out.append(monotone_noise(nz) if prob.monotone else nz)
     return out
 
@@ -52,9 +63,10 @@ def _grid(lp: DDBoundingLP) -> float:
 
 
 class _FamilyRelease(ReleaseFamily):
-    """P′(π, β) as a :class:`dpdro.release.ReleaseFamily`: the released object is one noise per piece,
-    certified jointly (:func:`dpdro.data_dependent.certify_delta`); the uniform noise on the support
-    ((ε, Δf/W)-DP for a support of length W) is the anchor without a solve, unless caps forbid it."""
+    """P′(π, β) as a :class:`dpdro.release.ReleaseFamily`: the released object is one noise per
+    piece, certified jointly (:func:`dpdro.data_dependent.certify_delta`); the uniform noise on the
+    support ((ε, Δf/W)-DP for a support of length W) is the anchor without a solve, unless caps
+    forbid it."""
 
     def __init__(self, lp: DDBoundingLP, *, cuts: str, tol: float, opts: dict):
         self.lp, self.problem, self.cuts, self.tol, self.opts = lp, lp.problem, cuts, tol, opts
@@ -63,17 +75,26 @@ class _FamilyRelease(ReleaseFamily):
         return _family(self.lp, x)
 
     def solve(self, budget: TimeBudget) -> np.ndarray:
-        return run_cutting_plane(self.lp, cuts=self.cuts, tol=self.tol, time_limit=budget.left(), **self.opts).x
+        return run_cutting_plane(
+            self.lp, cuts=self.cuts, tol=self.tol, time_limit=budget.left(), **self.opts
+        ).x
 
     def certify(self, family) -> tuple[float, float]:
-        prof = privacy_profile(family, self.lp.grouping.edges, self.problem.epsilon, self.problem.sensitivity)
+        prof = privacy_profile(
+            family, self.lp.grouping.edges, self.problem.epsilon, self.problem.sensitivity
+        )
         return prof.delta, prof.error_bound
 
     def mix(self, a, b, weight: float) -> list[PiecewiseUniform]:
-        return [mix_noises(x, y, weight) for x, y in zip(a, b)]
+        return [mix_noises(x, y, weight) for x, y in zip(a, b, strict=False)]
 
     def piece_losses(self, family) -> np.ndarray:
-        return np.array([family[l].expected_loss(self.problem.piece_loss(l)) for l in range(self.lp.M)])
+        return np.array(
+            [
+                family[piece].expected_loss(self.problem.piece_loss(piece))
+                for piece in range(self.lp.M)
+            ]
+        )
 
     def expected_loss(self, family) -> float:
         return float(np.sum(self.lp.weights * self.piece_losses(family)))
@@ -89,17 +110,33 @@ class _FamilyRelease(ReleaseFamily):
         """The mechanism, its per-piece losses and weights, after checking the caps exactly."""
         problem, lp = self.problem, self.lp
         if problem.cap is not None:
-            capped = np.array([family[l].expected_loss(problem.cap_loss or problem.piece_loss(l))
-                               for l in range(lp.M)])
+            capped = np.array(
+                [
+                    family[piece].expected_loss(problem.cap_loss or problem.piece_loss(piece))
+                    for piece in range(lp.M)
+                ]
+            )
             if np.any(capped > problem.cap):
-                raise RuntimeError(f"released noise exceeds the cap {problem.cap:g} (max {capped.max():.12g}); "
-                                   "solver tolerance too large")
-        mech = Mechanism(tuple(family), lp.grouping.edges, problem.epsilon, problem.delta, problem.sensitivity)
+                raise RuntimeError(
+                    f"released noise exceeds the cap {problem.cap:g} (max {capped.max():.12g}); "
+                    "solver tolerance too large"
+                )
+        mech = Mechanism(
+            tuple(family), lp.grouping.edges, problem.epsilon, problem.delta, problem.sensitivity
+        )
         return dict(mechanism=mech, piece_losses=self.piece_losses(family), weights=lp.weights)
 
 
-def upper_bound(problem: Problem, partition: Partition, *, centred: bool = False, atom: bool = False,
-                cuts: str = "shift", tol: float = 1e-9, time_limit: float | None = None) -> UpperBound:
+def upper_bound(
+    problem: Problem,
+    partition: Partition,
+    *,
+    centred: bool = False,
+    atom: bool = False,
+    cuts: str = "shift",
+    tol: float = 1e-9,
+    time_limit: float | None = None,
+) -> UpperBound:
     """Solve P′(π, β) by Algorithm 1 with the oracle of Algorithm 3 / G.1 and release its noises.
 
     Returns an :class:`UpperBound` whose ``mechanism`` (one PiecewiseUniform per piece) satisfies
@@ -114,12 +151,12 @@ def upper_bound(problem: Problem, partition: Partition, *, centred: bool = False
     centred : translate every noise by −β/2 (cells [(i − ½)β, (i + ½)β) of the uniform partition,
         centred on 0). The privacy constraints of P′ only involve differences of noise positions, so
         translating the whole family keeps it feasible; only the cell-average losses change (for ℓ1
-        the cell around 0 costs β/4 instead of β/2). Not for monotone problems (monotone in |x| about
-        0). When the instance is mirror-symmetric (symmetric loss, pieces and weight symmetric about
-        the centre of Φ, ``Partition.uniform``), the centred LP is solved over families with
-        p_{M−1−l}(x) = p_l(−x) only: a restriction, so still an upper bound, and by convexity and the
-        symmetry of P′ no loss at all (the mirror average of an optimal family is optimal); the LP
-        has half the columns and half the constraint groups.
+        the cell around 0 costs β/4 instead of β/2). Not for monotone problems (monotone in |x|
+        about 0). When the instance is mirror-symmetric (symmetric loss, pieces and weight
+        symmetric about the centre of Φ, ``Partition.uniform``), the centred LP is solved over
+        families with p_{M−1−l}(x) = p_l(−x) only: a restriction, so still an upper bound, and by
+        convexity and the symmetry of P′ no loss at all (the mirror average of an optimal family is
+        optimal); the LP has half the columns and half the constraint groups.
     atom : every piece's noise may also have a point mass a_l at 0 (cost c(0)). For φ ≠ 0 the atom
         of p_l lies in every worst event (nothing of p_l′ moved by φ sits on it), so
         δ_{l,l′}(φ) = a_l + ∫ (p_l − e^ε p_l′(· − φ))₊; every admissible shift range is an open
@@ -143,27 +180,48 @@ def upper_bound(problem: Problem, partition: Partition, *, centred: bool = False
     if atom and problem.monotone:
         raise ValueError("atom=True is not available for monotone problems")
     if centred and problem.monotone:
-        raise ValueError("centred=True is not available for monotone problems (monotone in |x| about 0)")
-    # with centred cells a mirror-symmetric instance is solved over mirror-symmetric families (half the LP)
+        raise ValueError(
+            "centred=True is not available for monotone problems (monotone in |x| about 0)"
+        )
+    # with centred cells a mirror-symmetric instance is solved over mirror-symmetric families (half
+    # the LP)
     symmetric = centred and not DDBoundingLP._symmetry_obstacle(problem, partition, "upper")
-    lp = DDBoundingLP(problem, partition, "upper", offset=-partition.beta / 2 if centred else 0.0,
-                      symmetric=symmetric, atom=atom)
+    lp = DDBoundingLP(
+        problem,
+        partition,
+        "upper",
+        offset=-partition.beta / 2 if centred else 0.0,
+        symmetric=symmetric,
+        atom=atom,
+    )
     opts = _cp_defaults(lp)
     if budget.expired():
-        raise TimeoutError(f"the upper bound ran out of the time limit of {time_limit:g} s while building the LP")
+        raise TimeoutError(
+            f"the upper bound ran out of the time limit of {time_limit:g} s while building the LP"
+        )
     res = run_cutting_plane(lp, cuts=cuts, tol=tol, time_limit=budget.left(), **opts)
     if not res.converged:
-        raise RuntimeError(f"Algorithm 1 stopped after {res.iterations} iterations ({res.seconds:.1f} s) with a "
-                           f"privacy shortfall of {res.max_shortfall:.3e}; no certified mechanism to release")
-    return release(_FamilyRelease(lp, cuts=cuts, tol=tol, opts=opts), res.x, budget, lp_value=res.objective,
-                   partition=partition, iterations=res.iterations, simplex_iterations=res.simplex_iterations,
-                   history=res.history)
+        raise RuntimeError(
+            f"Algorithm 1 stopped after {res.iterations} iterations ({res.seconds:.1f} s) with a "
+            f"privacy shortfall of {res.max_shortfall:.3e}; no certified mechanism to release"
+        )
+    return release(
+        _FamilyRelease(lp, cuts=cuts, tol=tol, opts=opts),
+        res.x,
+        budget,
+        lp_value=res.objective,
+        partition=partition,
+        iterations=res.iterations,
+        simplex_iterations=res.simplex_iterations,
+        history=res.history,
+    )
 
 
 def _rounding_dominates(problem: Problem, columns: Partition, beta: float) -> bool:
-    """Whether the rounding LP's objective (and cap rows) dominate those of the infimum LP column by column:
-    c(iβ) − e_β ≥ inf_{[iβ, (i+1)β)} c for every loss involved (then, on their common feasible set, D′_R ≥
-    D′ and the latter need not be solved). Never for monotone problems (D′ keeps the monotone rows)."""
+    """Whether the rounding LP's objective (and cap rows) dominate those of the infimum LP column
+    by column: c(iβ) − e_β ≥ inf_{[iβ, (i+1)β)} c for every loss involved (then, on their common
+    feasible set, D′_R ≥ D′ and the latter need not be solved). Never for monotone problems (D′
+    keeps the monotone rows)."""
     if problem.monotone:
         return False
     edges = columns.edges
@@ -175,9 +233,18 @@ def _rounding_dominates(problem: Problem, columns: Partition, beta: float) -> bo
     return True
 
 
-def lower_bound(problem: Problem, partition: Partition, *, grouped: bool = False, coefficients: str | None = None,
-                cuts: str = "shift", tol: float = 1e-9, time_limit: float | None = None) -> LowerBound:
-    """A valid lower bound on P′ (a dual-feasible objective of D′_R(L, β) or D′(L, β), rounded down).
+def lower_bound(
+    problem: Problem,
+    partition: Partition,
+    *,
+    grouped: bool = False,
+    coefficients: str | None = None,
+    cuts: str = "shift",
+    tol: float = 1e-9,
+    time_limit: float | None = None,
+) -> LowerBound:
+    """A valid lower bound on P′ (a dual-feasible objective of D′_R(L, β) or D′(L, β), rounded
+    down).
 
     Parameters
     ----------
@@ -187,10 +254,11 @@ def lower_bound(problem: Problem, partition: Partition, *, grouped: bool = False
         shifts, weights inf w; see :mod:`dpdro.data_dependent`). ``True``: a lower bound on the best
         mechanism constant on the problem's pieces.
     coefficients : ``"rounding"`` (D′_R, the randomized-rounding bound of the module docstring),
-        ``"infimum"`` (D′ of Proposition 7 with the valid shift set), or ``None`` (default): D′_R where
-        it applies (:meth:`Problem.rounding_excess`), and also D′ when D′_R does not dominate it column
-        by column (e.g. ℓ2, whose excess β²/4 is subtracted, or monotone problems, whose monotonicity
-        rows only D′ keeps); the larger valid bound is returned (:func:`dpdro.release.best_lower_bound`).
+        ``"infimum"`` (D′ of Proposition 7 with the valid shift set), or ``None`` (default): D′_R
+        where it applies (:meth:`Problem.rounding_excess`), and also D′ when D′_R does not dominate
+        it column by column (e.g. ℓ2, whose excess β²/4 is subtracted, or monotone problems, whose
+        monotonicity rows only D′ keeps); the larger valid bound is returned
+        (:func:`dpdro.release.best_lower_bound`).
     cuts, tol : as for :func:`dpdro.lower_bound`.
     time_limit : bounds the whole call (LP construction included; each solve gets what is left).
 
@@ -207,22 +275,44 @@ def lower_bound(problem: Problem, partition: Partition, *, grouped: bool = False
     elif problem.rounding_excess(partition.beta) is None:
         kinds = ["infimum"]
     else:
-        columns = partition.padded(problem.base_problem.shifts(partition.beta))  # D′'s decision cells
+        # D′'s decision cells
+        columns = partition.padded(problem.base_problem.shifts(partition.beta))
         dominates = _rounding_dominates(problem, columns, partition.beta)
         kinds = ["rounding"] if dominates else ["rounding", "infimum"]
-    attempts = (partial(_lower_attempt, problem, partition, kind, grouped, cuts, tol) for kind in kinds)
+    attempts = (
+        partial(_lower_attempt, problem, partition, kind, grouped, cuts, tol) for kind in kinds
+    )
     return best_lower_bound(attempts, budget)
 
 
-def _lower_attempt(problem: Problem, partition: Partition, kind: str, grouped: bool, cuts: str, tol: float,
-                   budget: TimeBudget) -> LowerBound:
+def _lower_attempt(
+    problem: Problem,
+    partition: Partition,
+    kind: str,
+    grouped: bool,
+    cuts: str,
+    tol: float,
+    budget: TimeBudget,
+) -> LowerBound:
     """D′_R or D′ (``kind``) within the budget."""
     symmetric = not DDBoundingLP._symmetry_obstacle(problem, partition, "lower", kind, grouped)
-    lp = DDBoundingLP(problem, partition, "lower", grouped=grouped, coefficients=kind, symmetric=symmetric)
+    lp = DDBoundingLP(
+        problem, partition, "lower", grouped=grouped, coefficients=kind, symmetric=symmetric
+    )
     if budget.expired():
         raise TimeoutError(f"the lower bound ran out of the time limit of {budget.seconds:g} s")
     res = run_cutting_plane(lp, cuts=cuts, tol=tol, time_limit=budget.left(), **_cp_defaults(lp))
-    return LowerBound(value=lp.dual_bound(res.row_duals), lp_value=res.objective, seconds=budget.elapsed(),
-                      coefficients=kind, iterations=res.iterations, simplex_iterations=res.simplex_iterations,
-                      history=res.history, p=np.clip(lp.probabilities(res.x), 0.0, None), columns=lp.columns,
-                      core_offset=lp.table.core_offset, partition=partition, grouped=grouped)
+    return LowerBound(
+        value=lp.dual_bound(res.row_duals),
+        lp_value=res.objective,
+        seconds=budget.elapsed(),
+        coefficients=kind,
+        iterations=res.iterations,
+        simplex_iterations=res.simplex_iterations,
+        history=res.history,
+        p=np.clip(lp.probabilities(res.x), 0.0, None),
+        columns=lp.columns,
+        core_offset=lp.table.core_offset,
+        partition=partition,
+        grouped=grouped,
+    )

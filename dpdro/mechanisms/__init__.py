@@ -1,4 +1,5 @@
-r"""Noise mechanisms from the literature that dpdro compares against, and the 'near optimal lower bound'.
+r"""Noise mechanisms from the literature that dpdro compares against, and the 'near optimal lower
+bound'.
 
 Selvi, Liu and Wiesemann compare their optimised noise with these mechanisms: Example 1 (Section 1)
 quotes the noise standard deviations of the Laplace, Gaussian, analytic Gaussian and truncated
@@ -15,11 +16,11 @@ One module per family: :mod:`~dpdro.mechanisms.laplace` (Laplace, truncated Lapl
 (the truncated Laplace half-width and cell masses, the staircase's optimal γ and cells) live in the
 leaf module :mod:`dpdro._closed_forms`, which these classes build on.
 
-Every mechanism adds zero-mean noise X to a query of sensitivity Δf. Each class is a frozen dataclass
-with a keyword-only constructor that validates its parameters and offers ``pdf``, ``cdf``, ``ppf``,
-``sample``, ``expected_loss`` (closed forms for the ℓ1 loss |x| and the ℓ2 loss x², accurate
-quadrature for any other dpdro loss) and ``std``; the approximate-DP mechanisms also report their
-exact privacy parameter (``exact_delta``).
+Every mechanism adds zero-mean noise X to a query of sensitivity Δf. Each class is a frozen
+dataclass with a keyword-only constructor that validates its parameters and offers ``pdf``,
+``cdf``, ``ppf``, ``sample``, ``expected_loss`` (closed forms for the ℓ1 loss |x| and the ℓ2 loss
+x², accurate quadrature for any other dpdro loss) and ``std``; the approximate-DP mechanisms also
+report their exact privacy parameter (``exact_delta``).
 
 Sampling uses :class:`numpy.random.Generator`, which is fine for experiments; a production release
 needs a cryptographically secure source and care with floating-point attacks on the released value:

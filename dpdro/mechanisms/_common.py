@@ -22,14 +22,18 @@ def integrate_loss(loss: Loss, pdf, lo: float, hi: float, scale: float) -> float
     cuts = {0.0, *map(float, getattr(loss, "knots", ()))}
     cuts |= {s * scale * 4.0**j for s in (-1.0, 1.0) for j in range(5)}
     pts = [lo, *sorted(c for c in cuts if lo < c < hi), hi]
-    f = lambda x: float(loss(x)) * float(pdf(x))
-    pieces = [integrate.quad(f, a, b, epsabs=0.0, epsrel=1e-12, limit=200)[0] for a, b in zip(pts[:-1], pts[1:])]
+    def f(x):
+        return float(loss(x)) * float(pdf(x))
+    pieces = [
+        integrate.quad(f, a, b, epsabs=0.0, epsrel=1e-12, limit=200)[0]
+        for a, b in zip(pts[:-1], pts[1:], strict=False)
+    ]
     return math.fsum(pieces)
 
 
 def unbounded_expected_loss(loss, l1: float, l2: float, pdf, scale: float) -> float:
-    """E c(X) of a noise on the whole line: the closed forms ``l1`` (E|X|) and ``l2`` (E X²) for the ℓ1
-    and ℓ2 losses, adaptive quadrature of ``pdf`` for any other dpdro loss."""
+    """E c(X) of a noise on the whole line: the closed forms ``l1`` (E|X|) and ``l2`` (E X²) for
+    the ℓ1 and ℓ2 losses, adaptive quadrature of ``pdf`` for any other dpdro loss."""
     loss = make_loss(loss)
     k = power_exponent(loss)
     if k == 1.0:
@@ -45,4 +49,3 @@ def unit_interval(u) -> np.ndarray:
     if not np.all((u >= 0.0) & (u <= 1.0)):
         raise ValueError("ppf arguments must lie in [0, 1]")
     return u
-

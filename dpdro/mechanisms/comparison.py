@@ -34,8 +34,12 @@ def baselines(*, epsilon, delta, sensitivity=1.0, loss="l1") -> dict:
     makers = {
         "laplace": lambda: Laplace(epsilon=epsilon, sensitivity=sensitivity),
         "gaussian": lambda: Gaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity),
-        "analytic_gaussian": lambda: AnalyticGaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity),
-        "truncated_laplace": lambda: TruncatedLaplace(epsilon=epsilon, delta=delta, sensitivity=sensitivity),
+        "analytic_gaussian": lambda: AnalyticGaussian(
+            epsilon=epsilon, delta=delta, sensitivity=sensitivity
+        ),
+        "truncated_laplace": lambda: TruncatedLaplace(
+            epsilon=epsilon, delta=delta, sensitivity=sensitivity
+        ),
         "staircase": lambda: Staircase(epsilon=epsilon, sensitivity=sensitivity, loss=loss),
         "tulap": lambda: Tulap(epsilon=epsilon, delta=delta, sensitivity=sensitivity),
     }
@@ -50,16 +54,19 @@ def baselines(*, epsilon, delta, sensitivity=1.0, loss="l1") -> dict:
 
 
 def meets_delta(mechanism, delta: float) -> bool:
-    """Whether ``mechanism`` is (ε, δ)-DP at its own ε: its ``exact_delta()`` (pure-DP mechanisms have
-    none, i.e. 0) is at most δ, up to a relative 1e-9 for the floating-point evaluation of closed forms
-    that equal δ exactly (the truncated Laplace's). The classical Gaussian fails it for large ε."""
+    """Whether ``mechanism`` is (ε, δ)-DP at its own ε: its ``exact_delta()`` (pure-DP mechanisms
+    have none, i.e. 0) is at most δ, up to a relative 1e-9 for the floating-point evaluation of
+    closed forms that equal δ exactly (the truncated Laplace's). The classical Gaussian fails it
+    for large ε."""
     exact = getattr(mechanism, "exact_delta", None)
     return exact is None or exact() <= delta * (1.0 + 1e-9)
 
 
-# ---------------------------------------------------------------------------------------- lower bound
+# ---------------------------------------------------------------------------------------- lower
+# bound
 def _envelope(loss: Loss, t: np.ndarray) -> np.ndarray:
-    """ĉ(t) = inf{c(x) : |x| ≥ t}: the largest symmetric minorant of c that is non-decreasing in |x|."""
+    """ĉ(t) = inf{c(x) : |x| ≥ t}: the largest symmetric minorant of c that is non-decreasing in
+    |x|."""
     k = power_exponent(loss)
     if k is not None:
         return t**k
@@ -140,8 +147,9 @@ def near_optimal_lower_bound(*, epsilon, delta, sensitivity=1.0, loss="l1") -> f
     return float(max(base, np.nextafter(value - err, -math.inf)))
 
 
-def near_optimal_sum(epsilon: float, delta: float, sensitivity: float, loss: Loss, *,
-                     subtract: int | None = None) -> tuple[float, float, float]:
+def near_optimal_sum(
+    epsilon: float, delta: float, sensitivity: float, loss: Loss, *, subtract: int | None = None
+) -> tuple[float, float, float]:
     """(value, error bound, ĉ(0)) of ĉ(0) + 2·Σ_{k=1}^{n} (ĉ(kΔf) − ĉ((k − 1)Δf))·(L_k − s) for
     validated arguments (:func:`near_optimal_lower_bound`), with s = 0 (``subtract=None``) or
     s = L_{n + subtract}. ``subtract=0`` drops the leftover mass L_n (still a lower bound, a weaker
@@ -168,7 +176,8 @@ def near_optimal_sum(epsilon: float, delta: float, sensitivity: float, loss: Los
         weight_sum += math.fsum(w)
     value = base + 2.0 * math.fsum(terms)
     # Error bound. The exponent log(1 + q) − kε of each L_k (and of the shift) is off by at most
-    # 4u·log(1 + q) (k ≤ n means kε ≤ log(1 + q)), q by 2u relative, and e^z ≤ 1 + q, so each L_k − shift
+    # 4u·log(1 + q) (k ≤ n means kε ≤ log(1 + q)), q by 2u relative, and e^z ≤ 1 + q, so each L_k −
+    # shift
     # is off by at most (1 + q)/(2q)·16u·log(1 + q) + 4u·L_k; fsum adds a relative error of 2u.
     err = 2.0 * weight_sum * (1.0 + q) / (2.0 * q) * 16.0 * _U * log_top + 8.0 * _U * abs(value)
     return value, err, base

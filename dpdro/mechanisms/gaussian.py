@@ -27,8 +27,14 @@ def gaussian_delta(*, sigma, epsilon, sensitivity=1.0) -> float:
     r"""The smallest δ for which adding N(0, σ²) noise is (ε, δ)-DP for sensitivity Δf.
 
     δ = Φ(Δf/(2σ) − εσ/Δf) − e^ε Φ(−Δf/(2σ) − εσ/Δf) (Balle and Wang 2018, Theorem 8), evaluated as
-    exp(log Φ(u) + log(−expm1(ε + log Φ(v) − log Φ(u)))) with ``scipy.special.log_ndtr``, which stays
-    accurate when both terms are tiny or nearly equal.
+    exp(log Φ(u) + log(−expm1(ε + log Φ(v) − log Φ(u)))) with ``scipy.special.log_ndtr``, which
+    stays accurate when both terms are tiny or nearly equal.
+
+    Parameters
+    ----------
+    sigma : the standard deviation σ > 0 of the noise.
+    epsilon : ε > 0.
+    sensitivity : Δf > 0.
 
     References
     ----------
@@ -56,10 +62,13 @@ class _Normal:
         object.__setattr__(self, "epsilon", check_positive("epsilon", epsilon))
         object.__setattr__(self, "delta", check_open_unit("delta", delta))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", sensitivity))
-        object.__setattr__(self, "sigma", self._calibrate(self.epsilon, self.delta, self.sensitivity))
+        object.__setattr__(
+            self, "sigma", self._calibrate(self.epsilon, self.delta, self.sensitivity)
+        )
 
     @staticmethod
-    def _calibrate(epsilon: float, delta: float, sensitivity: float) -> float:  # pragma: no cover - abstract
+    # abstract
+    def _calibrate(epsilon: float, delta: float, sensitivity: float) -> float:  # pragma: no cover
         raise NotImplementedError
 
     def pdf(self, x):
@@ -73,19 +82,23 @@ class _Normal:
         return self.sigma * special.ndtri(unit_interval(u))
 
     def sample(self, size=None, rng=None):
-        """Draw noise with ``numpy.random.default_rng(rng).normal`` (see the class notes on security)."""
+        """Draw noise with ``numpy.random.default_rng(rng).normal`` (see the class notes on
+        security)."""
         return np.random.default_rng(rng).normal(0.0, self.sigma, size)
 
     def expected_loss(self, loss="l1") -> float:
         """E c(X): σ·√(2/π) for ℓ1, σ² for ℓ2, adaptive quadrature for any other dpdro loss."""
-        return unbounded_expected_loss(loss, self.sigma * math.sqrt(2.0 / math.pi), self.sigma**2, self.pdf, self.sigma)
+        return unbounded_expected_loss(
+            loss, self.sigma * math.sqrt(2.0 / math.pi), self.sigma**2, self.pdf, self.sigma
+        )
 
     @property
     def std(self) -> float:
         return self.sigma
 
     def exact_delta(self, epsilon=None) -> float:
-        """The exact δ of this noise at ε' (default: the mechanism's ε), by :func:`gaussian_delta`."""
+        """The exact δ of this noise at ε' (default: the mechanism's ε), by
+        :func:`gaussian_delta`."""
         e = self.epsilon if epsilon is None else epsilon
         return gaussian_delta(sigma=self.sigma, epsilon=e, sensitivity=self.sensitivity)
 
@@ -126,8 +139,12 @@ class Gaussian(_Normal):
 
 
 def _analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    """Smallest σ with Gaussian δ(σ) ≤ δ, found by bracketing in log σ and rounded up (see class)."""
-    f = lambda s: _gaussian_log_delta(math.exp(s), epsilon, sensitivity) - math.log(delta)
+    """Smallest σ with Gaussian δ(σ) ≤ δ, found by bracketing in log σ and rounded up (see
+    class)."""
+
+    def f(s):
+        return _gaussian_log_delta(math.exp(s), epsilon, sensitivity) - math.log(delta)
+
     lo = hi = math.log(sensitivity / epsilon)
     while f(lo) <= 0.0:  # δ(σ) → 1 as σ → 0, so this stops
         lo -= 1.0
@@ -135,7 +152,8 @@ def _analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -
         hi += 1.0
     root = optimize.brentq(f, lo, hi, xtol=1e-15, rtol=8 * _U, maxiter=500)
     sigma = math.exp(root)
-    while math.exp(_gaussian_log_delta(sigma, epsilon, sensitivity)) > delta:  # as exact_delta computes it
+    # as exact_delta computes it
+    while math.exp(_gaussian_log_delta(sigma, epsilon, sensitivity)) > delta:
         sigma = float(np.nextafter(sigma, math.inf))  # a few ulps at most: brentq is ulp-accurate
     return sigma
 
@@ -171,4 +189,3 @@ class AnalyticGaussian(_Normal):
     @staticmethod
     def _calibrate(epsilon: float, delta: float, sensitivity: float) -> float:
         return _analytic_gaussian_sigma(epsilon, delta, sensitivity)
-

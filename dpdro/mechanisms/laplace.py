@@ -7,9 +7,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._closed_forms import (half_width, power_exponent, truncated_laplace_cdf, truncated_laplace_half_width,
-                             truncated_laplace_noise, truncated_laplace_normalizer,
-                             truncated_laplace_q)
+from .._closed_forms import (
+    half_width,
+    power_exponent,
+    truncated_laplace_cdf,
+    truncated_laplace_half_width,
+    truncated_laplace_noise,
+    truncated_laplace_normalizer,
+    truncated_laplace_q,
+)
 from .._validation import check_open_unit, check_positive, check_real
 from ..losses import make_loss
 from ..noise import PiecewiseUniform
@@ -32,13 +38,14 @@ class Laplace:
     Notes
     -----
     Density p(x) = exp(−|x|/λ)/(2λ) with scale λ = Δf/ε; E|X| = λ, E X² = 2λ². In Example 1 of
-    Selvi et al. (Δf = 70/194 thousand INR, ε = 1) the noise has standard deviation √2·λ = 510.28 INR.
-    Sampling uses a :class:`numpy.random.Generator`; production use needs a secure source, e.g.
+    Selvi et al. (Δf = 70/194 thousand INR, ε = 1) the noise has standard deviation √2·λ = 510.28
+    INR. Sampling uses a :class:`numpy.random.Generator`; production use needs a secure source, e.g.
     ``sample(size, rng=secrets.randbits(128))``.
 
     References
     ----------
-    .. [1] C. Dwork, F. McSherry, K. Nissim and A. Smith, "Calibrating noise to sensitivity in private
+    .. [1] C. Dwork, F. McSherry, K. Nissim and A. Smith, "Calibrating noise to sensitivity in
+    private
        data analysis", TCC 2006.
     .. [2] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
        optimization", Section 1 (Example 1).
@@ -73,7 +80,8 @@ class Laplace:
             return np.sign(u - 0.5) * -self.scale * np.log(2.0 * tail)
 
     def sample(self, size=None, rng=None):
-        """Draw noise with ``numpy.random.default_rng(rng).laplace`` (see the class notes on security)."""
+        """Draw noise with ``numpy.random.default_rng(rng).laplace`` (see the class notes on
+        security)."""
         return np.random.default_rng(rng).laplace(0.0, self.scale, size)
 
     def expected_loss(self, loss="l1") -> float:
@@ -95,7 +103,6 @@ class Laplace:
         return float(max(0.0, -math.expm1(0.5 * (e - self.epsilon))))
 
 
-
 def _log1p_defect(q: float) -> float:
     """(q − log(1 + q))/q, with a series for small q where the difference cancels."""
     if q > 0.05:
@@ -104,8 +111,8 @@ def _log1p_defect(q: float) -> float:
 
 
 def _log1p_defect2(q: float) -> float:
-    """(2(q − L) − L²)/q with L = log(1 + q), by the series Σ_{j≥3} (−1)^j (2/j)(1 − H_{j−1}) q^{j−1}
-    (H the harmonic numbers) for small q."""
+    """(2(q − L) − L²)/q with L = log(1 + q), by the series Σ_{j≥3} (−1)^j (2/j)(1 − H_{j−1})
+    q^{j−1} (H the harmonic numbers) for small q."""
     if q > 0.05:
         L = math.log1p(q)
         return (2.0 * (q - L) - L * L) / q
@@ -160,8 +167,8 @@ class TruncatedLaplace:
     .. [1] Q. Geng, W. Ding, R. Guo and S. Kumar, "Tight analysis of privacy and utility tradeoff in
        approximate differential privacy", AISTATS 2020 (arXiv:1810.00877).
     .. [2] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
-       optimization", Section 1 (Example 1), Section 5.1, and the GitHub appendix "Sampling noise from
-       various distributions: truncated Laplace distribution".
+       optimization", Section 1 (Example 1), Section 5.1, and the GitHub appendix "Sampling noise
+       from various distributions: truncated Laplace distribution".
     """
 
     epsilon: float
@@ -201,7 +208,8 @@ class TruncatedLaplace:
         return truncated_laplace_cdf(x, self.epsilon, self.delta, self.sensitivity)
 
     def ppf(self, u):
-        """Inverse CDF from the GitHub appendix: sign(u − ½)·λ·(log(1 + q) − log(1 + 2q·min{u, 1 − u}))."""
+        """Inverse CDF from the GitHub appendix: sign(u − ½)·λ·(log(1 + q) − log(1 + 2q·min{u, 1 −
+        u}))."""
         u = unit_interval(u)
         q = self._q
         magnitude = self.scale * (math.log1p(q) - np.log1p(2.0 * q * np.minimum(u, 1.0 - u)))
@@ -212,14 +220,15 @@ class TruncatedLaplace:
         return self.ppf(np.random.default_rng(rng).random(size))
 
     def to_piecewise_uniform(self, cell_width: float) -> PiecewiseUniform:
-        r"""The mechanism's masses on the cells [jh, (j + 1)h), h = ``cell_width``, that meet [−A, A],
-        each spread uniformly over its cell (``grid = h``): a piecewise-uniform noise whose δ
+        r"""The mechanism's masses on the cells [jh, (j + 1)h), h = ``cell_width``, that meet [−A,
+        A], each spread uniformly over its cell (``grid = h``): a piecewise-uniform noise whose δ
         :func:`dpdro.certify_delta` computes exactly (spreading mass across a cell can raise δ a
         little above the mechanism's)."""
         return truncated_laplace_noise(self.epsilon, self.delta, self.sensitivity, cell_width)
 
     def expected_loss(self, loss="l1") -> float:
-        """E c(X): closed forms for ℓ1 and ℓ2 (see the class notes), adaptive quadrature otherwise."""
+        """E c(X): closed forms for ℓ1 and ℓ2 (see the class notes), adaptive quadrature
+        otherwise."""
         loss = make_loss(loss)
         k = power_exponent(loss)
         if k == 1.0:
@@ -245,9 +254,10 @@ class TruncatedLaplace:
         else:
             w = abs(check_real("phi", phi))
             if w > self.sensitivity:
-                raise ValueError(f"phi must satisfy |phi| <= sensitivity = {self.sensitivity!r}, got {phi!r}")
+                raise ValueError(
+                    f"phi must satisfy |phi| <= sensitivity = {self.sensitivity!r}, got {phi!r}"
+                )
         A, lam = self.half_width, self.scale
         if w <= A:
             return self.delta * math.expm1(w / lam) / math.expm1(self.epsilon)
         return 1.0 - math.expm1((2.0 * A - w) / lam) / (2.0 * self._q)
-

@@ -37,8 +37,8 @@ class Staircase:
         Shape parameter γ ∈ [0, 1]. By default the optimal γ* for ``loss``.
     loss : str, Loss or callable
         The loss γ* is optimised for (ignored when ``gamma`` is given): closed forms for ℓ1,
-        γ* = 1/(1 + e^{ε/2}), and ℓ2, γ* = (c − b)/(1 − b) with b = e^{−ε} and c = (b(1 + b)/2)^{1/3}
-        (evaluated as b(1 + 2b)/(2(c² + bc + b²)), free of cancellation); bounded scalar
+        γ* = 1/(1 + e^{ε/2}), and ℓ2, γ* = (c − b)/(1 − b) with b = e^{−ε} and c = (b(1 +
+        b)/2)^{1/3} (evaluated as b(1 + 2b)/(2(c² + bc + b²)), free of cancellation); bounded scalar
         minimisation of the exact expected loss over [0, 1] for any other loss.
 
     Notes
@@ -47,10 +47,10 @@ class Staircase:
     [γΔf, Δf), and p(x + Δf) = b·p(x) for x ≥ 0, with a(γ) = (1 − b)/(2Δf(γ + (1 − γ)b)). It is
     ε-DP for every γ and, for γ*, optimal among all ε-DP mechanisms for symmetric losses increasing
     in |x| (Geng and Viswanath's main theorem); the minimal ℓ1 loss is Δf·e^{ε/2}/(e^ε − 1).
-    :meth:`sample` is the paper's exact construction X = S·((1 − B)(G + γU) + B(G + γ + (1 − γ)U))·Δf
-    with S a fair sign, G ~ Geometric(1 − b) on {0, 1, …}, U ~ Uniform[0, 1) and B ~ Bernoulli with
-    P(B = 0) = γ/(γ + (1 − γ)b). Sampling uses a :class:`numpy.random.Generator`; production use needs
-    a secure source (e.g. ``secrets``).
+    :meth:`sample` is the paper's exact construction X = S·((1 − B)(G + γU) + B(G + γ + (1 −
+    γ)U))·Δf with S a fair sign, G ~ Geometric(1 − b) on {0, 1, …}, U ~ Uniform[0, 1) and B ~
+    Bernoulli with P(B = 0) = γ/(γ + (1 − γ)b). Sampling uses a :class:`numpy.random.Generator`;
+    production use needs a secure source (e.g. ``secrets``).
 
     References
     ----------
@@ -74,14 +74,17 @@ class Staircase:
 
     @staticmethod
     def optimal_gamma(epsilon, loss="l1") -> float:
-        """γ* minimising the expected ``loss`` (closed form for ℓ1 and ℓ2; see the class docstring)."""
+        """γ* minimising the expected ``loss`` (closed form for ℓ1 and ℓ2; see the class
+        docstring)."""
         return staircase_optimal_gamma(epsilon, loss)
 
     @property
     def _density0(self) -> float:
         """a(γ), the density on [0, γΔf)."""
         b = math.exp(-self.epsilon)
-        return -math.expm1(-self.epsilon) / (2.0 * self.sensitivity * (self.gamma + (1.0 - self.gamma) * b))
+        return -math.expm1(-self.epsilon) / (
+            2.0 * self.sensitivity * (self.gamma + (1.0 - self.gamma) * b)
+        )
 
     def pdf(self, x):
         t = np.abs(np.asarray(x, dtype=float)) / self.sensitivity
@@ -111,12 +114,16 @@ class Staircase:
             k = np.floor(np.log(2.0 * v) / -eps)
             w = v - 0.5 * np.exp(-eps * (k + 1))  # mass between |x| and (k + 1)Δf
             top = a_d * np.exp(-eps * (k + 1)) * (1.0 - g)  # mass of [(k + γ)Δf, (k + 1)Δf)
-            t = np.where(w <= top, (k + 1) - w / (a_d * np.exp(-eps * (k + 1))),
-                         (k + g) - (w - top) / (a_d * np.exp(-eps * k)))
+            t = np.where(
+                w <= top,
+                (k + 1) - w / (a_d * np.exp(-eps * (k + 1))),
+                (k + g) - (w - top) / (a_d * np.exp(-eps * k)),
+            )
         return np.sign(u - 0.5) * np.where(v > 0, t * d, np.inf)
 
     def sample(self, size=None, rng=None):
-        """Geng and Viswanath's exact sampler (see the class notes, including the one on security)."""
+        """Geng and Viswanath's exact sampler (see the class notes, including the one on
+        security)."""
         rng = np.random.default_rng(rng)
         b = math.exp(-self.epsilon)
         sign = np.where(rng.random(size) < 0.5, -1.0, 1.0)
@@ -128,7 +135,8 @@ class Staircase:
         return sign * (geo + offset) * self.sensitivity
 
     def expected_loss(self, loss="l1") -> float:
-        r"""E c(X): closed forms for ℓ1 and ℓ2; for other losses the exact sum over the staircase's cells.
+        r"""E c(X): closed forms for ℓ1 and ℓ2; for other losses the exact sum over the staircase's
+        cells.
 
         The general case sums p(cell)·(average of c(x) + c(−x) over the cell) with the loss's exact
         cell averages over ⌈50/ε⌉ + 1 periods (the neglected mass is below e^{−50}).

@@ -15,18 +15,21 @@ __all__ = ["Tulap"]
 
 
 def _tulap_cells(epsilon: float, delta: float, sensitivity: float) -> PiecewiseUniform:
-    """Tulap(0, e^{−ε}, q) scaled by Δf as cells (see :class:`Tulap`). A partial cell narrower than a
-    float step at its position is dropped: its mass, below 1e-16 of its neighbour's, is renormalised away."""
+    """Tulap(0, e^{−ε}, q) scaled by Δf as cells (see :class:`Tulap`). A partial cell narrower than
+    a float step at its position is dropped: its mass, below 1e-16 of its neighbour's, is
+    renormalised away."""
     b, one_minus_b = math.exp(-epsilon), -math.expm1(-epsilon)
     c1 = (one_minus_b + 2.0 * delta * b) / (1.0 + b)  # mass (and density) of the central unit cell
-    big_k = max(1, math.ceil(math.log(c1 / delta) / epsilon))  # K = min{k ≥ 1 : c₁b^k ≤ δ}, guarded below
+    # K = min{k ≥ 1 : c₁b^k ≤ δ}, guarded below
+    big_k = max(1, math.ceil(math.log(c1 / delta) / epsilon))
     while big_k > 1 and c1 * math.exp(-epsilon * (big_k - 1)) <= delta:
         big_k -= 1
     while c1 * math.exp(-epsilon * big_k) > delta:
         big_k += 1
     k = np.arange(1, big_k)
     full = c1 * np.exp(-epsilon * k)  # cells [k − ½, k + ½), k = 1 … K − 1
-    partial_len = -math.expm1(math.log(delta / c1) + epsilon * (big_k - 1)) / one_minus_b  # of [K − ½, t)
+    # of [K − ½, t)
+    partial_len = -math.expm1(math.log(delta / c1) + epsilon * (big_k - 1)) / one_minus_b
     partial = c1 * math.exp(-epsilon * big_k) * partial_len
     inner = np.concatenate(([0.5], k + 0.5))  # ½, 3/2, …, K − ½
     t = big_k - 0.5 + partial_len
@@ -39,7 +42,9 @@ def _tulap_cells(epsilon: float, delta: float, sensitivity: float) -> PiecewiseU
     return PiecewiseUniform(edges, probs / math.fsum(probs))
 
 
-def _certified_tulap(epsilon: float, delta: float, sensitivity: float) -> tuple[PiecewiseUniform, float, float]:
+def _certified_tulap(
+    epsilon: float, delta: float, sensitivity: float
+) -> tuple[PiecewiseUniform, float, float]:
     """(cells, design δ′, certificate) of Tulap at the largest design δ′ ≤ δ tried whose float cells
     certify at ≤ δ: δ′ = δ first, then δ′ ← δ − 2(certificate − δ′) (a few steps at most)."""
     design = delta
@@ -51,8 +56,11 @@ def _certified_tulap(epsilon: float, delta: float, sensitivity: float) -> tuple[
         design = delta - 2.0 * (certified - design)
         if design <= 0.0:
             break
-    raise ValueError(f"delta must be large enough for certify_delta to certify Tulap at epsilon = {epsilon!r} in "
-                     f"floating point (its rounding allowance reaches delta), got {delta!r}; use a larger delta")
+    raise ValueError(
+        f"delta must be large enough for certify_delta to certify Tulap at epsilon = {epsilon!r} "
+        "in "
+        f"floating point (its rounding allowance reaches delta), got {delta!r}; use a larger delta"
+    )
 
 
 @dataclass(frozen=True)
@@ -121,10 +129,18 @@ class Tulap:
         object.__setattr__(self, "delta", check_open_unit("delta", delta))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", sensitivity))
         noise, design, certified = _certified_tulap(self.epsilon, self.delta, self.sensitivity)
-        meta = {"mechanism": "tulap", "epsilon": self.epsilon, "delta": self.delta, "sensitivity": self.sensitivity,
-                "design_delta": design, "certified_delta": certified}
+        meta = {
+            "mechanism": "tulap",
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "sensitivity": self.sensitivity,
+            "design_delta": design,
+            "certified_delta": certified,
+        }
         object.__setattr__(self, "design_delta", design)
-        object.__setattr__(self, "_noise", PiecewiseUniform(noise.edges, noise.probs, metadata=meta))
+        object.__setattr__(
+            self, "_noise", PiecewiseUniform(noise.edges, noise.probs, metadata=meta)
+        )
 
     @property
     def b(self) -> float:
@@ -135,7 +151,9 @@ class Tulap:
     def q(self) -> float:
         """q = 2δb/(1 − b + 2δb), the total truncated mass (at ``design_delta``)."""
         b = self.b
-        return 2.0 * self.design_delta * b / (-math.expm1(-self.epsilon) + 2.0 * self.design_delta * b)
+        return (
+            2.0 * self.design_delta * b / (-math.expm1(-self.epsilon) + 2.0 * self.design_delta * b)
+        )
 
     def pdf(self, x):
         return self._noise.pdf(x)
@@ -160,11 +178,12 @@ class Tulap:
         return self._noise.std
 
     def exact_delta(self, epsilon=None) -> float:
-        """The certified smallest δ at ε′ (default: the mechanism's ε), by :func:`dpdro.certify_delta`."""
+        """The certified smallest δ at ε′ (default: the mechanism's ε), by
+        :func:`dpdro.certify_delta`."""
         e = self.epsilon if epsilon is None else check_positive("epsilon", epsilon)
         return certify_delta(self._noise, e, self.sensitivity)
 
     def to_piecewise_uniform(self) -> PiecewiseUniform:
-        """The noise as a certified :class:`dpdro.PiecewiseUniform` (``metadata`` records the certificate)."""
+        """The noise as a certified :class:`dpdro.PiecewiseUniform` (``metadata`` records the
+        certificate)."""
         return self._noise
-

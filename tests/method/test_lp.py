@@ -2,8 +2,8 @@
 
 Small random LPs are solved exactly in rational arithmetic (dpdro.testing.exact_lp_minimum, vertex
 enumeration), and the bound must never exceed the exact optimum, whatever duals it is given: the
-solver's, perturbed ones, ones of the wrong sign, random ones, NaN or infinite ones, too few of them.
-With the solver's duals it must also be tight.
+solver's, perturbed ones, ones of the wrong sign, random ones, NaN or infinite ones, too few of
+them. With the solver's duals it must also be tight.
 """
 
 from fractions import Fraction
@@ -18,9 +18,10 @@ from dpdro.testing import exact_lp_minimum
 
 
 def _random_lp(rng, n, m, *, simplex=False):
-    """A feasible LP in n ≤ 4 columns and m rows: random coefficients (some zero), row bounds of every
-    kind (≤, ≥, =, ranged) around A·x0 for a random feasible x0, finite column bounds (some fixed at
-    0). With ``simplex`` row 0 is Σ_j x_j = 1 (a normalisation row) and the columns lie in [0, 1]."""
+    """A feasible LP in n ≤ 4 columns and m rows: random coefficients (some zero), row bounds of
+    every kind (≤, ≥, =, ranged) around A·x0 for a random feasible x0, finite column bounds (some
+    fixed at 0). With ``simplex`` row 0 is Σ_j x_j = 1 (a normalisation row) and the columns lie in
+    [0, 1]."""
     u = rng.choice([0.0, 0.5, 1.0, 2.0], size=n, p=[0.1, 0.2, 0.4, 0.3])
     if simplex:
         u = np.where(u > 0, 1.0, 0.0)
@@ -77,7 +78,8 @@ def test_never_above_the_exact_optimum(seed, simplex):
         "wrong signs": -y,
         "random": rng.normal(scale=3.0, size=y.size),
         "zero": np.zeros(y.size),
-        "nan and inf": np.where(rng.random(y.size) < 0.5, np.nan, np.inf) * np.sign(rng.normal(size=y.size)),
+        "nan and inf": np.where(rng.random(y.size) < 0.5, np.nan, np.inf)
+        * np.sign(rng.normal(size=y.size)),
         "too few (rows added after the solve)": y[:-1],
         "huge": y * 1e12,
     }
@@ -89,8 +91,8 @@ def test_never_above_the_exact_optimum(seed, simplex):
 
 
 def test_normalisation_row_repairs_dual_infeasible_reduced_costs():
-    """min x1 + 2 x2 s.t. x1 + x2 = 1 (a simplex row), x ≤ 1: optimum 1. With θ = y_0 too large every
-    reduced cost is negative; the simplex step lowers θ to the largest feasible value."""
+    """min x1 + 2 x2 s.t. x1 + x2 = 1 (a simplex row), x ≤ 1: optimum 1. With θ = y_0 too large
+    every reduced cost is negative; the simplex step lowers θ to the largest feasible value."""
     c, A = np.array([1.0, 2.0]), np.array([[1.0, 1.0]])
     lo = hi = np.array([1.0])
     u = np.ones(2)
@@ -105,18 +107,32 @@ def test_normalisation_row_repairs_dual_infeasible_reduced_costs():
 
 def test_unbounded_column_with_negative_reduced_cost_gives_minus_infinity():
     c, A = np.array([-1.0, 1.0]), np.array([[1.0, 1.0]])
-    bound = safe_lower_bound(c, sp.csr_matrix(A), np.array([-INF]), np.array([1.0]), np.array([np.inf, 1.0]),
-                             np.array([0.0]))
+    bound = safe_lower_bound(
+        c,
+        sp.csr_matrix(A),
+        np.array([-INF]),
+        np.array([1.0]),
+        np.array([np.inf, 1.0]),
+        np.array([0.0]),
+    )
     assert bound == -np.inf
     # a dual that prices the column (reduced cost −1 + 1.5 > 0) gives a finite bound again
-    bound = safe_lower_bound(c, sp.csr_matrix(A), np.array([-INF]), np.array([1.0]), np.array([np.inf, 1.0]),
-                             np.array([-1.5]))
-    assert np.isfinite(bound) and Fraction(bound) <= exact_lp_minimum(c, A, [-INF], [1.0], [10.0, 1.0])
+    bound = safe_lower_bound(
+        c,
+        sp.csr_matrix(A),
+        np.array([-INF]),
+        np.array([1.0]),
+        np.array([np.inf, 1.0]),
+        np.array([-1.5]),
+    )
+    assert np.isfinite(bound) and Fraction(bound) <= exact_lp_minimum(
+        c, A, [-INF], [1.0], [10.0, 1.0]
+    )
 
 
 def test_rounding_makes_an_exact_dual_bound_slightly_conservative():
-    """At the exact optimal dual the Lagrangian equals the optimum; the certified bound is below it by
-    the floating-point allowance only (relative 1e-13 or so), never above."""
+    """At the exact optimal dual the Lagrangian equals the optimum; the certified bound is below it
+    by the floating-point allowance only (relative 1e-13 or so), never above."""
     c = np.array([0.1, 0.7, 0.3])
     A = np.array([[1.0, 1.0, 1.0], [0.3, -0.2, 0.1]])
     lo, hi = np.array([1.0, -INF]), np.array([1.0, 0.05])

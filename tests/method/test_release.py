@@ -2,7 +2,8 @@
 real overshooting LP solution of every family repaired to a certified noise.
 
 The edge cases of the repair use scalar stand-ins: an "object" is its δ, certified exactly, and the
-mixture of two objects is linear in the weight (as δ is convex and the bound linear, module docstring).
+mixture of two objects is linear in the weight (as δ is convex and the bound linear, module
+docstring).
 """
 
 import math
@@ -18,8 +19,16 @@ from dpdro.cutting_plane import run_cutting_plane
 from dpdro.data_dependent.bounds import _FamilyRelease
 from dpdro.data_dependent.lp import DDBoundingLP
 from dpdro.grid import GridLP, _GridRelease
-from dpdro.release import (ANCHOR_FRACTIONS, RELEASE_MARGIN, LowerBound, ReleaseError, ReleaseFamily,
-                           best_lower_bound, release, repair_by_mixing)
+from dpdro.release import (
+    ANCHOR_FRACTIONS,
+    RELEASE_MARGIN,
+    LowerBound,
+    ReleaseError,
+    ReleaseFamily,
+    best_lower_bound,
+    release,
+    repair_by_mixing,
+)
 from dpdro.solvers import SolverError
 
 DELTA = 0.1
@@ -41,7 +50,8 @@ def _never():
 def test_a_certified_candidate_is_released_unchanged():
     out, d, w = repair_by_mixing(0.09, _certify, _mix, [_never], DELTA)
     assert (out, d, w) == (0.09, 0.09, 0.0)
-    assert repair_by_mixing(DELTA, _certify, _mix, [_never], DELTA) == (DELTA, DELTA, 0.0)  # δ exactly
+    # δ exactly
+    assert repair_by_mixing(DELTA, _certify, _mix, [_never], DELTA) == (DELTA, DELTA, 0.0)
 
 
 def test_the_first_anchor_below_delta_is_mixed_in_with_the_smallest_weight():
@@ -55,16 +65,20 @@ def test_the_first_anchor_below_delta_is_mixed_in_with_the_smallest_weight():
 
     anchors = [lambda: None, anchor(0.1000001), anchor(DELTA), anchor(0.08), anchor(0.0)]
     out, d, w = repair_by_mixing(0.1001, _certify, _mix, anchors, DELTA)
-    assert calls == [0.1000001, DELTA, 0.08]  # None, above δ and δ itself are skipped; 0.0 never built
+    # None, above δ and δ itself are skipped; 0.0 never built
+    assert calls == [0.1000001, DELTA, 0.08]
     assert d <= DELTA and out == d
-    w0 = (0.1001 - DELTA) / (0.1001 - 0.08)  # doubled once if rounding leaves the mixture an ulp above δ
+    # doubled once if rounding leaves the mixture an ulp above δ
+    w0 = (0.1001 - DELTA) / (0.1001 - 0.08)
     assert w == pytest.approx(w0, rel=1e-12) or w == pytest.approx(2 * w0, rel=1e-12)
 
 
 def test_the_certificates_rounding_error_is_kept_free():
     err = 1e-6
     out, d, w = repair_by_mixing(0.11, lambda x: (float(x), err), _mix, [lambda: 0.05], DELTA)
-    assert d <= DELTA - 4 * err + 1e-15 and w == pytest.approx((0.11 - (DELTA - 4 * err)) / (0.11 - 0.05))
+    assert d <= DELTA - 4 * err + 1e-15 and w == pytest.approx(
+        (0.11 - (DELTA - 4 * err)) / (0.11 - 0.05)
+    )
 
 
 def test_the_weight_doubles_until_the_mixture_certifies():
@@ -82,7 +96,8 @@ def test_no_anchor_below_delta_is_a_release_error():
     assert issubclass(ReleaseError, RuntimeError)
 
 
-# ---------------------------------------------------------------------------- release and its policy
+# ---------------------------------------------------------------------------- release and its
+# policy
 class _FakeLP:
     def __init__(self):
         self.deltas = []
@@ -161,7 +176,8 @@ def test_a_spent_budget_tries_no_resolve_and_is_a_timeout():
     with pytest.raises(TimeoutError, match="time limit ran out"):
         release(fam, 0.1001, TimeBudget(1e-9))
     assert fam.lp.deltas == []
-    assert release(_ScalarFamily([]), 0.05, TimeBudget(1e-9)).certified_delta == 0.05  # no repair needed
+    # no repair needed
+    assert release(_ScalarFamily([]), 0.05, TimeBudget(1e-9)).certified_delta == 0.05
 
 
 # ---------------------------------------------------------------------------- real families
@@ -176,7 +192,8 @@ def _overshooting(lp, factor=1.0 + 1e-5):
 
 @pytest.mark.parametrize("L, delta, fallback", [(24, 0.1, True), (24, 0.01, False)])
 def test_partition_family_repairs_a_real_overshoot(L, delta, fallback):
-    """P(π, β): the uniform noise on [−6, 6.25) is (ε, 1/12.25)-DP, an anchor for δ = 0.1 but not 0.01."""
+    """P(π, β): the uniform noise on [−6, 6.25) is (ε, 1/12.25)-DP, an anchor for δ = 0.1 but not
+    0.01."""
     prob = dpdro.Problem(epsilon=1.0, delta=delta)
     lp = BoundingLP(prob, dpdro.Partition.uniform(L, 0.25), "upper")
     fam = _PartitionRelease(lp, cuts="shift", tol=1e-9)
@@ -216,7 +233,9 @@ def test_data_dependent_family_repairs_a_real_overshoot():
 
 # ---------------------------------------------------------------------------- lower bounds
 def _lb(value, coefficients):
-    return lambda budget: LowerBound(value=value, lp_value=value, seconds=0.0, coefficients=coefficients)
+    return lambda budget: LowerBound(
+        value=value, lp_value=value, seconds=0.0, coefficients=coefficients
+    )
 
 
 def test_best_lower_bound_keeps_the_largest_and_records_every_candidate():
@@ -240,9 +259,17 @@ def test_every_family_reports_the_same_result_types():
     prob = dpdro.Problem(epsilon=1.0, delta=0.2)
     part = dpdro.Partition.uniform(8, 0.25)
     dprob = dd.Problem(epsilon=1.0, delta=0.2, phi_lo=0.0, phi_hi=1.0)
-    uppers = [dpdro.upper_bound(prob, part), dpdro.grid.grid_upper_bound(prob, 4, 12),
-              dpdro.optimal_noise(prob, rel_gap=0.05).upper, dd.upper_bound(dprob, part)]
-    lowers = [dpdro.lower_bound(prob, part), dpdro.grid.grid_lower_bound(prob, 4, 8), dd.lower_bound(dprob, part)]
+    uppers = [
+        dpdro.upper_bound(prob, part),
+        dpdro.grid.grid_upper_bound(prob, 4, 12),
+        dpdro.optimal_noise(prob, rel_gap=0.05).upper,
+        dd.upper_bound(dprob, part),
+    ]
+    lowers = [
+        dpdro.lower_bound(prob, part),
+        dpdro.grid.grid_lower_bound(prob, 4, 8),
+        dd.lower_bound(dprob, part),
+    ]
     assert {type(u) for u in uppers} == {dpdro.UpperBound} and dd.UpperBound is dpdro.UpperBound
     assert {type(lb) for lb in lowers} == {dpdro.LowerBound} and dd.LowerBound is dpdro.LowerBound
     for u in uppers:

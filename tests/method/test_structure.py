@@ -89,7 +89,9 @@ def test_the_import_graph_has_no_cycle():
 @pytest.mark.parametrize("module", ENGINE)
 def test_the_engine_imports_closed_forms_not_the_mechanism_zoo(module):
     assert module in MODULES
-    zoo = sorted(m for m in _closure(module) if m == "dpdro.mechanisms" or m.startswith("dpdro.mechanisms."))
+    zoo = sorted(
+        m for m in _closure(module) if m == "dpdro.mechanisms" or m.startswith("dpdro.mechanisms.")
+    )
     assert not zoo, f"{module} imports {zoo}"
 
 
@@ -110,10 +112,14 @@ def _long_functions(path: Path):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         body = node.body
-        if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and len(body) > 1:
+        if (
+            isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and len(body) > 1
+        ):
             body = body[1:]
         n = body[-1].end_lineno - body[0].lineno + 1
-        text = "\n".join(lines[node.lineno - 1: node.end_lineno])
+        text = "\n".join(lines[node.lineno - 1 : node.end_lineno])
         if n > MAX_FUNCTION_LINES and REASON not in text:
             yield f"{node.name} ({n} lines)"
 
@@ -121,7 +127,9 @@ def _long_functions(path: Path):
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_long_functions_state_why(name):
     long = list(_long_functions(MODULES[name]))
-    assert not long, f"{name}: {long} exceed {MAX_FUNCTION_LINES} lines without a '{REASON}' comment"
+    assert not long, (
+        f"{name}: {long} exceed {MAX_FUNCTION_LINES} lines without a '{REASON}' comment"
+    )
 
 
 def test_method_tests_do_not_import_the_book():
@@ -129,7 +137,45 @@ def test_method_tests_do_not_import_the_book():
     bad = []
     for path in sorted(TESTS.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             bad += [f"{path.name}: {n}" for n in names if n.split(".")[0] in ("repro", "scripts")]
     assert not bad, bad
+
+
+def _entry_points():
+    import dpdro
+    from dpdro import cutting_plane, grid, lp, reference, release
+    from dpdro import data_dependent as dd
+    from dpdro import mechanisms as m
+
+    return [
+        dpdro.Problem, dpdro.Partition, dpdro.upper_bound, dpdro.lower_bound, dpdro.optimal_noise,
+        dpdro.certify_delta, dpdro.privacy_profile, dpdro.max_privacy_shortfall,
+        dpdro.PiecewiseUniform, dpdro.make_loss, dpdro.PowerLoss, dpdro.PiecewiseLinear,
+        dpdro.Pinball, dpdro.CallableLoss, grid.grid_upper_bound, grid.grid_lower_bound,
+        reference.reference_upper_bound, cutting_plane.run_cutting_plane, lp.safe_lower_bound,
+        release.release, release.repair_by_mixing, dd.Problem, dd.upper_bound, dd.lower_bound,
+        dd.optimal_noise, dd.certify_delta, dd.privacy_profile, dd.max_privacy_shortfall,
+        dd.Mechanism, m.Laplace, m.Gaussian, m.AnalyticGaussian, m.TruncatedLaplace, m.Staircase,
+        m.Tulap, m.near_optimal_lower_bound, m.gaussian_delta, m.truncated_laplace_half_width,
+    ]
+
+
+def test_public_entry_points_document_parameters_and_references():
+    """numpydoc ``Parameters`` and ``References`` sections on the public entry points (the latter
+    citing the paper's equations, propositions and algorithms, or the literature)."""
+    import inspect
+
+    missing = []
+    for obj in _entry_points():
+        doc = inspect.getdoc(obj) or ""
+        for section in ("Parameters", "References"):
+            if f"{section}\n{'-' * len(section)}" not in doc:
+                missing.append(f"{obj.__module__}.{obj.__qualname__}: {section}")
+    assert not missing, missing

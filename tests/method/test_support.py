@@ -1,6 +1,6 @@
-"""The ``Problem.support`` option (one-sided noise, compared with the shifted truncated Laplace of the
-private-LP paper, whose shift s = (Δf/ε)·log((e^ε − 1)/δ + 1) is the truncated-Laplace half-width at
-δ/2 and whose expected tightening is s) and the approach to the staircase as δ → 0."""
+"""The ``Problem.support`` option (one-sided noise, compared with the shifted truncated Laplace of
+the private-LP paper, whose shift s = (Δf/ε)·log((e^ε − 1)/δ + 1) is the truncated-Laplace
+half-width at δ/2 and whose expected tightening is s) and the approach to the staircase as δ → 0."""
 
 import math
 
@@ -59,7 +59,8 @@ def test_support_lower_bound_valid_and_tight():
     # without the restriction the same partition gives a far smaller (still valid) bound
     free = dpdro.lower_bound(dpdro.Problem(epsilon=1.0, delta=1e-3, loss="l1"), part)
     assert free.value < 0.5 * lb.value
-    # independent necessary condition (Claim B.6 of the private-LP paper): a one-sided (ε, δ)-DP noise
+    # independent necessary condition (Claim B.6 of the private-LP paper): a one-sided (ε, δ)-DP
+    # noise
     # has P(Z > −j) ≤ δ(e^{jε} − 1)/(e^ε − 1); the released noise must respect it, and the implied
     # lower bound Σ_j (1 − that)₊ on E[−Z] must not exceed the released noise's value
     t = np.arange(1, 40)
@@ -70,7 +71,8 @@ def test_support_lower_bound_valid_and_tight():
 
 
 def test_support_lower_bound_below_upper_bound_random_supports():
-    """Random one-sided and two-sided supports: D ≤ P on the same partition (validity smoke test)."""
+    """Random one-sided and two-sided supports: D ≤ P on the same partition (validity smoke
+    test)."""
     rng = np.random.default_rng(3)
     for _ in range(4):
         eps = float(rng.uniform(0.5, 2.0))
@@ -78,7 +80,9 @@ def test_support_lower_bound_below_upper_bound_random_supports():
         A = TruncatedLaplace(epsilon=eps, delta=delta).half_width
         lo = -float(np.ceil(rng.uniform(1.2, 2.5) * A * 4) / 4)
         hi = float(np.floor(rng.uniform(0, 1.0) * A * 4) / 4)
-        prob = dpdro.Problem(epsilon=eps, delta=delta, loss=rng.choice(["l1", "l2"]), support=(lo, hi))
+        prob = dpdro.Problem(
+            epsilon=eps, delta=delta, loss=rng.choice(["l1", "l2"]), support=(lo, hi)
+        )
         part = dpdro.Partition(np.arange(int(lo * 4) - 2, int(hi * 4) + 3), 0.25)
         ub = dpdro.upper_bound(prob, part)
         lb = dpdro.lower_bound(prob, part)
@@ -101,7 +105,8 @@ def test_optimal_noise_with_one_sided_support():
     assert res.upper.value < TruncatedLaplace(epsilon=2.0, delta=1e-3).half_width  # the tight shift
 
 
-# ------------------------------------------------------------------ δ → 0: optimal noise → staircase
+# ------------------------------------------------------------------ δ → 0: optimal noise →
+# staircase
 @pytest.mark.parametrize("loss", ["l1", "l2"])
 def test_optimal_noise_approaches_staircase(loss):
     st = Staircase(epsilon=1.0, loss=loss).expected_loss(loss)
@@ -116,6 +121,7 @@ def test_optimal_noise_approaches_staircase(loss):
     assert max(lows) <= st
     # the optimum increases as δ falls (upper bounds on nested feasible sets) ...
     assert ups[0] < ups[1] < ups[2] * (1 + 1e-9)
-    # ... and at δ = 1e-6 the released noise is within 0.1% of the staircase, the lower bound within 7%
+    # ... and at δ = 1e-6 the released noise is within 0.1% of the staircase, the lower bound within
+    # 7%
     assert abs(ups[2] - st) / st < 1e-3
     assert lows[2] > 0.93 * st

@@ -15,7 +15,11 @@ from dpdro.mechanisms import near_optimal_lower_bound as valid_bound
 from repro.literature import literature_values, near_optimal_lower_bound
 from repro.private_lp import ShiftedTruncatedLaplace
 
-GRID = [(e, d) for e in (0.005, 0.1, 0.5, 1.0, 2.0, 5.0) for d in (1e-6, 0.005, 0.05, 0.2, 0.3, 0.5, 0.75)]
+GRID = [
+    (e, d)
+    for e in (0.005, 0.1, 0.5, 1.0, 2.0, 5.0)
+    for d in (1e-6, 0.005, 0.05, 0.2, 0.3, 0.5, 0.75)
+]
 
 
 @pytest.mark.parametrize("loss", ["l1", "l2"])
@@ -23,12 +27,17 @@ def test_roundings_bracket_the_valid_bound(loss):
     for e, d in GRID:
         exact = near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=1.3, loss=loss)
         assert exact == valid_bound(epsilon=e, delta=d, sensitivity=1.3, loss=loss)
-        down = near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=1.3, loss=loss, rounding="down")
+        down = near_optimal_lower_bound(
+            epsilon=e, delta=d, sensitivity=1.3, loss=loss, rounding="down"
+        )
         up = near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=1.3, loss=loss, rounding="up")
         assert 0 <= down <= exact <= up
-        feasible = [TruncatedLaplace(epsilon=e, delta=d, sensitivity=1.3),
-                    AnalyticGaussian(epsilon=e, delta=d, sensitivity=1.3),
-                    Laplace(epsilon=e, sensitivity=1.3), Staircase(epsilon=e, sensitivity=1.3, loss=loss)]
+        feasible = [
+            TruncatedLaplace(epsilon=e, delta=d, sensitivity=1.3),
+            AnalyticGaussian(epsilon=e, delta=d, sensitivity=1.3),
+            Laplace(epsilon=e, sensitivity=1.3),
+            Staircase(epsilon=e, sensitivity=1.3, loss=loss),
+        ]
         assert down <= min(m.expected_loss(loss) for m in feasible)
 
 
@@ -48,8 +57,9 @@ def test_roundings_match_the_authors_code():
     cpp = 2 * a * s * ((b - b**n) / (1 - b) ** 2 - (n - 1) * b**n / (1 - b))
     down = near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=s, rounding="down")
     assert down == pytest.approx(cpp, rel=1e-12)
-    assert near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=s, rounding="up") == pytest.approx(
-        2 * a * s * sum(k * b**k for k in range(1, n + 1)), rel=1e-12)
+    assert near_optimal_lower_bound(
+        epsilon=e, delta=d, sensitivity=s, rounding="up"
+    ) == pytest.approx(2 * a * s * sum(k * b**k for k in range(1, n + 1)), rel=1e-12)
     assert n == math.floor(TruncatedLaplace(epsilon=e, delta=d, sensitivity=s).half_width / s)
 
 
@@ -58,17 +68,21 @@ def test_roundings_reproduce_paper_values():
     up = lambda e, d: near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=2.0, rounding="up")  # noqa: E731
     assert up(1.0, 0.2) == pytest.approx(0.573357, abs=1e-6)
     assert up(0.2, 0.05) == pytest.approx(3.91688, abs=1e-5)
-    # Table 5 (ℓ1, Δf = 1): the optimum O is recovered from Table 4, O = BUB − s4·max(O, 1) with BUB the
+    # Table 5 (ℓ1, Δf = 1): the optimum O is recovered from Table 4, O = BUB − s4·max(O, 1) with BUB
+    # the
     # truncated Laplace loss; then 100%·(O − BLB)/max(O, 1) must reproduce s5 to the printed 0.01%
     cells = [  # (ε, δ, Table 4 %, Table 5 %, rounding that reproduces it)
-        (1.0, 0.2, 5.82, 26.71, "up"), (0.2, 0.05, 0.92, 16.37, "up"), (2.0, 0.005, 7.99, 25.97, "up"),
-        (0.005, 0.005, 0.17, 1.71, "down"), (0.1, 0.1, 0.90, 32.42, "down"),
+        (1.0, 0.2, 5.82, 26.71, "up"),
+        (0.2, 0.05, 0.92, 16.37, "up"),
+        (2.0, 0.005, 7.99, 25.97, "up"),
+        (0.005, 0.005, 0.17, 1.71, "down"),
+        (0.1, 0.1, 0.90, 32.42, "down"),
     ]
     for e, d, s4, s5, rounding in cells:
         bub = TruncatedLaplace(epsilon=e, delta=d).expected_loss("l1")
-        O = bub - s4 / 100 if bub - s4 / 100 < 1 else bub / (1 + s4 / 100)
+        optimum = bub - s4 / 100 if bub - s4 / 100 < 1 else bub / (1 + s4 / 100)
         blb = near_optimal_lower_bound(epsilon=e, delta=d, rounding=rounding)
-        assert 100 * (O - blb) / max(O, 1) == pytest.approx(s5, abs=0.015)
+        assert 100 * (optimum - blb) / max(optimum, 1) == pytest.approx(s5, abs=0.015)
 
 
 def test_rounded_bound_validates_its_arguments():
@@ -106,6 +120,8 @@ def test_shifted_truncated_laplace():
     assert abs(-x.mean() - s) < 0.05
     a, b = m.sample(7, np.random.default_rng(5)), m.sample(size=7, rng=np.random.default_rng(5))
     assert a.shape == (7,) and np.array_equal(a, b)  # samplers take size, then rng
-    assert ShiftedTruncatedLaplace(epsilon=1.0, delta=1e-3, m=3).exact_delta() == pytest.approx(1e-3 / 6)
+    assert ShiftedTruncatedLaplace(epsilon=1.0, delta=1e-3, m=3).exact_delta() == pytest.approx(
+        1e-3 / 6
+    )
     with pytest.raises(ValueError):
         ShiftedTruncatedLaplace(epsilon=1.0, delta=1e-3, m=0)
