@@ -275,8 +275,7 @@ class BoundingLP(PrivacyLP):
             self._segments[r] = (seg, j[free], ln[free] / w[j[free]])
         return self._segments[r]
 
-    # ------------------------------------------------------------------ cuts (cell unions: flow
-    # blocks)
+    # ---------------------------------------------------------- cuts (cell unions: flow blocks)
     def add_shift_cut(self, r: int) -> int:
         """All constraints (φ_r, A), A ∈ F(L, β), at once: every segment of shift r (on non-uniform
         cells of the lower bound: the flow block of every cell union, see the module docstring)."""

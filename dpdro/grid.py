@@ -148,8 +148,8 @@ class GridLP(PrivacyLP):
         self.excess = (
             float(problem.rounding_excess(beta)) if self.coefficients == "rounding" else 0.0
         )
-        # scaled formulation (upper bound, small δ): columns r = p / s, segment rows / s_i, budgets
-        # / δ
+        # scaled formulation (upper bound, small δ): columns r = p / s, segment rows / s_i,
+        # budgets / δ
         n_scaled = self.n_cells + len([c for c in self.tail_cols if c is not None])
         self.scale = np.ones(cost.size)
         if scale is not None:
@@ -328,8 +328,8 @@ class GridLP(PrivacyLP):
         w = self.shift_weight / self._unit
         free = sp.csr_matrix((s[f_c] * w, (f_g, f_c)), shape=(n_groups, self.n_p))
         budgets = np.array([self.add_delta_row(free[g]) for g in range(n_groups)])
-        # segment rows (divided by s_i): r_i − e^ε (s_j/s_i) r_j − τ ≤ 0, τ = t/s_i with s_i/unit in
-        # the budget
+        # segment rows (divided by s_i): r_i − e^ε (s_j/s_i) r_j − τ ≤ 0, τ = t/s_i with s_i/unit
+        # in the budget
         n = ci.size
         tg = np.concatenate((g_of, np.asarray([g for g, _ in tail_rows], dtype=np.int64)))
         tw = np.concatenate((s[ci], np.ones(len(tail_rows)))) * w

@@ -284,9 +284,8 @@ class _Search:
         k_low = _aligned(k, gamma, 0.0) if k >= 1 else k
         L_up = max(k_up, math.ceil(self.f_up * a * k_up / sens))
         # at large ε the noise lies within a few plateaus of 0: a smaller window holds it (tail
-        # blocks
-        # and padding carry the rest), which keeps the lower-bound LP small at the fine grids it
-        # needs
+        # blocks and padding carry the rest), which keeps the lower-bound LP small at the fine grids
+        # it needs
         w_low = self.f_low * (min(a, 16 * gamma * sens) if gamma is not None else a)
         return _Grids(k, k_up, L_up, k_low, max(1, math.ceil(w_low * k_low / sens)), w_low)
 

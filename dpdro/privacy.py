@@ -63,14 +63,14 @@ class PrivacyProfile:
         return float(self.phis[int(np.argmax(self.deltas))])
 
 
-# ------------------------------------------------------------------ the lattice sum, shared with
-# dpdro.data_dependent.privacy (which certifies families of noises with the same arithmetic)
+# ---------------------------------------------------------------------------- the lattice sum
+# (shared with dpdro.data_dependent.privacy, which certifies families of noises with the same
+# arithmetic)
 # A lattice searched for (no ``grid`` given) is accepted with at most this many cells per edge, and
-# at
-# least _MIN_LATTICE_CELLS: a generic float edge lies within the tolerance below of some fraction
-# with
-# a denominator ≤ 2^20, and the spurious lattice it implies can have 10^8 or more cells, which the
-# lattice sum would never finish; the breakpoint method needs no lattice and is fast for few edges.
+# at least _MIN_LATTICE_CELLS: a generic float edge lies within the tolerance below of some fraction
+# with a denominator ≤ 2^20, and the spurious lattice it implies can have 10^8 or more cells, which
+# the lattice sum would never finish; the breakpoint method needs no lattice and is fast for few
+# edges.
 _LATTICE_CELLS_PER_EDGE = 64
 _MIN_LATTICE_CELLS = 4096
 
@@ -286,11 +286,10 @@ def _breakpoint_profile(
     n = 2 * e.size
     scale = float(np.max(np.abs(e))) + sensitivity
     # as for the lattice (see there), plus the absolute errors of a few ulps of the largest
-    # coordinate
-    # in every breakpoint, segment length and candidate shift: moving a breakpoint by η changes the
-    # integrand only next to it, by at most the density jump there or its e^ε multiple (bounded by
-    # the maximum density), so in all by η times the smaller of 2n·max density and
-    # (1 + e^ε)·(total variation)
+    # coordinate in every breakpoint, segment length and candidate shift: moving a breakpoint by η
+    # changes the integrand only next to it, by at most the density jump there or its e^ε multiple
+    # (bounded by the maximum density), so in all by η times the smaller of 2n·max density and (1 +
+    # e^ε)·(total variation)
     drift = 8 * _U * scale
     err = (
         8.1 * _U

@@ -65,9 +65,8 @@ __all__ = [
 
 # Upper-bound LPs are solved for δ·(1 − RELEASE_MARGIN): the released noise then keeps a little room
 # below δ, so that a transformed copy (translated off its lattice, rescaled) is still certified ≤ δ
-# by
-# certificates whose rounding allowance is larger (the breakpoint method of dpdro.privacy). The cost
-# in expected loss is of relative order 1e-9.
+# by certificates whose rounding allowance is larger (the breakpoint method of dpdro.privacy). The
+# cost in expected loss is of relative order 1e-9.
 RELEASE_MARGIN = 1e-9
 # The repair's re-solves, at δ times these fractions, closest first: the closer, the smaller the
 # anchor's weight; a re-solve still above δ (solver tolerance against a tiny δ) passes to the next.

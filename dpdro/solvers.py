@@ -190,8 +190,8 @@ class HighsModel:
         """Re-solve from the current basis; with ``time_limit`` (seconds) a solve that runs out of
         time returns status "time_limit" and no solution."""
         # HiGHS compares its time_limit with the run time accumulated over every run() of this
-        # object
-        # (getRunTime), not with the time of this solve: offset the limit by the time already used
+        # object (getRunTime), not with the time of this solve: offset the limit by the time already
+        # used
         limit = INF if time_limit is None else self.h.getRunTime() + max(float(time_limit), 1e-3)
         self.h.setOptionValue("time_limit", limit)
         # HiGHS refuses costs beyond about 1e10 at tight tolerances (e.g. ℓ2 losses over a window of
@@ -277,8 +277,7 @@ def solve_with_cvxpy(
     duals = np.zeros(m.shape[0])
     it = iter(cons)
     # cvxpy's dual of  a x <= b  is >= 0 and of  a x == b  is the multiplier of (a x - b); both map
-    # to
-    # HiGHS's convention (objective sensitivity to the right-hand side) by a sign change
+    # to HiGHS's convention (objective sensitivity to the right-hand side) by a sign change
     if eq.any():
         duals[eq] = -np.asarray(next(it).dual_value)
     if ub.any():

@@ -4,8 +4,8 @@ One namespace that mirrors the data-independent API::
 
     from dpdro import data_dependent as dd
     prob = dd.Problem(epsilon=1.0, delta=0.2, sensitivity=2.0, phi_lo=0.0, phi_hi=4.0)
-    ub = dd.upper_bound(prob, dpdro.Partition.uniform(L=6, beta=0.5))   # ub.mechanism: a
-    dd.Mechanism lb = dd.lower_bound(prob, dpdro.Partition.uniform(L=6, beta=0.5))
+    ub = dd.upper_bound(prob, dpdro.Partition.uniform(L=6, beta=0.5))  # ub.mechanism
+    lb = dd.lower_bound(prob, dpdro.Partition.uniform(L=6, beta=0.5))
     dd.certify_delta(ub.mechanism.noises, ub.mechanism.piece_edges, epsilon=1.0, sensitivity=2.0)
 
 Modules: :mod:`~dpdro.data_dependent.problem` (the problem P′ and its pieces),

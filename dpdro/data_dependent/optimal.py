@@ -48,10 +48,8 @@ class DDOptimalNoise:
     lower: LowerBound | None
     seconds: float
     # one dict per step: beta, K, upper, lower, seconds_lower, seconds_upper, cumulative (seconds
-    # since the
-    # call), gap (of the best bracket after the step), gap_after_lower and cumulative_after_lower
-    # (the same
-    # once the step's lower bound is in, before its upper bound)
+    # since the call), gap (of the best bracket after the step), gap_after_lower and
+    # cumulative_after_lower (the same once the step's lower bound is in, before its upper bound)
     history: list = field(default_factory=list)
     stopped: str = ""  # "gap", "time limit", "end of path"
 

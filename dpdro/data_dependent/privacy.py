@@ -104,9 +104,8 @@ def privacy_profile(
     L1, L2, s_lo, s_hi = _pairs(et, len(noises), kd)
     best, best_err, best_s = _worst_shifts(G, L1, L2, s_lo, s_hi, kd, exp_down(epsilon))
     # atoms at 0: for φ ≠ 0 the atom a_l is in every worst event, and every admissible range is an
-    # open
-    # interval (φ ≠ 0 arbitrarily close to each of its points), so δ_{l,l′} = a_l + the continuous
-    # part
+    # open interval (φ ≠ 0 arbitrarily close to each of its points), so δ_{l,l′} = a_l + the
+    # continuous part
     atoms = np.array([nz.atom for nz in noises])
     best = best + atoms[L1]
     err = _error_bound(noises, ticks, h, best, best_err, n, kd, epsilon, sensitivity, eta_phi)

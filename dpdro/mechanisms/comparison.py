@@ -62,8 +62,7 @@ def meets_delta(mechanism, delta: float) -> bool:
     return exact is None or exact() <= delta * (1.0 + 1e-9)
 
 
-# ---------------------------------------------------------------------------------------- lower
-# bound
+# ---------------------------------------------------------------------------------- lower bound
 def _envelope(loss: Loss, t: np.ndarray) -> np.ndarray:
     """ĉ(t) = inf{c(x) : |x| ≥ t}: the largest symmetric minorant of c that is non-decreasing in
     |x|."""
@@ -177,7 +176,7 @@ def near_optimal_sum(
     value = base + 2.0 * math.fsum(terms)
     # Error bound. The exponent log(1 + q) − kε of each L_k (and of the shift) is off by at most
     # 4u·log(1 + q) (k ≤ n means kε ≤ log(1 + q)), q by 2u relative, and e^z ≤ 1 + q, so each L_k −
-    # shift
-    # is off by at most (1 + q)/(2q)·16u·log(1 + q) + 4u·L_k; fsum adds a relative error of 2u.
+    # shift is off by at most (1 + q)/(2q)·16u·log(1 + q) + 4u·L_k; fsum adds a relative error of
+    # 2u.
     err = 2.0 * weight_sum * (1.0 + q) / (2.0 * q) * 16.0 * _U * log_top + 8.0 * _U * abs(value)
     return value, err, base

@@ -123,8 +123,7 @@ def test_samplers_take_size_then_rng():
         assert a.shape == (7,) and np.array_equal(a, b), type(m).__name__
 
 
-# ---------------------------------------------------------------------------- optimal_noise's
-# arguments
+# -------------------------------------------------------------------- optimal_noise's arguments
 PROB = dpdro.Problem(epsilon=1.0, delta=0.2)
 BAD_ARGUMENTS = [
     (dict(rel_gap=0.0), ValueError, r"rel_gap must be finite and > 0, got 0.0"),

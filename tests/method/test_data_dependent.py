@@ -573,8 +573,7 @@ def test_one_cell_support_is_infeasible():
         dd.upper_bound(tiny(), dpdro.Partition.uniform(L=0, beta=0.5))
 
 
-# ---------------------------------------------------------------------------- driver and time
-# limits
+# -------------------------------------------------------------------- driver and time limits
 def test_dd_optimal_noise_reaches_gap_and_certifies():
     prob = dd.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=1.0)
     res = dd.optimal_noise(prob, rel_gap=0.3, time_limit=120)

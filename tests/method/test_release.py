@@ -96,8 +96,7 @@ def test_no_anchor_below_delta_is_a_release_error():
     assert issubclass(ReleaseError, RuntimeError)
 
 
-# ---------------------------------------------------------------------------- release and its
-# policy
+# ---------------------------------------------------------------------------- release, policy
 class _FakeLP:
     def __init__(self):
         self.deltas = []

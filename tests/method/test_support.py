@@ -60,9 +60,8 @@ def test_support_lower_bound_valid_and_tight():
     free = dpdro.lower_bound(dpdro.Problem(epsilon=1.0, delta=1e-3, loss="l1"), part)
     assert free.value < 0.5 * lb.value
     # independent necessary condition (Claim B.6 of the private-LP paper): a one-sided (ε, δ)-DP
-    # noise
-    # has P(Z > −j) ≤ δ(e^{jε} − 1)/(e^ε − 1); the released noise must respect it, and the implied
-    # lower bound Σ_j (1 − that)₊ on E[−Z] must not exceed the released noise's value
+    # noise has P(Z > −j) ≤ δ(e^{jε} − 1)/(e^ε − 1); the released noise must respect it, and the
+    # implied lower bound Σ_j (1 − that)₊ on E[−Z] must not exceed the released noise's value
     t = np.arange(1, 40)
     chain = np.minimum(1.0, 1e-3 * np.expm1(1.0 * t) / math.expm1(1.0))
     cdf_right = np.array([ub.noise.probs[ub.noise.edges[:-1] >= -tt].sum() for tt in t])
@@ -105,8 +104,7 @@ def test_optimal_noise_with_one_sided_support():
     assert res.upper.value < TruncatedLaplace(epsilon=2.0, delta=1e-3).half_width  # the tight shift
 
 
-# ------------------------------------------------------------------ δ → 0: optimal noise →
-# staircase
+# ---------------------------------------------------------- δ → 0: optimal noise → staircase
 @pytest.mark.parametrize("loss", ["l1", "l2"])
 def test_optimal_noise_approaches_staircase(loss):
     st = Staircase(epsilon=1.0, loss=loss).expected_loss(loss)
