@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 
 import dpdro
-from dpdro.mechanisms import AnalyticGaussian, TruncatedLaplace, near_optimal_lower_bound, truncated_laplace_half_width
+from dpdro.mechanisms import AnalyticGaussian, TruncatedLaplace, truncated_laplace_half_width
 
-from .literature import literature_values
+from .literature import literature_values, near_optimal_lower_bound
 from .paths import RESULTS
 from .provenance import provenance, read_json
 from .sweep import Family, Option
