@@ -27,6 +27,7 @@ from dpdro.oracle import segment_table
 
 from . import tables
 from .counterexamples import NONUNIFORM
+from .exact import exact_lagrangian_bound
 from .paths import RESULTS
 from .provenance import read_json
 
@@ -134,62 +135,6 @@ def eps5_cell_infimum_bound(delta: float, k: int, support: float = 2.0) -> dict:
     lb = dpdro.lower_bound(prob, dpdro.Partition.uniform(int(round(support * k)), 1 / k))
     return dict(epsilon=5.0, delta=delta, beta=1 / k, support=support, lower=float(lb.value),
                 coefficients="infimum", seconds=time.perf_counter() - t)
-
-
-def exact_lagrangian_bound(cost, matrix, row_lower, row_upper, col_upper, row_duals, simplex_rows=()):
-    """The Lagrangian lower bound of min cᵀx s.t. lo ≤ Ax ≤ hi, 0 ≤ x ≤ u at the given row duals,
-    evaluated in exact rational arithmetic (every binary64 entry taken as the rational it encodes).
-
-    Duals are first made sign-feasible (y_i ≤ 0 where only an upper bound is finite, y_i ≥ 0 where only
-    a lower one is); on each normalisation row of ``simplex_rows`` the multiplier is lowered exactly
-    until every reduced cost of the row's free columns is ≥ 0 (as in :func:`dpdro.lp.safe_lower_bound`).
-    Returns a :class:`fractions.Fraction` (or ``-inf``). Weak duality makes it a lower bound on the LP
-    as encoded, whatever the duals.
-    """
-    import math
-    from fractions import Fraction
-
-    import scipy.sparse as sp
-
-    A = sp.csr_matrix(matrix)
-    AT = A.T.tocsr()
-    lo = [float(v) for v in row_lower]
-    hi = [float(v) for v in row_upper]
-    u = [float(v) for v in col_upper]
-    y = []
-    for i in range(A.shape[0]):
-        v = float(row_duals[i]) if i < len(row_duals) and math.isfinite(row_duals[i]) else 0.0
-        if not math.isfinite(lo[i]):
-            v = min(v, 0.0)
-        if not math.isfinite(hi[i]):
-            v = max(v, 0.0)
-        y.append(Fraction(v))
-    c = [Fraction(float(v)) for v in cost]
-
-    def reduced(j):
-        s, e = AT.indptr[j], AT.indptr[j + 1]
-        return c[j] - sum(Fraction(float(a)) * y[i] for i, a in zip(AT.indices[s:e], AT.data[s:e]))
-
-    for r in simplex_rows:
-        s, e = A.indptr[r], A.indptr[r + 1]
-        pairs = [(j, Fraction(float(a))) for j, a in zip(A.indices[s:e], A.data[s:e]) if u[j] > 0]
-        if pairs:
-            deficit = max(-reduced(j) / a for j, a in pairs)
-            if deficit > 0:
-                y[r] -= deficit
-    total = Fraction(0)
-    for i, yi in enumerate(y):
-        if yi > 0:
-            total += yi * Fraction(lo[i])
-        elif yi < 0:
-            total += yi * Fraction(hi[i])
-    for j in range(A.shape[1]):
-        d = reduced(j)
-        if d < 0:
-            if not math.isfinite(u[j]):
-                return -math.inf
-            total += d * Fraction(u[j])
-    return total
 
 
 def eps5_exact_certificate(delta: float, k: int, support: float = 2.0) -> dict:

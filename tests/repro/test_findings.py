@@ -49,19 +49,3 @@ def test_status_pages_are_generated_from_stored_notebooks(tmp_path):
     md = bookpages.status_markdown(nbs, tmp_path / "results")
     assert "{doc}`/notebooks/01_a`" in md and "| x | 1 (1) | 2026-01-02 | 3.0 | abcdef1 | no |" in md
     assert "  - `run.py`" in md
-
-
-def test_exact_lagrangian_bound_is_weak_duality_in_rationals():
-    """min x1 + 2 x2 s.t. x1 + x2 = 1, x1 - x2 <= 0.5, 0 <= x <= 1 has optimum 1.25 (x = (0.75, 0.25));
-    the exact bound equals it at the optimal duals and stays below it at any others."""
-    import numpy as np
-    import scipy.sparse as sp
-    from fractions import Fraction
-
-    A = sp.csr_matrix(np.array([[1.0, 1.0], [1.0, -1.0]]))
-    args = ([1.0, 2.0], A, [1.0, -np.inf], [1.0, 0.5], [1.0, 1.0])
-    assert findings.exact_lagrangian_bound(*args, [1.5, -0.5]) == Fraction(5, 4)
-    rng = np.random.default_rng(0)
-    for _ in range(20):
-        y = rng.normal(size=2) * 3
-        assert findings.exact_lagrangian_bound(*args, y, simplex_rows=[0]) <= Fraction(5, 4)
