@@ -8,9 +8,14 @@ Each function recomputes one piece of evidence with dpdro, small enough to run i
    (shifts (m − k ± 1)β between fine pieces k and m), against dpdro's valid D′ (exact shifts only)
    and a constant mechanism, which is 0-DP (:func:`constant_mechanism_loss`).
 2. :func:`nonuniform_counterexample` – Corollary 1: on the stored 643-cell partition the cell
-   masses of a certified private noise violate the paper's D(π, β) constraints.
+   masses of a certified private noise violate the paper's D(π, β) constraints; the paper's
+   D(π, β) itself (about three minutes) is stored by ``scripts/findings_corollary1.py`` in
+   ``results/findings/corollary1.json`` (:func:`corollary1_paper_bound`, with provenance).
 3. :func:`eps5_cell_infimum_bound` – the paper's own uniform D(L, β) (cell infima, no rounding) at
    ε = 5 against the optimum O implied by the paper's Table 4.
+4. :func:`monotone_lower_bound` and :func:`recertify` – the GitHub appendix's monotone
+   counterexample: the decisive monotone lower bound recomputed live, and the two released noises
+   stored by ``scripts/run_figures_appendix.py`` re-certified from their probabilities.
 """
 
 from __future__ import annotations
@@ -26,15 +31,16 @@ from dpdro.data_dependent.lp import DDBoundingLP
 from dpdro.oracle import segment_table
 
 from . import tables
-from .counterexamples import NONUNIFORM
+from .counterexamples import NONUNIFORM, paper_lower_bound
 from .exact import exact_lagrangian_bound
 from .paths import RESULTS
 from .provenance import read_json
 
-__all__ = ["EPS5", "constant_mechanism_loss", "eprime_km_lower_bound", "eps5_cell_infimum_bound",
+__all__ = ["EPS5", "COROLLARY1", "corollary1_paper_bound", "recertify", "monotone_lower_bound", "constant_mechanism_loss", "eprime_km_lower_bound", "eps5_cell_infimum_bound",
            "eps5_paper_optimum", "nonuniform_counterexample", "constant_mechanism_violation"]
 
 EPS5 = RESULTS / "findings" / "eps5_cell_infimum.json"
+COROLLARY1 = RESULTS / "findings" / "corollary1.json"
 
 
 # ------------------------------------------------------------------------- E′_km (Appendix C.3)
@@ -93,12 +99,26 @@ def constant_mechanism_violation(phi_lo: float, phi_hi: float, beta: float, epsi
 
 
 # ------------------------------------------------------------------------- Corollary 1
+def corollary1_paper_bound() -> dict:
+    """The paper's D(π, β) of Section 4.1 on the stored 643-cell partition (ε = 5, δ = 0.01, ℓ1;
+    :func:`repro.counterexamples.paper_lower_bound`), as a dual-feasible value: what
+    ``scripts/findings_corollary1.py`` stores in :data:`COROLLARY1`."""
+    data = read_json(NONUNIFORM)
+    prob = dpdro.Problem(**data["problem"])
+    part = dpdro.Partition(np.asarray(data["pi"]), data["beta"])
+    t = time.perf_counter()
+    value = paper_lower_bound(prob, part, int(data["shift_stride"]))
+    return dict(problem=data["problem"], cells=part.n_cells, shift_stride=int(data["shift_stride"]),
+                paper_D=float(value), seconds=time.perf_counter() - t)
+
+
 def nonuniform_counterexample(k_upper: int = 64) -> dict:
     """Corollary 1's D(π, β) on the stored 643-cell partition (ε = 5, δ = 0.01, ℓ1): a certified
-    private noise (the upper bound on the uniform grid β = 1/k_upper) and the largest violation of the
-    paper's constraints by its cell masses, against dpdro's cell-union constraints; the paper's
-    D(π, β) is the stored value (recompute with ``scripts/check_nonuniform_lower_bound.py``)."""
+    private noise (the upper bound on the uniform grid β = 1/k_upper) and the largest violation of
+    the paper's constraints by its cell masses, against dpdro's cell-union constraints; the paper's
+    D(π, β) and the commit it was computed at are read from :data:`COROLLARY1`."""
     data = read_json(NONUNIFORM)
+    stored = read_json(COROLLARY1)
     prob = dpdro.Problem(**data["problem"])
     part = dpdro.Partition(np.asarray(data["pi"]), data["beta"])
     stride = int(data["shift_stride"])
@@ -109,11 +129,44 @@ def nonuniform_counterexample(k_upper: int = 64) -> dict:
     masses = np.diff(ub.noise.cdf(table.column_pi * part.beta))
     paper = table.worst_values(masses, prob.exp_epsilon) - prob.delta
     ours = dpdro.max_privacy_shortfall(prob, part, masses, lower=True, table=table)
+    prov = stored["provenance"]
     return dict(problem=data["problem"], cells=part.n_cells, shift_stride=stride,
-                paper_D=float(data["paper_D_at_87fbb12"]), upper=float(ub.value), certified_delta=float(d),
+                paper_D=float(stored["paper_D"]), paper_D_commit=prov["git_commit"][:7],
+                paper_D_clean=not prov["git_dirty"], upper=float(ub.value), certified_delta=float(d),
                 paper_violation=float(paper.max()),
                 violation_phi=float(table.shifts[int(np.argmax(paper))] * part.beta),
                 cell_union_shortfall=float(ours.value), seconds=time.perf_counter() - t)
+
+
+# ------------------------------------------------------------------------- the monotone counterexample
+def recertify(entry: dict, epsilon: float = 3.0, sensitivity: float = 1.0) -> dict:
+    """Re-certify a released noise stored by ``scripts/run_figures_appendix.py counterexample``
+    from its probabilities alone: exact δ (:func:`dpdro.certify_delta`), E|X| cell by cell, and
+    whether its density is monotone (non-decreasing up to its peak, non-increasing after)."""
+    edges = (np.asarray(entry["pi"]) if "pi" in entry else
+             np.arange(entry["pi_range"][0], entry["pi_range"][1] + 1)) * entry["beta"]
+    probs = np.asarray(entry["probs"])
+    noise = dpdro.PiecewiseUniform(edges, probs)
+    mid, w = (edges[1:] + edges[:-1]) / 2, np.diff(edges)
+    at0 = (np.abs(mid) < w / 2) * w / 4  # a cell around 0: |x| averages w/4 more than |mid|
+    dens = probs / w
+    peak = int(np.argmax(dens))
+    monotone = bool(np.all(np.diff(dens[:peak + 1]) >= -1e-12) and np.all(np.diff(dens[peak:]) <= 1e-12))
+    return dict(delta=dpdro.certify_delta(noise, epsilon=epsilon, sensitivity=sensitivity),
+                loss=float(np.sum(probs * (np.abs(mid) + at0))), monotone=monotone)
+
+
+def monotone_lower_bound(entry: dict, epsilon: float = 3.0, delta: float = 0.3) -> float:
+    """The strengthened monotone lower bound (:func:`repro.appendix.strengthened_monotone_lower_bound`)
+    recomputed on the uniform grid and shift stride of a stored lower-bound ``entry`` (a few
+    seconds at β = 1/128)."""
+    from .appendix import strengthened_monotone_lower_bound
+
+    prob = dpdro.Problem(epsilon=epsilon, delta=delta, sensitivity=1.0, loss="l1", monotone=True)
+    part = dpdro.Partition.uniform(-int(entry["pi_range"][0]), entry["beta"])
+    if [int(part.pi[0]), int(part.pi[-1])] != list(entry["pi_range"]):  # pragma: no cover
+        raise ValueError(f"entry must be on a symmetric uniform grid, got {entry['pi_range']}")
+    return strengthened_monotone_lower_bound(prob, part, int(entry.get("shift_stride", 1)))
 
 
 # ------------------------------------------------------------------------- ε = 5 brackets
