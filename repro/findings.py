@@ -36,8 +36,19 @@ from .exact import exact_lagrangian_bound
 from .paths import RESULTS
 from .provenance import read_json
 
-__all__ = ["EPS5", "COROLLARY1", "corollary1_paper_bound", "recertify", "monotone_lower_bound", "constant_mechanism_loss", "eprime_km_lower_bound", "eps5_cell_infimum_bound",
-           "eps5_paper_optimum", "nonuniform_counterexample", "constant_mechanism_violation"]
+__all__ = [
+    "EPS5",
+    "COROLLARY1",
+    "corollary1_paper_bound",
+    "recertify",
+    "monotone_lower_bound",
+    "constant_mechanism_loss",
+    "eprime_km_lower_bound",
+    "eps5_cell_infimum_bound",
+    "eps5_paper_optimum",
+    "nonuniform_counterexample",
+    "constant_mechanism_violation",
+]
 
 EPS5 = RESULTS / "findings" / "eps5_cell_infimum.json"
 COROLLARY1 = RESULTS / "findings" / "corollary1.json"
@@ -60,11 +71,15 @@ def _with_shift_sets(lp: DDBoundingLP, shifts) -> DDBoundingLP:
     lp.t_l, lp.t_m, lp.t_si = tl[order], tm[order], pos[order]
     lp.n_groups = int(tl.size)
     b = np.searchsorted(lp.t_si, np.arange(lp.table.shifts.size + 1))
-    lp._by_shift = [(si, b[si], b[si + 1]) for si in range(lp.table.shifts.size) if b[si + 1] > b[si]]
+    lp._by_shift = [
+        (si, b[si], b[si + 1]) for si in range(lp.table.shifts.size) if b[si + 1] > b[si]
+    ]
     return lp
 
 
-def eprime_km_lower_bound(problem: dd.Problem, partition: dpdro.Partition, shift_set: str = "paper") -> float:
+def eprime_km_lower_bound(
+    problem: dd.Problem, partition: dpdro.Partition, shift_set: str = "paper"
+) -> float:
     """The optimal value of D′(π, β) (one distribution per fine piece, cell infima, weights inf w)
     with the paper's shift set E′_km = {(m − k − 1)β, (m − k)β, (m − k + 1)β} (``"paper"``) or with
     the exact shifts (m − k)β only (``"exact"``, what dpdro's valid D′ uses). Returned as a
@@ -83,11 +98,13 @@ def constant_mechanism_loss(phi_lo: float, phi_hi: float, n: int = 200_001) -> t
     return (phi_hi - phi_lo) / 4, float(np.mean(np.abs(c - phi)))
 
 
-def constant_mechanism_violation(phi_lo: float, phi_hi: float, beta: float, epsilon: float,
-                                 delta: float) -> float:
-    """Shortfall of the constant mechanism, averaged over the first fine piece Φ_0 = [phi_lo, phi_lo + β),
-    in the E′_km constraint (k, m) = (0, 0), φ = β: with A = (c − phi_lo − β, c − phi_lo] the averaged
-    noise p_0 (uniform on A) has p_0(A) = 1 and p_0(A − β) = 0, so the constraint reads 1 ≤ δ.
+def constant_mechanism_violation(
+    phi_lo: float, phi_hi: float, beta: float, epsilon: float, delta: float
+) -> float:
+    """Shortfall of the constant mechanism, averaged over the first fine piece
+    Φ_0 = [phi_lo, phi_lo + β), in the E′_km constraint (k, m) = (0, 0), φ = β: with
+    A = (c − phi_lo − β, c − phi_lo] the averaged noise p_0 (uniform on A) has p_0(A) = 1 and
+    p_0(A − β) = 0, so the constraint reads 1 ≤ δ.
     Computed from the uniform law directly (no dpdro)."""
     c = (phi_lo + phi_hi) / 2
     lo, hi = c - phi_lo - beta, c - phi_lo  # support of p_0
@@ -108,8 +125,13 @@ def corollary1_paper_bound() -> dict:
     part = dpdro.Partition(np.asarray(data["pi"]), data["beta"])
     t = time.perf_counter()
     value = paper_lower_bound(prob, part, int(data["shift_stride"]))
-    return dict(problem=data["problem"], cells=part.n_cells, shift_stride=int(data["shift_stride"]),
-                paper_D=float(value), seconds=time.perf_counter() - t)
+    return dict(
+        problem=data["problem"],
+        cells=part.n_cells,
+        shift_stride=int(data["shift_stride"]),
+        paper_D=float(value),
+        seconds=time.perf_counter() - t,
+    )
 
 
 def nonuniform_counterexample(k_upper: int = 64) -> dict:
@@ -130,34 +152,51 @@ def nonuniform_counterexample(k_upper: int = 64) -> dict:
     paper = table.worst_values(masses, prob.exp_epsilon) - prob.delta
     ours = dpdro.max_privacy_shortfall(prob, part, masses, lower=True, table=table)
     prov = stored["provenance"]
-    return dict(problem=data["problem"], cells=part.n_cells, shift_stride=stride,
-                paper_D=float(stored["paper_D"]), paper_D_commit=prov["git_commit"][:7],
-                paper_D_clean=not prov["git_dirty"], upper=float(ub.value), certified_delta=float(d),
-                paper_violation=float(paper.max()),
-                violation_phi=float(table.shifts[int(np.argmax(paper))] * part.beta),
-                cell_union_shortfall=float(ours.value), seconds=time.perf_counter() - t)
+    return dict(
+        problem=data["problem"],
+        cells=part.n_cells,
+        shift_stride=stride,
+        paper_D=float(stored["paper_D"]),
+        paper_D_commit=prov["git_commit"][:7],
+        paper_D_clean=not prov["git_dirty"],
+        upper=float(ub.value),
+        certified_delta=float(d),
+        paper_violation=float(paper.max()),
+        violation_phi=float(table.shifts[int(np.argmax(paper))] * part.beta),
+        cell_union_shortfall=float(ours.value),
+        seconds=time.perf_counter() - t,
+    )
 
 
-# ------------------------------------------------------------------------- the monotone counterexample
+# ------------------------------------------------------------------ the monotone counterexample
 def recertify(entry: dict, epsilon: float = 3.0, sensitivity: float = 1.0) -> dict:
     """Re-certify a released noise stored by ``scripts/run_figures_appendix.py counterexample``
     from its probabilities alone: exact δ (:func:`dpdro.certify_delta`), E|X| cell by cell, and
     whether its density is monotone (non-decreasing up to its peak, non-increasing after)."""
-    edges = (np.asarray(entry["pi"]) if "pi" in entry else
-             np.arange(entry["pi_range"][0], entry["pi_range"][1] + 1)) * entry["beta"]
+    edges = (
+        np.asarray(entry["pi"])
+        if "pi" in entry
+        else np.arange(entry["pi_range"][0], entry["pi_range"][1] + 1)
+    ) * entry["beta"]
     probs = np.asarray(entry["probs"])
     noise = dpdro.PiecewiseUniform(edges, probs)
     mid, w = (edges[1:] + edges[:-1]) / 2, np.diff(edges)
     at0 = (np.abs(mid) < w / 2) * w / 4  # a cell around 0: |x| averages w/4 more than |mid|
     dens = probs / w
     peak = int(np.argmax(dens))
-    monotone = bool(np.all(np.diff(dens[:peak + 1]) >= -1e-12) and np.all(np.diff(dens[peak:]) <= 1e-12))
-    return dict(delta=dpdro.certify_delta(noise, epsilon=epsilon, sensitivity=sensitivity),
-                loss=float(np.sum(probs * (np.abs(mid) + at0))), monotone=monotone)
+    monotone = bool(
+        np.all(np.diff(dens[: peak + 1]) >= -1e-12) and np.all(np.diff(dens[peak:]) <= 1e-12)
+    )
+    return dict(
+        delta=dpdro.certify_delta(noise, epsilon=epsilon, sensitivity=sensitivity),
+        loss=float(np.sum(probs * (np.abs(mid) + at0))),
+        monotone=monotone,
+    )
 
 
 def monotone_lower_bound(entry: dict, epsilon: float = 3.0, delta: float = 0.3) -> float:
-    """The strengthened monotone lower bound (:func:`repro.appendix.strengthened_monotone_lower_bound`)
+    """The strengthened monotone lower bound
+    (:func:`repro.appendix.strengthened_monotone_lower_bound`)
     recomputed on the uniform grid and shift stride of a stored lower-bound ``entry`` (a few
     seconds at β = 1/128)."""
     from .appendix import strengthened_monotone_lower_bound
@@ -171,23 +210,33 @@ def monotone_lower_bound(entry: dict, epsilon: float = 3.0, delta: float = 0.3) 
 
 # ------------------------------------------------------------------------- ε = 5 brackets
 def eps5_paper_optimum() -> dict:
-    """The paper's implied optimum O at ε = 5 (ℓ1, Δf = 1) for every δ of the grid, from its Table 4 and
-    the truncated Laplace loss (:func:`repro.tables.paper_optimum`)."""
+    """The paper's implied optimum O at ε = 5 (ℓ1, Δf = 1) for every δ of the grid, from its
+    Table 4 and the truncated Laplace loss (:func:`repro.tables.paper_optimum`)."""
     pt = tables.paper_tables()
     bench = tables.benchmark_grids("l1")
-    o = tables.paper_optimum(bench["TL"], np.asarray(pt["tables"]["table4"]["values_percent"], dtype=float))
+    o = tables.paper_optimum(
+        bench["TL"], np.asarray(pt["tables"]["table4"]["values_percent"], dtype=float)
+    )
     i = list(tables.EPSILONS).index(5.0)
     return {float(d): float(o[i, j]) for j, d in enumerate(tables.DELTAS)}
 
 
 def eps5_cell_infimum_bound(delta: float, k: int, support: float = 2.0) -> dict:
-    """The paper's D(L, β) (uniform cells, cell-infimum coefficients, no rounding) at ε = 5, Δf = 1, ℓ1,
-    β = 1/k on [−support, support]: a dual-feasible, hence valid, lower bound on the optimum."""
+    """The paper's D(L, β) (uniform cells, cell-infimum coefficients, no rounding) at ε = 5,
+    Δf = 1, ℓ1, β = 1/k on [−support, support]: a dual-feasible, hence valid, lower bound on the
+    optimum."""
     prob = dpdro.Problem(epsilon=5.0, delta=delta, sensitivity=1.0, loss="l1")
     t = time.perf_counter()
     lb = dpdro.lower_bound(prob, dpdro.Partition.uniform(int(round(support * k)), 1 / k))
-    return dict(epsilon=5.0, delta=delta, beta=1 / k, support=support, lower=float(lb.value),
-                coefficients="infimum", seconds=time.perf_counter() - t)
+    return dict(
+        epsilon=5.0,
+        delta=delta,
+        beta=1 / k,
+        support=support,
+        lower=float(lb.value),
+        coefficients="infimum",
+        seconds=time.perf_counter() - t,
+    )
 
 
 def eps5_exact_certificate(delta: float, k: int, support: float = 2.0) -> dict:
@@ -204,9 +253,20 @@ def eps5_exact_certificate(delta: float, k: int, support: float = 2.0) -> dict:
     solve = time.perf_counter() - t
     cost, mat, lo, hi = lp.matrix()
     t = time.perf_counter()
-    exact = exact_lagrangian_bound(cost, mat, lo, hi, lp.column_upper_bounds(), res.row_duals,
-                                   simplex_rows=lp._simplex_rows)
-    return dict(epsilon=5.0, delta=delta, beta=1 / k, support=support, rows=int(mat.shape[0]),
-                columns=int(mat.shape[1]), nonzeros=int(mat.nnz), float_bound=float(lp.dual_bound(res.row_duals)),
-                exact_bound=str(exact), exact_bound_float=float(exact), solve_seconds=solve,
-                exact_seconds=time.perf_counter() - t)
+    exact = exact_lagrangian_bound(
+        cost, mat, lo, hi, lp.column_upper_bounds(), res.row_duals, simplex_rows=lp._simplex_rows
+    )
+    return dict(
+        epsilon=5.0,
+        delta=delta,
+        beta=1 / k,
+        support=support,
+        rows=int(mat.shape[0]),
+        columns=int(mat.shape[1]),
+        nonzeros=int(mat.nnz),
+        float_bound=float(lp.dual_bound(res.row_duals)),
+        exact_bound=str(exact),
+        exact_bound_float=float(exact),
+        solve_seconds=solve,
+        exact_seconds=time.perf_counter() - t,
+    )
