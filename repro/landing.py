@@ -109,7 +109,8 @@ ITEMS = (
     Item("Table 5", "partial",
          "the paper's benchmark lower bound is unspecified; one of two closed-form sums "
          "reproduces it in {g22[t5_family]} of 100 entries and a simple rule picks the sum in "
-         "{g22[t5_rule]}; {c[matches]} entries match our valid bound", "22_tables", "Table 5"),
+         "{g22[t5_rule]}; {c[matches]} entries match our valid bound; {c[paper error (proven)]} "
+         "exceed what any non-negative lower bound allows (certified)", "22_tables", "Table 5"),
     Item("Table 6", "not reproducible here",
          "no candidate $\\ell_2$ benchmark lower bound reproduces {c[not reproducible here]} "
          "entries; the other {c[paper error (proven)]} exceed what any non-negative lower bound "
@@ -244,6 +245,14 @@ class _Zero(dict):
         return 0
 
 
+def _linked(item: Item) -> str:
+    """The item's name as a link to its chapter (after the name when the name holds a role)."""
+    doc = f"/notebooks/{item.chapter}"
+    if "`" in item.name:
+        return f"{item.name} ({{doc}}`chapter <{doc}>`)"
+    return f"{{doc}}`{item.name} <{doc}>`"
+
+
 def glance_markdown(items=ITEMS, rows=None, glue: dict | None = None) -> str:
     """The generated part of the landing page (MyST): the headline, the tally, and one table per
     status. ``glue`` maps ``"g21"``, ``"g22"``, ``"g91"`` to :func:`stored_glue` of the chapters."""
@@ -259,18 +268,19 @@ def glance_markdown(items=ITEMS, rows=None, glue: dict | None = None) -> str:
              + ", ".join(f"{len(by_status[s])} {'are ' if i == 0 else ''}{s}"
                          for i, s in enumerate(STATUSES)) + ". "
              f"The {{doc}}`reproduction ledger </notebooks/90_ledger>` compares {len(rows)} "
-             "numbers of the paper and of three related papers with ours: "
-             + ", ".join(f"{n} {c}" for c, n in cats.items() if n) + ".", ""]
+             "numbers of the paper and of three related papers with ours, by category: "
+             + ", ".join(f"{c} {n}" for c, n in cats.items()) + ". Each item's name links "
+             "to the chapter that shows it.", ""]
     for s in STATUSES:
         if not by_status[s]:
             continue
         lines += [f"### {s[0].upper() + s[1:]} ({len(by_status[s])})", "",
                   f"*{MEANING[s][0].upper() + MEANING[s][1:]}.*", "",
-                  "| Paper item | Why | Chapter |", "|---|---|---|"]
+                  "| Paper item | Why |", "|---|---|"]
         for it in by_status[s]:
             c = counts.get(it.ledger_item, Counter())
             reason = _fill(it.reason, c, glue).replace("|", "\\|")
-            lines.append(f"| {it.name} | {reason} | {{doc}}`/notebooks/{it.chapter}` |")
+            lines.append(f"| {_linked(it)} | {reason} |")
         lines.append("")
     lines += ["## Four findings", ""]
     lines += [f"{i}. {_fill(f, Counter(), glue)}" for i, f in enumerate(FINDINGS, 1)]

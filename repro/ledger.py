@@ -54,13 +54,19 @@ from pathlib import Path
 
 from .paths import LEDGER as LEDGER_PATH
 
-__all__ = ["CATEGORIES", "COLUMNS", "STATUSES", "LEDGER_PATH", "Row", "category_counts", "classify", "compare",
+__all__ = ["CATEGORIES", "CATEGORY_COLOURS", "COLUMNS", "STATUSES", "LEDGER_PATH", "Row", "category_counts", "classify", "compare",
            "paper_item", "record", "load", "status_counts"]
 
 COLUMNS = ("id", "chapter", "location", "quantity", "paper", "ours", "deviation", "status", "scale", "explanation")
 STATUSES = ("matches", "differs", "not reproducible here")
 CATEGORIES = ("matches", "paper error (proven)", "ambiguous in the paper", "consistent with the paper's bound",
               "reduced scale", "data differs", "unexplained", "not reproducible here")
+# one colour per category, for every page that colours rows or cells by category (light, so that
+# black text stays readable on them)
+CATEGORY_COLOURS = {"matches": "#c7e9c0", "paper error (proven)": "#fcbba1",
+                    "ambiguous in the paper": "#c6dbef", "consistent with the paper's bound": "#deebf7",
+                    "reduced scale": "#fdd0a2", "data differs": "#dadaeb", "unexplained": "#fb6a4a",
+                    "not reproducible here": "#e0e0e0"}
 _RECORDABLE = tuple(dict.fromkeys(STATUSES + CATEGORIES))
 SCALES = ("ci", "reduced", "paper", "exact")
 

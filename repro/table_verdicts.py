@@ -18,7 +18,9 @@ lower bound B_LB (:func:`implied_lower_benchmark`), which is compared with the s
 i·bⁱ, a = (δ + (e^ε − 1)/2)e^{−ε}, b = e^{−ε}, for m = n ("up") and m = n − 1 ("down", the authors'
 C++ code), n = ⌊log(1 + q)/ε⌋, q = (e^ε − 1)/(2δ) (:func:`matching_terms`), and with the selection
 rule "m = n unless that sum exceeds a threshold, then m = n − 1" (:func:`rule_terms`). An entry
-reproduced this way is ``ambiguous in the paper`` (the paper does not specify its benchmark).
+reproduced this way is ``ambiguous in the paper`` (the paper does not specify its benchmark). An
+entry above 100·min{1.005·P_c, 1} is a ``paper error (proven)`` whatever the benchmark: with
+B_LB ≥ 0 it is at most 100·O/max{O, 1} (:func:`lower_cap`).
 
 **Table 1** is Table 4 + Table 5 to the printed precision, so it follows from the same O and B_LB.
 
@@ -37,7 +39,7 @@ import numpy as np
 from . import tables
 from .ledger import Row
 
-__all__ = ["CHAPTER", "LEDGER_TABLES", "PAPER_GAP", "T4_SLACK", "TERMS_TOL", "CATEGORY_COLOURS",
+__all__ = ["CHAPTER", "LEDGER_TABLES", "PAPER_GAP", "T4_SLACK", "TERMS_TOL",
            "optimum_check", "implied_lower_benchmark", "matching_terms", "rule_terms", "lower_cap",
            "l2_candidates", "evidence", "verdicts", "ledger_rows", "claim_row", "grid_html"]
 
@@ -49,9 +51,6 @@ CHAPTER = "22_tables"
 # (table, loss, key of repro.tables.table_entries): the entries the ledger compares
 LEDGER_TABLES = (("table1", "l1", "t1"), ("table4", "l1", "t4"), ("table5", "l1", "t5"),
                  ("table6", "l2", "t1"))
-CATEGORY_COLOURS = {"matches": "#c7e9c0", "paper error (proven)": "#fcbba1",
-                    "ambiguous in the paper": "#c6dbef", "not reproducible here": "#e0e0e0",
-                    "unexplained": "#fdd0a2"}
 CERTIFIED = "Certified by computation"
 RECONSTRUCTED = "Reconstruction matches"
 
@@ -87,10 +86,11 @@ def rule_terms(bench: dict, threshold) -> np.ndarray:
     return np.where(bench["up"] <= threshold, "n", "n-1").astype(object)
 
 
-def lower_cap(truncated_laplace):
-    """The largest entry 100·(B_UB − B_LB)/max{O, 1} that B_UB ≤ truncated Laplace loss and
-    B_LB ≥ 0 allow (max{O, 1} ≥ 1), in points: 100·TL."""
-    return 100 * np.asarray(truncated_laplace)
+def lower_cap(bound):
+    """The largest entry 100·(X − B_LB)/max{O, 1} that X ≤ ``bound`` and a benchmark lower bound
+    B_LB ≥ 0 allow (max{O, 1} ≥ 1), in points: 100·bound. Table 6: X = B_UB ≤ truncated Laplace
+    loss; Table 5: X = O ≤ min{1.005·P_c, 1}·max{O, 1}."""
+    return 100 * np.asarray(bound)
 
 
 def l2_candidates() -> dict:
@@ -131,6 +131,7 @@ def evidence(cells: dict | None = None, paper: dict | None = None) -> dict:
     ev["check"] = optimum_check(op, lo1, up1)
     ev["check_ag"] = optimum_check(ev["o_paper_ag"], lo1, up1)
     ev["implied"] = implied = implied_lower_benchmark(op, pt["table5"])
+    ev["cap5"] = lower_cap(np.minimum((1 + PAPER_GAP / 2) * up1, 1))
     ev["terms"] = terms = matching_terms(implied, b1, op)
     ev["rule"], ev["rule_paper"] = rule_terms(b1, up1), rule_terms(b1, (1 - 0.004) * op)
     used = np.where(terms["n"], b1["up"], b1["down"])  # the matched sum (m = n where both match)
@@ -201,6 +202,13 @@ def _terms_text(m: str) -> str:
 
 def _table5(ev, i, j, counts):
     pt, e1, b1 = ev["paper"]["table5"], ev["entries"]["l1"], ev["bench"]["l1"]
+    if pt[i, j] > ev["cap5"][i, j] + PRINTED:
+        return "paper error (proven)", (
+            f"{CERTIFIED}: with any non-negative benchmark lower bound this entry is at most "
+            "100·O/max{O, 1}, and a midpoint O within 0.5% of an optimum below the loss "
+            f"{ev['upper']['l1'][i, j]:.5g} of our certified private noise makes that at most "
+            f"{ev['cap5'][i, j]:.2f}; the paper prints {pt[i, j]:.2f}. (The paper's O, from "
+            "Table 4, contradicts the same bound.)")
     if abs(e1["t5"][i, j] - pt[i, j]) <= e1["tol5"][i, j]:
         return "matches", ""
     m = "n" if ev["terms"]["n"][i, j] else "n-1" if ev["terms"]["n-1"][i, j] else ""
@@ -341,6 +349,8 @@ def grid_html(values, fmt: str = "{:.2f}", colours=None, titles=None) -> str:
             v = values[i, j]
             missing = v is None or (isinstance(v, float) and not np.isfinite(v))
             text = "–" if missing else v if isinstance(v, str) else fmt.format(v)
+            if text.startswith("-") and not text.strip("-0."):
+                text = text[1:]  # "-0.00": a tiny negative shown as zero
             bg = f"; background:{colours[i, j]}" if colours is not None and colours[i, j] else ""
             tip = ""
             if titles is not None:

@@ -79,7 +79,14 @@ def test_table5_reconstruction(stored):
     assert int(tv._rule_matches(ev, "rule_paper").sum()) == 98
     assert np.all(ev["implied"] <= ev["lower"]["l1"])
     cats = verdict["table5"][0]
-    assert set(cats.ravel()) <= {"matches", "ambiguous in the paper"}
+    assert set(cats.ravel()) <= {"matches", "ambiguous in the paper", "paper error (proven)"}
+    # an entry above 100·min{1.005 P, 1} needs a negative benchmark lower bound: 8 cells, all
+    # among Table 4's cells whose O lies above our certified noise's loss
+    pt = ev["paper"]["table5"]
+    cap = 100 * np.minimum(1.005 * ev["upper"]["l1"], 1)
+    err = cats == "paper error (proven)"
+    assert np.array_equal(err, pt > cap + 0.005) and err.sum() == 8
+    assert np.all(ev["check"][err] == "above")
     assert verdict["counts"]["t1"] == 100 and set(verdict["table1"][0].ravel()) <= {
         "matches",
         "ambiguous in the paper",
