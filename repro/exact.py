@@ -185,9 +185,28 @@ def exact_grid_lower_bound(epsilon: float, delta: float, k: int, M: int,
     """Solve :func:`grid_relaxation_lp` with SciPy's HiGHS and evaluate its dual certificate
     exactly.
 
-    Returns ``exact`` (a Fraction: a lower bound on the optimal ℓ1 loss of every (ε, δ)-DP additive
-    noise at sensitivity Δf), ``lp_value`` (the solver's objective), the LP's ``rows``,
-    ``columns`` and ``nonzeros``, and the ``solve_seconds`` and ``exact_seconds`` spent.
+    Parameters
+    ----------
+    epsilon, delta : float
+        Privacy parameters, read as the decimals they were typed as (:func:`decimal`).
+    k : int
+        Grid steps per sensitivity: β = Δf/k.
+    M : int
+        Window: the masses at iβ for |i| ≤ M are kept, M ≥ k.
+    sensitivity : float
+        Δf.
+
+    Returns
+    -------
+    dict
+        ``exact`` (a :class:`fractions.Fraction`: a lower bound on the optimal ℓ1 loss of every
+        (ε, δ)-DP additive noise at sensitivity Δf), ``lp_value`` (the solver's objective), the
+        LP's ``rows``, ``columns`` and ``nonzeros``, and the ``solve_seconds`` and
+        ``exact_seconds`` spent.
+
+    References
+    ----------
+    Selvi, Liu and Wiesemann, Section 2: the lower-bounding problem D(L, β); weak duality.
     """
     from scipy.optimize import linprog
 
@@ -247,8 +266,27 @@ def exact_noise_certificate(noise: PiecewiseUniform, epsilon: float, sensitivity
     the cube of the number of edges, which ``max_edges`` bounds. ε and Δf are the decimals
     :func:`decimal` reads.
 
-    Returns ``delta`` (a Fraction ≥ the noise's exact δ), ``loss`` (its exact expected ℓ1 or ℓ2
-    loss), ``mass`` (the total mass before normalisation) and ``shifts`` (shifts evaluated).
+    Parameters
+    ----------
+    noise : PiecewiseUniform
+        The noise (cells and an atom at 0), at most ``max_edges`` edges.
+    epsilon, sensitivity : float
+        ε and Δf of the certificate.
+    loss : {"l1", "l2"}
+        The expected loss computed.
+    max_edges : int
+        Guard on the cost.
+
+    Returns
+    -------
+    dict
+        ``delta`` (a Fraction ≥ the noise's exact δ), ``loss`` (its exact expected loss),
+        ``mass`` (the total mass before normalisation) and ``shifts`` (shifts evaluated).
+
+    References
+    ----------
+    Selvi, Liu and Wiesemann, Observation 1 (the worst event) and Lemma A.3 (δ(φ) piecewise
+    affine in φ); :mod:`dpdro.privacy`.
     """
     if loss not in ("l1", "l2"):
         raise ValueError(f"loss must be 'l1' or 'l2', got {loss!r}")

@@ -287,10 +287,25 @@ def _rule_matches(ev, key: str) -> np.ndarray:
 
 
 def verdicts(ev: dict) -> dict:
-    """``{table: (categories, explanations)}`` for ``"table1"``, ``"table4"``, ``"table5"`` and
-    ``"table6"``: one category of :data:`repro.ledger.CATEGORIES` and one explanation (empty for a
-    match) per stored cell, from the :func:`evidence`; ``"counts"``: the reconstruction counts the
-    explanations quote."""
+    """One category and one explanation per entry of Tables 1, 4, 5 and 6.
+
+    Parameters
+    ----------
+    ev : dict
+        The :func:`evidence`.
+
+    Returns
+    -------
+    dict
+        ``{table: (categories, explanations)}`` for ``"table1"``, ``"table4"``, ``"table5"`` and
+        ``"table6"`` (10 × 10 object arrays; a category of :data:`repro.ledger.CATEGORIES` and an
+        explanation that starts with its confidence, empty for a match, per stored cell), and
+        ``"counts"``: the reconstruction counts the explanations quote.
+
+    References
+    ----------
+    Selvi, Liu and Wiesemann, Section 5.1 and Appendix D (Tables 1, 4, 5, 6).
+    """
     counts = {"cells": int(np.isfinite(ev["o"]["l1"]).sum()),
               "family": int((ev["terms"]["n"] | ev["terms"]["n-1"]).sum()),
               "rule": int(_rule_matches(ev, "rule").sum()), "t1": int(ev["t1_recon_match"].sum()),
