@@ -11,7 +11,10 @@ by git):
     scale settings);
 ``headline.png``
     the landing page's figure, copied from the stored output of a chapter's named figure
-    (:data:`HEADLINE`), so the landing page computes nothing.
+    (:data:`HEADLINE`), so the landing page computes nothing;
+``glance.md``
+    included by ``book/intro.md``: the landing page's headline, tally, reproduction table and
+    findings, generated from the ledger and the chapters' glued values (:mod:`repro.landing`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import json
 import re
 from pathlib import Path
 
+from .landing import write as write_glance
 from .paths import NOTEBOOKS, RESULTS, ROOT
 
 __all__ = ["HEADLINE", "GENERATED", "notebook_runs", "result_families", "scripts_table", "status_markdown",
@@ -213,7 +217,8 @@ def extract_figure(notebook: Path, name: str, out: Path) -> bool:
 
 
 def write_generated(root: Path = ROOT) -> list[Path]:
-    """Write ``book/_generated/status_tables.md`` and ``headline.png``; return the paths written."""
+    """Write ``book/_generated/status_tables.md``, ``headline.png`` and ``glance.md``; return the
+    paths written."""
     gen = Path(root) / "book" / "_generated"
     gen.mkdir(parents=True, exist_ok=True)
     (gen / ".gitignore").write_text("# written by repro.bookpages at every book build\n*\n", encoding="utf-8")
@@ -223,4 +228,5 @@ def write_generated(root: Path = ROOT) -> list[Path]:
     png = gen / "headline.png"
     if extract_figure(Path(root) / "notebooks" / HEADLINE[0], HEADLINE[1], png):
         written.append(png)
+    written.append(write_glance(gen))
     return written

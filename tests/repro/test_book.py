@@ -92,8 +92,6 @@ KNOWN_OFFENDERS = {
     "14_counterexamples": {"long-output"},
     "15_cutting_planes": {"long-output", "wide-figure"},
     "16_data_dependent": {"long-output"},
-    "21_example1": {"long-output"},
-    "22_tables": {"long-output", "wide-figure"},
     "23_figure3": {"long-output", "wide-figure"},
     "24_figures4_5": {"long-output", "wide-figure"},
     "25_github_appendix": {"long-output", "wide-figure"},
