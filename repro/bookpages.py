@@ -5,10 +5,10 @@ registered in ``_config.yml``) when a build starts. It writes into ``book/_gener
 by git):
 
 ``status_tables.md``
-    included by ``book/status.md``: one row per chapter with the execution recorded in the stored
-    notebook (cell timestamps written by nbclient: when it ran, for how long, errors, Python), and
-    one row per family of stored results with their provenance (command, date, seconds, commit,
-    scale settings);
+    included by ``book/status.md``: one row per chapter with the run stored in the notebook (cell
+    timestamps written by nbclient: when it ran, for how long, errors, Python), and one row per
+    family of stored results with their provenance (command, date, seconds, commits, scale
+    settings, uncommitted changes);
 ``headline.png``
     the landing page's figure, copied from the stored output of a chapter's named figure
     (:data:`HEADLINE`), so the landing page computes nothing.
@@ -146,18 +146,24 @@ def scripts_table(folder: Path | None = None) -> list[tuple[str, str]]:
     return out
 
 
+def _breakable(path: str) -> str:
+    """A path that may wrap after every ``/`` (zero-width spaces), so a table column stays narrow."""
+    return path.replace("/", "/\u200b")
+
+
 def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str:
     """The status tables (MyST markdown), from :func:`notebook_runs` and :func:`result_families`."""
     runs = notebook_runs(notebooks)
-    lines = ["## Chapters", "",
-             "From the execution metadata stored in each notebook (the run whose outputs the book "
-             "shows). *seconds*: from the first cell's start to the last cell's end.", "",
-             "| chapter | file | executed (UTC) | seconds | code cells | errors |",
-             "|---|---|---|---:|---:|---:|"]
+    lines = ["## Stored runs of the chapters", "",
+             "The outputs committed with each notebook, which `pytest --nbval` compares with a "
+             "fresh execution, come from the run below (from the execution metadata stored in "
+             "the notebook). *seconds*: from the first cell's start to the last cell's end.", "",
+             "| chapter | executed (UTC) | seconds | code cells | errors |",
+             "|---|---|---:|---:|---:|"]
     for r in runs:
         doc = f"{{doc}}`/notebooks/{r['chapter']}`"
         missing = f" ({r['unexecuted_cells']} not run)" if r["unexecuted_cells"] else ""
-        lines.append(f"| {doc} | `{r['chapter']}` | {r['executed'] or 'no timing stored'} | "
+        lines.append(f"| {doc} | {r['executed'] or 'no timing stored'} | "
                      f"{_cell(r['seconds'])} | {r['code_cells']}{missing} | {r['errors']} |")
     total = sum(r["seconds"] or 0 for r in runs)
     pythons = sorted({r["python"] for r in runs} - {""})
@@ -165,18 +171,21 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
               f"(Python {', '.join(pythons) or 'unknown'}).", "",
               "## Stored results", "",
               "Heavy computations are stored under `results/` with their provenance and loaded by the "
-              "chapters. One row per folder; *dirty*: some file was computed with uncommitted "
-              "changes to `dpdro/` or `repro/` (the commit alone does not pin its code). The commands, "
+              "chapters. One row per folder: the files (and how many carry provenance), the date of "
+              "the latest, the computing time recorded in their provenance, the commits they were "
+              "computed at, and *dirty*: whether some file was computed with uncommitted changes to "
+              "`dpdro/` or `repro/`, so that its commit alone does not pin its code. The commands, "
               "with the scale they ran at, are listed below the table.", "",
-              "| folder of `results/` | files (with provenance) | computed (UTC) | seconds | commit | "
-              "dirty |",
+              "| folder of `results/` | files | latest (UTC) | seconds | commits | dirty |",
               "|---|---:|---|---:|---|---|"]
     fams = result_families(results)
     for r in fams:
         commits = ", ".join(r["commits"][:1]) + (f" +{len(r['commits']) - 1}" if len(r["commits"]) > 1 else "")
         short = r["folder"].partition("/")[2] or "(top level)"
-        lines.append(f"| {short} | {r['files']} ({r['with_provenance']}) | {r['dates']} | "
-                     f"{_cell(r['seconds'])} | {_cell(commits)} | {'yes' if r['local_changes'] else 'no'} |")
+        files = f"{r['files']}" + (f" ({r['with_provenance']})" if r["with_provenance"] != r["files"] else "")
+        latest = r["dates"].split(" to ")[-1]
+        lines.append(f"| {_breakable(short)} | {files} | {latest} | {_cell(r['seconds'])} | "
+                     f"{_cell(commits)} | {'yes' if r['local_changes'] else 'no'} |")
     lines += ["", "Commands and settings recorded in the provenance:", ""]
     for r in fams:
         if not (r["commands"] or r["scale"]):
