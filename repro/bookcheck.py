@@ -13,7 +13,8 @@ Notebook checks (:func:`check_notebook`, no build needed), on what a reader sees
 ``uncaptioned-figure``
     an image output without a myst-nb caption (``metadata.mystnb.figure.caption``);
 ``wide-figure``
-    a PNG wider than the column: the theme shrinks it, and its text with it;
+    a PNG wider than :data:`IMAGE_PX` (the column less the figure's inset): the theme shrinks it,
+    and its text with it;
 ``small-font``
     text of a shown figure smaller than :data:`MIN_FONT_PT` as displayed: an explicit font size
     below it in the cell's code (``fontsize=8``, ``"small"``, ...), or a PNG whose resolution and
@@ -57,6 +58,7 @@ from pathlib import Path
 __all__ = [
     "LIMIT",
     "COLUMN_PX",
+    "IMAGE_PX",
     "MIN_FONT_PT",
     "PAGE_PROBE",
     "Violation",
@@ -73,6 +75,7 @@ __all__ = [
 
 LIMIT = 80  # monospace characters in the column
 COLUMN_PX = 690  # CSS pixels of the article column at a 1280 px window
+IMAGE_PX = 672  # widest image the theme shows at natural size (figures are inset; Chromium)
 MIN_FONT_PT = 9.0  # smallest text size in a figure, as displayed
 EM_PX = 18.0  # CSS pixels of one em of MathJax's display math (measured in Chromium)
 TEXT_PX = 8.6  # CSS pixels of an average character of table text (measured in Chromium)
@@ -108,7 +111,7 @@ def png_info(data: bytes) -> tuple[int, int, float] | None:
     return width, height, dpi
 
 
-def displayed_pt(font_pt: float, width_px: int, dpi: float, column_px: int = COLUMN_PX) -> float:
+def displayed_pt(font_pt: float, width_px: int, dpi: float, column_px: int = IMAGE_PX) -> float:
     """Size in CSS points at which text drawn at ``font_pt`` in a figure of ``width_px`` pixels
     at ``dpi`` appears in the column: one image pixel is one CSS pixel (96 per inch) until the
     theme shrinks the image to the column."""
@@ -151,7 +154,7 @@ def _plumbing(source: str) -> list[str]:
 
 
 def check_notebook(
-    path: str | Path, limit: int = LIMIT, column_px: int = COLUMN_PX
+    path: str | Path, limit: int = LIMIT, column_px: int = IMAGE_PX
 ) -> list[Violation]:
     """The notebook-level violations of one notebook (see the module docstring)."""
     path = Path(path)
@@ -594,9 +597,9 @@ def check_html_page(
         info = png_info(f.read_bytes()) if f.suffix.lower() == ".png" and f.exists() else None
         if info:
             w, _, dpi = info
-            if w > column_px:
-                out.append(Violation(rel, "wide-image", f"{src}: {w} px > {column_px} px"))
-            shown = displayed_pt(MIN_FONT_PT, w, dpi, column_px)
+            if w > IMAGE_PX:
+                out.append(Violation(rel, "wide-image", f"{src}: {w} px > {IMAGE_PX} px"))
+            shown = displayed_pt(MIN_FONT_PT, w, dpi)
             if shown < MIN_FONT_PT - 0.05:
                 out.append(
                     Violation(

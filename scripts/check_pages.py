@@ -65,6 +65,14 @@ class Browser:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+        try:
+            self._connect(profile, timeout)
+        except BaseException:
+            self.proc.kill()
+            self.proc.wait()
+            raise
+
+    def _connect(self, profile: Path, timeout: float) -> None:
         port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + timeout
         while not port_file.exists() or len(port_file.read_text().split()) < 2:
@@ -72,7 +80,9 @@ class Browser:
                 raise RuntimeError("chromium did not start (is the chromium package installed?)")
             time.sleep(0.1)
         port, path = port_file.read_text().split()[:2]
-        self.ws = websocket.create_connection(f"ws://127.0.0.1:{port}{path}", timeout=timeout)
+        self.ws = websocket.create_connection(
+            f"ws://127.0.0.1:{port}{path}", timeout=timeout, suppress_origin=True
+        )
         self.next_id = 0
         self.events: list[dict] = []
         target = self.call("Target.createTarget", url="about:blank")["targetId"]
@@ -171,7 +181,9 @@ class Browser:
 def check_pages(html: Path, out: Path | None, only: list[str], exe: str) -> list[Violation]:
     pages = [p for p in content_pages(html) if not only or any(s in str(p) for s in only)]
     found: list[Violation] = []
-    with tempfile.TemporaryDirectory(prefix="dpdro-chromium-") as profile:
+    with tempfile.TemporaryDirectory(
+        prefix="dpdro-chromium-", ignore_cleanup_errors=True
+    ) as profile:
         browser = Browser(exe, Path(profile))
         try:
             for page in pages:

@@ -187,7 +187,7 @@ def test_notebook_checks_detect_what_they_claim(tmp_path):
             _cell("plot()", image(600, dpi=72), caption="ok"),
             _cell("assert x == 1\nrecord(rows)"),
             _cell("assert x == 1", tags=["remove-cell"]),
-            _cell("plot()", image(690), caption="ok"),
+            _cell("plot()", image(672), caption="ok"),
         ],
         "metadata": {},
         "nbformat": 4,
@@ -210,8 +210,8 @@ def test_notebook_checks_detect_what_they_claim(tmp_path):
 
 def test_png_resolution_and_displayed_font_size():
     assert png_info(_png(700, 100.0))[::2] == (700, pytest.approx(100.0, abs=0.01))
-    assert displayed_pt(9, 690, 96) == pytest.approx(9)
-    assert displayed_pt(10, 1380, 100) == pytest.approx(10 * 100 / 96 / 2)  # shrunk to the column
+    assert displayed_pt(9, 672, 96) == pytest.approx(9)
+    assert displayed_pt(10, 1344, 100) == pytest.approx(10 * 100 / 96 / 2)  # shrunk to the column
     assert displayed_pt(9, 600, 72) < 9
 
 
