@@ -184,8 +184,8 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         short = r["folder"].partition("/")[2] or "(top level)"
         files = f"{r['files']}" + (f" ({r['with_provenance']})" if r["with_provenance"] != r["files"] else "")
         latest = r["dates"].split(" to ")[-1]
-        lines.append(f"| {_breakable(short)} | {files} | {latest} | {_cell(r['seconds'])} | "
-                     f"{_cell(commits)} | {'yes' if r['local_changes'] else 'no'} |")
+        lines.append(f"| {_breakable(short)} | {files} | {latest or '–'} | {_cell(r['seconds']) or '–'} | "
+                     f"{_cell(commits) or '–'} | {'yes' if r['local_changes'] else 'no'} |")
     lines += ["", "Commands and settings recorded in the provenance:", ""]
     for r in fams:
         if not (r["commands"] or r["scale"]):

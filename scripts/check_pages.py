@@ -191,7 +191,9 @@ def check_pages(html: Path, out: Path | None, only: list[str], exe: str) -> list
                 blocked = browser.open(page.resolve().as_uri())
                 found += [Violation(rel, "network", url) for url in blocked]
                 for v in browser.evaluate(PAGE_PROBE):
-                    found.append(Violation(rel, v["kind"], v["detail"]))
+                    # a slice of MathJax text may cut a surrogate pair
+                    detail = v["detail"].encode("utf-8", "replace").decode("utf-8")
+                    found.append(Violation(rel, v["kind"], detail))
                 if out is not None:
                     browser.screenshot(out / rel.replace("/", "__").replace(".html", ".png"))
         finally:
