@@ -77,9 +77,28 @@ LIMIT = 80  # monospace characters in the column
 COLUMN_PX = 690  # CSS pixels of the article column at a 1280 px window
 IMAGE_PX = 672  # widest image the theme shows at natural size (figures are inset; Chromium)
 MIN_FONT_PT = 9.0  # smallest text size in a figure, as displayed
-EM_PX = 18.0  # CSS pixels of one em of MathJax's display math (measured in Chromium)
-TEXT_PX = 8.6  # CSS pixels of an average character of table text (measured in Chromium)
-CELL_PAD_PX = 20.0  # horizontal padding and border of a table cell
+EM_PX = 20.37  # CSS pixels of MathJax's em: 16 px text at its 1.273 scale (Chromium)
+# A display equation fails when its estimated width (tex_width_em) times this margin exceeds the
+# column: over the book's equations the estimate is within 7% of Chromium's measurement.
+EQUATION_MARGIN = 1.07
+TABLE_MARGIN = 1.03  # the same for tables (table_min_width_px): within 3% of Chromium's
+TEXT_PX = 16.0  # CSS pixels of the theme's text (DejaVu Sans in Debian's Chromium)
+CELL_PAD_PX = 16.0  # horizontal padding of a table cell (8 px a side)
+# advance widths of DejaVu Sans in em (measured in Chromium), in groups; others 0.62 em
+_SANS_EM = {
+    ch: em
+    for chars, em in (
+        ("'ijlIJ°±", 0.28),
+        (" ,.·’/:;\\|f-", 0.33),
+        ("()[]tr!", 0.39),
+        ('"*_`–', 0.5),
+        ("szc?εLFkvxyT", 0.56),
+        ("VXZBRCAUNHDG&", 0.72),
+        ("OQw#+<=>^~×≤≥→M∈", 0.84),
+        ("%mW@—…", 0.97),
+    )
+    for ch in chars
+}
 PAGE_PROBE = (Path(__file__).with_name("page_probe.js")).read_text(encoding="utf-8")
 
 
@@ -469,6 +488,9 @@ def _width(tokens: list[str]) -> float:
             elif name == "tag":
                 arg, i = _group(tokens, i)
                 total += _width(arg) + 2.5
+            elif name == "dpdrobox":  # an environment already measured (tex_width_em)
+                arg, i = _group(tokens, i)
+                total += float("".join(arg))
             elif name in ("hspace", "kern", "mkern"):
                 _, i = _group(tokens, i)
                 total += 1.0
@@ -505,31 +527,131 @@ def _width(tokens: list[str]) -> float:
     return total
 
 
+_ENV = re.compile(r"\\begin\{(\w+\*?)\}(?:\{[^{}]*\})?((?:(?!\\begin\{).)*?)\\end\{\1\}", re.S)
+_ROWS = re.compile(r"\\\\(?:\[[^\]]*\])?")
+_MATRIX = {"matrix", "pmatrix", "bmatrix", "Bmatrix", "vmatrix", "Vmatrix", "smallmatrix", "array"}
+
+
+def _env_width(name: str, body: str) -> float:
+    r"""Width in em of an environment whose body has no nested environment: columns (``&``) as
+    wide as their widest row (``\\``), the gaps between columns, a brace or delimiters."""
+    cols: list[float] = []
+    for row in _ROWS.split(body):
+        for k, cell in enumerate(row.split("&")):
+            w = _width(_TOKEN.findall(cell))
+            cols[k : k + 1] = [max(cols[k], w)] if k < len(cols) else [w]
+    name = name.rstrip("*")
+    if name == "cases":  # a brace, and a quad between value and condition
+        return sum(cols) + 1.0 * (len(cols) - 1) + 0.9
+    if name in _MATRIX:
+        return sum(cols) + 1.0 * (len(cols) - 1) + (0.0 if name == "matrix" else 0.8)
+    # aligned, split, align, gathered, ...: pairs of columns (right | left) with 2 em between pairs
+    return sum(cols) + 2.0 * ((len(cols) - 1) // 2)
+
+
 def tex_width_em(tex: str) -> float:
     r"""Estimated width in em of the widest line of a display formula as MathJax sets it: every
     token's advance (letters, operators with their spacing, big operators with limits, fractions
-    as their wider part, ``\text`` as its characters, a ``\tag`` pushed to the right), line
-    breaks at ``\\``. Calibrated against Chromium's measurements of the book's equations."""
-    tex = re.sub(r"^\s*\\\[|\\\]\s*$", "", tex.strip())
-    tex = re.sub(r"%.*", "", tex)
-    lines = re.split(r"\\\\(?:\[[^\]]*\])?", tex)
-    return max((_width(_TOKEN.findall(line)) for line in lines), default=0.0)
+    as their wider part, ``\text`` as its characters, a ``\tag`` pushed to the right); an
+    environment (``aligned``, ``split``, ``cases``, matrices) as wide as its columns, innermost
+    first; line breaks at ``\\``. One em is :data:`EM_PX` CSS pixels; calibrated against
+    Chromium's measurements of the book's equations (``tests/repro/test_book.py``)."""
+    tex = re.sub(r"^\s*\\[\[(]|\\[\])]\s*$", "", tex.strip())
+    tex = re.sub(r"(?<!\\)%.*", "", tex)  # a comment, not \%
+    while True:
+        m = _ENV.search(tex)
+        if m is None:
+            break
+        tex = f"{tex[: m.start()]}\\dpdrobox{{{_env_width(m[1], m[2]):.3f}}}{tex[m.end() :]}"
+    return max((_width(_TOKEN.findall(line)) for line in _ROWS.split(tex)), default=0.0)
 
 
 # ----------------------------------------------------------------------------------- HTML checks
-def table_min_width_px(table) -> float:
+def text_width_px(text: str, font_px: float = TEXT_PX) -> float:
+    """Width in CSS pixels of ``text`` set in the theme's font at ``font_px``."""
+    return font_px * sum(_SANS_EM.get(ch, 0.62) for ch in text)
+
+
+_RULE = re.compile(r"([^{}@]+)\{([^{}]*)\}")
+_LENGTH = re.compile(r"(-?[0-9.]+)(px|em|rem)?")
+
+
+def _css_rules(art) -> list[tuple[str, dict[str, str]]]:
+    """(selector, declarations) of the ``<style>`` blocks in a page's article (the tables that
+    notebooks write as HTML carry their own)."""
+    rules = []
+    for style in art.find_all("style"):
+        for selectors, body in _RULE.findall(style.get_text()):
+            decls = {}
+            for d in body.split(";"):
+                if ":" in d:
+                    k, v = d.split(":", 1)
+                    decls[k.strip().lower()] = v.strip().lower()
+            rules += [(sel.strip(), decls) for sel in selectors.split(",") if sel.strip()]
+    return rules
+
+
+def _cell_style(cell, art, rules, cache) -> tuple[float, float, float, bool]:
+    """(font size px, horizontal padding px, min-width px, nowrap) of a table cell under the
+    page's own style rules (font sizes in em compound from the table down to the cell)."""
+
+    def decls(el):
+        out: dict[str, str] = {}
+        for sel, d in rules:
+            if sel not in cache:
+                try:
+                    cache[sel] = {id(x) for x in art.select(sel)}
+                except Exception:  # a selector soupsieve does not support
+                    cache[sel] = set()
+            if id(el) in cache[sel]:
+                out.update(d)
+        return out
+
+    font, chain = TEXT_PX, [cell.find_parent("table"), cell.find_parent("tr"), cell]
+    for el in chain:
+        m = _LENGTH.match(decls(el).get("font-size", "")) if el is not None else None
+        if m:
+            font = float(m[1]) * (font if m[2] == "em" else TEXT_PX if m[2] == "rem" else 1.0)
+
+    def px(value: str) -> float:
+        m = _LENGTH.match(value)
+        return float(m[1]) * (font if m[2] == "em" else TEXT_PX if m[2] == "rem" else 1.0)
+
+    d = decls(cell)
+    pad = CELL_PAD_PX
+    if "padding" in d:
+        parts = d["padding"].split()
+        right = parts[1] if len(parts) > 1 else parts[0]
+        left = parts[3] if len(parts) > 3 else right
+        pad = px(left) + px(right)
+    min_width = px(d["min-width"]) if _LENGTH.match(d.get("min-width", "")) else 0.0
+    return font, pad, min_width, d.get("white-space") == "nowrap"
+
+
+def table_min_width_px(table, art=None, rules=None, cache=None) -> float:
     """Smallest width (CSS px) a table can take: per column, its longest unbreakable word (or
-    formula) plus the cell's padding, added over the columns."""
+    inline formula) at the cell's font size, plus the cell's padding, added over the columns.
+    Font size, padding, min-width and ``white-space: nowrap`` follow the ``<style>`` rules of
+    the page's article (``art``); within 7% of Chromium's min-content width on the book's
+    tables."""
+    art = art if art is not None else table
+    rules = _css_rules(art) if rules is None else rules
+    cache = {} if cache is None else cache
     widths: dict[int, float] = {}
     for row in table.find_all("tr"):
         col = 0
         for cell in row.find_all(["td", "th"], recursive=False):
-            w = 0.0
-            for m in cell.select(".math"):
-                w = max(w, tex_width_em(m.get_text()) * EM_PX * 0.9)
-                m.extract()
-            words = re.split(r"[\s\u200b]+", cell.get_text(" "))
-            w = max([w] + [len(x) * TEXT_PX for x in words if x]) + CELL_PAD_PX
+            font, pad, min_width, nowrap = _cell_style(cell, art, rules, cache)
+            maths = cell.select(".math")
+            w = max(
+                [0.0] + [0.9 * tex_width_em(m.get_text()) * EM_PX * font / TEXT_PX for m in maths]
+            )
+            text = " ".join(
+                s for s in cell.find_all(string=True) if not any(m in s.parents for m in maths)
+            )
+            words = [text.strip()] if nowrap else re.split(r"[\s\u200b]+", text)
+            bold = 1.1 if cell.name == "th" else 1.0  # DejaVu Sans Bold is about 10% wider
+            w = max([w, min_width] + [bold * text_width_px(x, font) for x in words if x]) + pad
             span = int(cell.get("colspan", 1) or 1)
             if span == 1:
                 widths[col] = max(widths.get(col, 0.0), w)
@@ -563,13 +685,17 @@ def check_html_page(
                     Violation(rel, "long-line", f"{len(line)} chars: {line[:50].strip()}...")
                 )
     for div in art.select("div.math"):
-        em = tex_width_em(div.get_text())
-        if em * EM_PX > column_px:
-            text = " ".join(div.get_text().split())[:60]
+        tex = div.get_text()
+        em = tex_width_em(tex)
+        text = " ".join(tex.split())[:60]
+        if em * EM_PX * EQUATION_MARGIN > column_px:
             out.append(Violation(rel, "wide-equation", f"about {em * EM_PX:.0f} px: {text}..."))
+        if re.search(r"\\begin\{split\}", tex) and "\\tag" in tex:
+            out.append(Violation(rel, "tex-error", f"\\tag inside split: {text}..."))
+    rules, cache = _css_rules(art), {}
     for table in art.find_all("table"):
-        w = table_min_width_px(table)
-        if w > column_px:
+        w = table_min_width_px(table, art, rules, cache)
+        if w * TABLE_MARGIN > column_px:
             head = " ".join(table.get_text(" ").split())[:50]
             out.append(Violation(rel, "wide-table", f"at least {w:.0f} px: {head}..."))
         for td in table.find_all("td"):

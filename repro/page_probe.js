@@ -23,7 +23,8 @@
     if (reported.has(a)) return true; return false; };
   for (const el of art.querySelectorAll("*")) {
     const r = el.getBoundingClientRect();
-    if (r.width === 0 || r.height === 0 || under(el)) continue;
+    // MathJax's hidden copy for screen readers is clipped to nothing
+    if (r.width === 0 || r.height === 0 || under(el) || el.closest("mjx-assistive-mml")) continue;
     const s = getComputedStyle(el);
     if (s.visibility === "hidden") continue;
     if (r.right > right + 1) {
@@ -31,12 +32,19 @@
       out.push({kind: "overflow", detail: `${Math.round(r.right - right)} px beyond the column: ${name(el)}`});
       continue;
     }
-    // inline formulas overhang their box by a few pixels (italic correction): not a scroll
-    const slack = s.display.startsWith("inline") ? 8 : 1;
-    if (["auto", "scroll", "hidden", "clip"].includes(s.overflowX) && el.scrollWidth > el.clientWidth + slack
-        && el.clientWidth > 0) {
+    if (!["auto", "scroll", "hidden", "clip"].includes(s.overflowX) || el.clientWidth === 0) continue;
+    // MathJax's glyphs reach a few pixels past their boxes (scrollWidth counts it, nothing is
+    // cut): a formula's box is its width, or for a tagged one the min-width MathJax gives it
+    const math = el.matches("div.math, span.math, mjx-container") ? el.querySelector("mjx-math") : null;
+    let content = el.scrollWidth;
+    if (math) {
+      const tagged = math.querySelector("mjx-labels") && math.querySelector("mjx-mtable");
+      content = tagged ? parseFloat(getComputedStyle(tagged).minWidth) || 0
+        : math.getBoundingClientRect().width;
+    }
+    if (content > el.clientWidth + 1) {
       reported.add(el);
-      out.push({kind: "scroll", detail: `content ${el.scrollWidth} px in a ${el.clientWidth} px box: ${name(el)}`});
+      out.push({kind: "scroll", detail: `content ${Math.round(content)} px in a ${el.clientWidth} px box: ${name(el)}`});
     }
   }
   for (const img of art.querySelectorAll("img")) {
@@ -46,6 +54,9 @@
         `${img.naturalWidth} px shown at ${img.clientWidth} px, 9 pt text appears at ` +
         `${(MIN_PT * scale).toFixed(1)} pt`});
     }
+  }
+  for (const err of art.querySelectorAll("mjx-merror")) {
+    out.push({kind: "tex-error", detail: `MathJax: ${(err.textContent || "").slice(0, 80)} in ${name(err.closest(".math") || err)}`});
   }
   const skip = "pre, code, script, style, textarea, mjx-container, .MathJax, .math, kbd";
   const walker = document.createTreeWalker(art, NodeFilter.SHOW_TEXT);

@@ -24,14 +24,19 @@ from pathlib import Path
 import pytest
 
 from repro.bookcheck import (
+    EM_PX,
+    EQUATION_MARGIN,
     check_html_page,
     check_html_tree,
     check_notebook,
     displayed_pt,
     png_info,
+    table_min_width_px,
     tex_width_em,
+    text_width_px,
     toc_notebooks,
 )
+from repro.bookpages import wrap_command
 from repro.paths import ROOT
 
 
@@ -228,6 +233,77 @@ def test_tex_width_estimate():
     )
 
 
+# Display equations of the book and their widths in CSS px as Chromium 142 set them with MathJax
+# 3 at a 1280 px window (tagged ones: the min-width MathJax gives the table of equation and tag).
+MEASURED_EQUATIONS = [
+    (r"\Prob(X \in A) \le e^{\eps}\, \Prob(X + \varphi \in A) + \delta .", 296),
+    (
+        r"\gamma(A) \;\le\; e^{\eps}\,\gamma(A - \varphi) + \delta \qquad \forall "
+        r"(\varphi, A) \in \mathcal E, \tag{P}",
+        456,
+    ),
+    (
+        r"\begin{split} c(x) = \begin{cases} 0 & \text{if } x = 0,\\ 1 & \text{if } x\ne 0 "
+        r"\text{ and } |x|\le 2\lceil 1/(2\delta)\rceil\Delta f,\\ 1+|x| & \text{otherwise.}"
+        r"\end{cases} \end{split}",
+        438,
+    ),
+    (
+        r"\text{Table 4: } 100\%\cdot\frac{B_{UB} - O}{\max\{O, 1\}}, \qquad "
+        r"\text{Table 5: } 100\%\cdot\frac{O - B_{LB}}{\max\{O, 1\}}, \qquad "
+        r"\text{Tables 1, 6: } 100\%\cdot\frac{B_{UB} - B_{LB}}{\max\{O, 1\}}.",
+        862,
+    ),
+    (
+        r"V(\varphi, A) = \sum_{j} p(j)\,\frac{|A \cap \Pi_j|}{|\Pi_j|} - e^{\eps} \sum_j "
+        r"p(j)\,\frac{|A \cap (\Pi_j + \varphi)|}{|\Pi_j|} - \delta \le 0 \qquad "
+        r"\text{(equation (9))}.",
+        736,
+    ),
+]
+
+
+@pytest.mark.parametrize("tex,px", MEASURED_EQUATIONS)
+def test_equation_width_matches_chromium(tex, px):
+    """The static estimate is within the stated margin of the browser's width, both ways."""
+    est = tex_width_em(tex) * EM_PX
+    assert px / EQUATION_MARGIN <= est <= px * EQUATION_MARGIN, (est, px)
+
+
+def test_table_width_follows_the_page_styles():
+    """Font size, padding, min-width and nowrap of a notebook's own <style> rules; header cells
+    bold; an inline formula as its TeX width."""
+    from bs4 import BeautifulSoup
+
+    word = "abcdefghij"
+    html = f"""<article class="bd-article"><style>
+    table.small {{font-size: 0.5em}} table.small td {{padding: 1px 5px}}
+    .wide td.expl {{min-width: 30em}} td.one {{white-space: nowrap}}</style>
+    <table id="a"><tr><td>{word}</td></tr></table>
+    <table id="b" class="small"><tr><td>{word}</td></tr></table>
+    <table id="c" class="wide"><tr><td class="expl">x</td></tr></table>
+    <table id="d"><tr><td class="one">{word} {word}</td></tr></table>
+    <table id="e"><tr><th>{word}</th></tr></table>
+    <table id="f"><tr><td><span class="math">\\(x + y + z\\)</span> ab</td></tr></table>
+    </article>"""
+    art = BeautifulSoup(html, "html.parser").article
+    width = {t["id"]: table_min_width_px(t, art) for t in art.find_all("table")}
+    assert width["a"] == pytest.approx(text_width_px(word) + 16)
+    assert width["b"] == pytest.approx(text_width_px(word, 8.0) + 10)
+    assert width["c"] == pytest.approx(30 * 16 + 16)
+    assert width["d"] == pytest.approx(text_width_px(f"{word} {word}") + 16)
+    assert width["e"] == pytest.approx(1.1 * text_width_px(word) + 16)
+    assert width["f"] == pytest.approx(0.9 * tex_width_em("x + y + z") * EM_PX + 16)
+
+
+def test_status_commands_wrap_within_the_column():
+    cmd = "sweep.py table3 --datasets " + ",".join(["post-operative"] * 9) + " --jobs 1"
+    lines = wrap_command(cmd, indent="  ")
+    assert all(len(line) <= 80 for line in lines) and len(lines) > 2
+    assert re.sub(r",\s+", ",", " ".join(lines)).split() == cmd.split()
+    assert wrap_command("short --x 1", indent="  ") == ["  short --x 1"]
+
+
 def test_html_checks_detect_what_they_claim(tmp_path):
     """Long <pre> lines, a wide equation, a wide table, an empty and an icon-font cell, raw TeX and
     an uncaptioned image are found; math, code and captioned narrow images pass."""
@@ -238,6 +314,7 @@ def test_html_checks_detect_what_they_claim(tmp_path):
     <pre>{"y" * 81}</pre><pre>{"y" * 80}</pre>
     <div class="math notranslate nohighlight">\\[{wide_tex}\\]</div>
     <div class="math notranslate nohighlight">\\[x \\le 1\\]</div>
+    <div class="math notranslate nohighlight">\\[\\begin{{split}}x \\tag{{1}}\\end{{split}}\\]</div>
     <p>text with <span class="math">\\(x\\)</span> and <code>$HOME</code>
     and a raw \\frac{{1}}{{2}}</p>
     <table><tr><td>{"w" * 90}</td><td>ok</td></tr>
@@ -255,6 +332,7 @@ def test_html_checks_detect_what_they_claim(tmp_path):
         "long-line",
         "raw-tex",
         "small-font",
+        "tex-error",
         "uncaptioned-figure",
         "wide-equation",
         "wide-image",
