@@ -33,6 +33,8 @@
       continue;
     }
     if (!["auto", "scroll", "hidden", "clip"].includes(s.overflowX) || el.clientWidth === 0) continue;
+    // inside a formula only MathJax's container counts (stretchy delimiters clip on purpose)
+    if (el.tagName !== "MJX-CONTAINER" && el.parentElement.closest("mjx-container")) continue;
     // MathJax's glyphs reach a few pixels past their boxes (scrollWidth counts it, nothing is
     // cut): a formula's box is its width, or for a tagged one the min-width MathJax gives it
     const math = el.matches("div.math, span.math, mjx-container") ? el.querySelector("mjx-math") : null;
