@@ -1,4 +1,4 @@
-"""Checks of the book as a reader sees it, at the real size of the text column.
+r"""Checks of the book as a reader sees it, at the real size of the text column.
 
 The rendered column of sphinx-book-theme at a 1280 px wide window is :data:`COLUMN_PX` = 690 CSS
 pixels, about :data:`LIMIT` = 80 characters of code. Figures must be drawn at the size they are
@@ -29,15 +29,19 @@ HTML checks (:func:`check_html_tree`, on a built ``_build/html``), on the articl
     a line of a ``<pre>`` block (code or output) longer than :data:`LIMIT` characters;
 ``wide-equation``
     a display equation whose widest line, estimated from its TeX (:func:`tex_width_em`), does
-    not fit the column;
+    not fit the column, with the estimate's margin (:data:`EQUATION_MARGIN`);
 ``wide-table``
-    a table whose columns cannot shrink into the column (:func:`table_min_width_px`);
+    a table whose columns cannot shrink into the column (:func:`table_min_width_px`, with
+    :data:`TABLE_MARGIN`);
 ``wide-image`` / ``small-font``
     an image file wider than the column, or one on which 9 pt text appears smaller;
 ``uncaptioned-figure``
     an image outside a captioned figure;
 ``raw-tex``
     a ``$`` or a TeX command in the rendered text (LaTeX that did not render);
+``tex-error``
+    a ``\tag`` inside the ``split`` environment Sphinx wraps around a multi-line ``$$`` display
+    (MathJax refuses it; write such a display as ``\begin{equation*}...\end{equation*}``);
 ``empty-cell``
     a table cell with nothing in it, or whose text is set in the theme's icon font.
 
@@ -60,6 +64,9 @@ __all__ = [
     "COLUMN_PX",
     "IMAGE_PX",
     "MIN_FONT_PT",
+    "EM_PX",
+    "EQUATION_MARGIN",
+    "TABLE_MARGIN",
     "PAGE_PROBE",
     "Violation",
     "check_notebook",
@@ -69,6 +76,7 @@ __all__ = [
     "png_info",
     "displayed_pt",
     "tex_width_em",
+    "text_width_px",
     "table_min_width_px",
     "toc_notebooks",
 ]

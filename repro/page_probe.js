@@ -49,6 +49,21 @@
       out.push({kind: "scroll", detail: `content ${Math.round(content)} px in a ${el.clientWidth} px box: ${name(el)}`});
     }
   }
+  // the code and output boxes hold 80 monospace characters at no less than 9 pt (book/_static/dpdro.css)
+  const pre = art.querySelector("div.highlight pre");
+  if (pre) {
+    const ps = getComputedStyle(pre), probe = document.createElement("span");
+    probe.textContent = "0".repeat(80);
+    probe.style.whiteSpace = "pre";
+    pre.appendChild(probe);
+    const need = probe.getBoundingClientRect().width;
+    probe.remove();
+    const room = pre.clientWidth - parseFloat(ps.paddingLeft) - parseFloat(ps.paddingRight);
+    if (need > room + 0.5 || parseFloat(ps.fontSize) < MIN_PT * 4 / 3 - 0.01) {
+      out.push({kind: "code-box", detail: `80 characters take ${need.toFixed(0)} px of ` +
+        `${room.toFixed(0)} px at ${ps.fontSize}`});
+    }
+  }
   for (const img of art.querySelectorAll("img")) {
     if (img.naturalWidth > 0 && img.clientWidth > 0 && img.clientWidth < img.naturalWidth - 1) {
       const scale = img.clientWidth / img.naturalWidth;

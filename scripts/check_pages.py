@@ -11,10 +11,14 @@ the article column:
 
 * ``overflow``: an element that reaches beyond the right edge of the column;
 * ``scroll``: an element whose content is wider than its box (a code line, an output line, a
-  table or an equation that the reader has to scroll or does not see);
+  table or an equation that the reader has to scroll or does not see; a formula counts with its
+  MathJax box, not with the few pixels its glyphs reach past it);
 * ``shrunk-image``: an image shown below its natural width, with the size at which text drawn at
   9 pt appears;
 * ``raw-tex``: a ``$`` or a TeX command left in the rendered text;
+* ``tex-error``: a formula MathJax could not typeset (its error message in place of the formula);
+* ``code-box``: the code and output boxes do not hold 80 monospace characters at 9 pt or more
+  (``book/_static/dpdro.css`` makes them);
 * ``empty-cell``: a table cell that shows nothing (no text, or text in an icon font);
 * ``network``: a request the page tried to send to the network.
 
