@@ -755,14 +755,19 @@ def check_html_page(
     return out
 
 
+_REDIRECT = re.compile(r"\s*<meta http-equiv=\"Refresh\"", re.I)
+
+
 def content_pages(html_root: str | Path) -> list[Path]:
     """The content pages of a built book: every HTML page except Sphinx's own (search, index,
-    sources, static files)."""
+    sources, static files) and Jupyter Book's redirect to the root page."""
     html_root = Path(html_root)
     pages = []
     for p in sorted(html_root.rglob("*.html")):
         rel = p.relative_to(html_root)
         if rel.parts[0].startswith("_") or rel.name in ("search.html", "genindex.html"):
+            continue
+        if _REDIRECT.match(p.read_text(encoding="utf-8", errors="replace")[:200]):
             continue
         pages.append(p)
     return pages

@@ -8,6 +8,9 @@
     new Promise(r => { i.onload = i.onerror = r; })));
   const art = document.querySelector("article.bd-article") || document.querySelector("main");
   if (!art) return [{kind: "no-article", detail: "no article element"}];
+  // what a reader can unfold (hidden code, collapsed tables) is measured unfolded
+  for (const d of art.querySelectorAll("details")) d.open = true;
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
   const cs = getComputedStyle(art), box = art.getBoundingClientRect();
   const right = box.right - parseFloat(cs.paddingRight);
   const out = [];

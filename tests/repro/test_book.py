@@ -29,6 +29,7 @@ from repro.bookcheck import (
     check_html_page,
     check_html_tree,
     check_notebook,
+    content_pages,
     displayed_pt,
     png_info,
     table_min_width_px,
@@ -338,3 +339,16 @@ def test_html_checks_detect_what_they_claim(tmp_path):
         "wide-image",
         "wide-table",
     ]
+
+
+def test_content_pages_skip_sphinx_pages_and_the_redirect(tmp_path):
+    for name, text in {
+        "index.html": '<meta http-equiv="Refresh" content="0; url=book/intro.html" />',
+        "search.html": "<html></html>",
+        "_static/x.html": "<html></html>",
+        "book/intro.html": '<html><article class="bd-article"></article></html>',
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    pages = [p.relative_to(tmp_path).as_posix() for p in content_pages(tmp_path)]
+    assert pages == ["book/intro.html"]
