@@ -47,8 +47,8 @@ def test_status_pages_are_generated_from_stored_notebooks(tmp_path):
     (res / "r.json").write_text(json.dumps({"provenance": {"date_utc": "2026-01-02T00:00:00", "seconds": 3,
                                                            "command": "run.py", "git_commit": "abcdef123"}}))
     md = bookpages.status_markdown(nbs, tmp_path / "results")
-    assert "{doc}`/notebooks/01_a`" in md and "| x | 1 (1) | 2026-01-02 | 3.0 | abcdef1 | no |" in md
-    assert "  - `run.py`" in md
+    assert "{doc}`/notebooks/01_a`" in md and "| x | 1 | 2026-01-02 | 3.0 | abcdef1 | no |" in md
+    assert "results/x/\n  run.py\n" in md
 
 
 def test_corollary1_stored_from_a_clean_tree_and_above_a_certified_noise():
