@@ -584,24 +584,31 @@ _RULE = re.compile(r"([^{}@]+)\{([^{}]*)\}")
 _LENGTH = re.compile(r"(-?[0-9.]+)(px|em|rem)?")
 
 
+def _declarations(body: str) -> dict[str, str]:
+    """``{property: value}`` of a CSS declaration block (lower case)."""
+    out = {}
+    for d in body.split(";"):
+        if ":" in d:
+            k, v = d.split(":", 1)
+            out[k.strip().lower()] = v.strip().lower()
+    return out
+
+
 def _css_rules(art) -> list[tuple[str, dict[str, str]]]:
     """(selector, declarations) of the ``<style>`` blocks in a page's article (the tables that
     notebooks write as HTML carry their own)."""
     rules = []
     for style in art.find_all("style"):
         for selectors, body in _RULE.findall(style.get_text()):
-            decls = {}
-            for d in body.split(";"):
-                if ":" in d:
-                    k, v = d.split(":", 1)
-                    decls[k.strip().lower()] = v.strip().lower()
+            decls = _declarations(body)
             rules += [(sel.strip(), decls) for sel in selectors.split(",") if sel.strip()]
     return rules
 
 
 def _cell_style(cell, art, rules, cache) -> tuple[float, float, float, bool]:
     """(font size px, horizontal padding px, min-width px, nowrap) of a table cell under the
-    page's own style rules (font sizes in em compound from the table down to the cell)."""
+    page's own style rules and inline styles (font sizes in em compound from the table down to
+    the cell)."""
 
     def decls(el):
         out: dict[str, str] = {}
@@ -613,6 +620,7 @@ def _cell_style(cell, art, rules, cache) -> tuple[float, float, float, bool]:
                     cache[sel] = set()
             if id(el) in cache[sel]:
                 out.update(d)
+        out.update(_declarations(el.get("style") or ""))  # an inline style wins
         return out
 
     font, chain = TEXT_PX, [cell.find_parent("table"), cell.find_parent("tr"), cell]
@@ -640,8 +648,8 @@ def table_min_width_px(table, art=None, rules=None, cache=None) -> float:
     """Smallest width (CSS px) a table can take: per column, its longest unbreakable word (or
     inline formula) at the cell's font size, plus the cell's padding, added over the columns.
     Font size, padding, min-width and ``white-space: nowrap`` follow the ``<style>`` rules of
-    the page's article (``art``); within 7% of Chromium's min-content width on the book's
-    tables."""
+    the page's article (``art``) and the elements' inline ``style`` attributes; within 7% of
+    Chromium's min-content width on the book's tables."""
     art = art if art is not None else table
     rules = _css_rules(art) if rules is None else rules
     cache = {} if cache is None else cache

@@ -272,8 +272,8 @@ def test_equation_width_matches_chromium(tex, px):
 
 
 def test_table_width_follows_the_page_styles():
-    """Font size, padding, min-width and nowrap of a notebook's own <style> rules; header cells
-    bold; an inline formula as its TeX width."""
+    """Font size, padding, min-width and nowrap of a notebook's own <style> rules and of inline
+    styles; header cells bold; an inline formula as its TeX width."""
     from bs4 import BeautifulSoup
 
     word = "abcdefghij"
@@ -286,6 +286,7 @@ def test_table_width_follows_the_page_styles():
     <table id="d"><tr><td class="one">{word} {word}</td></tr></table>
     <table id="e"><tr><th>{word}</th></tr></table>
     <table id="f"><tr><td><span class="math">\\(x + y + z\\)</span> ab</td></tr></table>
+    <table id="g" style="font-size:0.5em"><tr><td style="padding:1px 5px">{word}</td></tr></table>
     </article>"""
     art = BeautifulSoup(html, "html.parser").article
     width = {t["id"]: table_min_width_px(t, art) for t in art.find_all("table")}
@@ -295,6 +296,7 @@ def test_table_width_follows_the_page_styles():
     assert width["d"] == pytest.approx(text_width_px(f"{word} {word}") + 16)
     assert width["e"] == pytest.approx(1.1 * text_width_px(word) + 16)
     assert width["f"] == pytest.approx(0.9 * tex_width_em("x + y + z") * EM_PX + 16)
+    assert width["g"] == pytest.approx(width["b"])  # inline styles count as the rules do
 
 
 def test_status_commands_wrap_within_the_column():

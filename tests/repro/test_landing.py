@@ -53,7 +53,10 @@ def test_landing_page_agrees_with_the_ledger():
     md = landing.glance_markdown(rows=rows)
     assert not re.search(r"\{(c|g\d\d)\[", md)
     for category, n in ledger.category_counts(rows).items():
-        assert f"{category} {n}" in md
+        assert f"*{category}* {n}" in md
+    for item, d in landing.item_datasets(rows).items():
+        if item in ("Table 2", "Table 3"):
+            assert f"{d['run']} of {d['all']} datasets obtainable offline" in md
     counts = landing.item_counts(rows)
     t4 = counts["Table 4"]
     assert f"{t4['matches']} of {t4['total']} entries match; in {t4['paper error (proven)']}," in md
@@ -63,3 +66,12 @@ def test_landing_page_agrees_with_the_ledger():
     statuses = Counter(it.status for it in landing.ITEMS)
     assert f"Of the {len(landing.ITEMS)} paper items below, {statuses['reproduced']} are " \
            "reproduced" in md
+
+
+def test_item_datasets_counts_the_datasets_named_and_those_run():
+    rows = [dict(_row("31_naive_bayes/t/a/x", "matches"), location="Table 2, a, in", ours="1"),
+            dict(_row("31_naive_bayes/t/a/y", "matches"), location="Table 2, a, out", ours=""),
+            dict(_row("31_naive_bayes/t/b/x", "not reproducible here"),
+                 location="Table 2, b, in", ours=""),
+            dict(_row("22_tables/table4/l1/a", "matches"), location="Table 4", ours="1")]
+    assert landing.item_datasets(rows) == {"Table 2": {"all": 2, "run": 1}}
