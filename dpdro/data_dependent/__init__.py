@@ -121,7 +121,7 @@ certificate of the released family (:func:`certify_delta`) with repair by mixing
 """
 
 
-from .bounds import LowerBound, UpperBound, lower_bound, output_bounds, upper_bound
+from .bounds import LowerBound, UpperBound, lower_bound, upper_bound
 from .mechanism import Mechanism
 from .optimal import DDOptimalNoise, optimal_noise
 from .oracle import Shortfall, max_privacy_shortfall
@@ -140,7 +140,6 @@ __all__ = [
     "lower_bound",
     "max_privacy_shortfall",
     "optimal_noise",
-    "output_bounds",
     "privacy_profile",
     "upper_bound",
 ]

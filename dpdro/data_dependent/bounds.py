@@ -36,7 +36,7 @@ from ..release import (
 )
 from .lp import DDBoundingLP
 from .mechanism import Mechanism
-from .output import OutputLP, output_obstacle
+from .output import OutputLP
 from .privacy import privacy_profile
 from .problem import Problem
 
@@ -343,7 +343,8 @@ def _lower_attempt(
 
 # ---------------------------------------------------------------------------- the output family
 class _OutputRelease(ReleaseFamily):
-    """The output family (:class:`OutputLP` in upper mode) as a :class:`dpdro.release.ReleaseFamily`:
+    """The output family (:class:`OutputLP` in upper mode) as a
+    :class:`dpdro.release.ReleaseFamily`:
     the released object is a :class:`Mechanism` of kind "output" (clamped), certified by
     :func:`privacy_profile`; the anchor without a solve is the constant law (0-DP)."""
 

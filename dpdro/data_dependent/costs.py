@@ -12,16 +12,16 @@ Clamping (why outputs in [φ_lo, φ_hi] suffice)
 Output cells
     The output grid of step β is the cells J_j = [φ_lo + jβ, φ_lo + (j + 1)β) for j = −1 … K, K =
     |Φ|/β; the two end cells J_{−1} and J_K lie outside Φ and are released clamped, as the atoms
-    φ_lo and φ_hi. A piece Λ_l of Φ whose law is q_l on these cells (and that releases the query value
-    itself with probability a_l) costs
+    φ_lo and φ_hi. A piece Λ_l of Φ whose law is q_l on these cells (and that releases the query
+    value itself with probability a_l) costs
 
         ∫_{Λ_l} w(ϕ) [a_l c(0) + Σ_j q_l(j) E_{Y ~ U(J_j)} c(clamp(Y) − ϕ)] dϕ,
 
     computed here per fine piece Φ_k (sub-interval by sub-interval of constant weight) as an
-    average over ϕ of :meth:`dpdro.Loss.cell_average` (or of c at the clamped end), by Gauss–Legendre
-    quadrature between the kinks of the integrand: exact for the ℓ1 and ℓ2 losses and every
-    piecewise-linear loss (their integrands are piecewise polynomials of degree ≤ 3), and a
-    high-order quadrature otherwise.
+    average over ϕ of :meth:`dpdro.Loss.cell_average` (or of c at the clamped end), by
+    Gauss–Legendre quadrature between the kinks of the integrand: exact for the ℓ1 and ℓ2 losses
+    and every piecewise-linear loss (their integrands are piecewise polynomials of degree ≤ 3), and
+    a high-order quadrature otherwise.
 
 Lower-bound coefficients (clamped D′_R)
     On the restricted problem the rounded outputs T(Y) ∈ ϕ + βℤ of the randomized rounding of

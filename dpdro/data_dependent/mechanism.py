@@ -40,8 +40,8 @@ class Mechanism:
     query_atoms : per piece, the probability of releasing the query value itself (output kind).
     clamp : clamp the release to [piece_edges[0], piece_edges[-1]].
     edge_ticks, edge_step : the piece edges relative to the first, exactly, as integers times
-        ``edge_step`` (then ``piece_edges`` is computed from them and the certificate does not depend
-        on where the range lies; see :meth:`moved`).
+        ``edge_step`` (then ``piece_edges`` is computed from them and the certificate does not
+        depend on where the range lies; see :meth:`moved`).
 
     References
     ----------

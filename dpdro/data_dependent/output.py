@@ -190,11 +190,13 @@ class OutputLP(PrivacyLP):
         return self._full_costs[mode]
 
     def cap_matrix(self) -> np.ndarray:
-        """The caps' coefficients at the two ends of every piece (upper mode), shape (M, 2, K + 3)."""
+        """The caps' coefficients at the two ends of every piece (upper mode), shape
+        (M, 2, K + 3)."""
         return self._cap_matrix
 
     def _delta(self, mode: str) -> float:
-        return self.problem.delta * (1.0 - RELEASE_MARGIN) if mode == "upper" else self.problem.delta
+        delta = self.problem.delta
+        return delta * (1.0 - RELEASE_MARGIN) if mode == "upper" else delta
 
     def _set_groups(self) -> None:
         """Every ordered pair of pieces with a gap < Δf (one of each mirror pair if symmetric)."""

@@ -15,9 +15,9 @@ Output mechanisms (``kind="output"``, :mod:`dpdro.data_dependent.output`)
     is a_l + ∫ (q_l − e^ε q_l′)₊ with no shift at all (the point mass at ϕ is in every worst
     event; the laws q do not depend on where ϕ lies in its piece).
 
-Both are computed with the lattice sum of :mod:`dpdro.privacy` (:func:`~dpdro.privacy.hockey_stick_sums`
-on the masses per lattice cell, with its rigorous floating-point error bound), so a family and a
-single noise are certified by the same arithmetic. Releasing clamp(Y) = min(max(Y, e_0), e_M)
+Both are computed with the lattice sum of :mod:`dpdro.privacy`
+(:func:`~dpdro.privacy.hockey_stick_sums` on the masses per lattice cell, with its rigorous
+floating-point error bound), so a family and a single noise are certified by the same arithmetic. Releasing clamp(Y) = min(max(Y, e_0), e_M)
 instead of Y is post-processing: the certificate of Y holds for it.
 
 Scale-free
