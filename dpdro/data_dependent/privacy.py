@@ -17,8 +17,9 @@ Output mechanisms (``kind="output"``, :mod:`dpdro.data_dependent.output`)
 
 Both are computed with the lattice sum of :mod:`dpdro.privacy`
 (:func:`~dpdro.privacy.hockey_stick_sums` on the masses per lattice cell, with its rigorous
-floating-point error bound), so a family and a single noise are certified by the same arithmetic. Releasing clamp(Y) = min(max(Y, e_0), e_M)
-instead of Y is post-processing: the certificate of Y holds for it.
+floating-point error bound), so a family and a single noise are certified by the same arithmetic.
+Releasing clamp(Y) = min(max(Y, e_0), e_M) instead of Y is post-processing: the certificate of Y
+holds for it.
 
 Scale-free
     The pairs and shifts come from the piece edges *relative to the first one*, in lattice ticks.
