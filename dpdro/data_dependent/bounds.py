@@ -490,39 +490,66 @@ def output_rounds(
     stall: float = 0.0,
     tol: float = 1e-9,
     on_lower=None,
+    on_upper=None,
+    pause=None,
+    resume=lambda: True,
 ) -> tuple[LowerBound | None, UpperBound | None]:
-    """:func:`output_bounds` within ``budget``: the lower bound's rounds of Algorithm 1 stop early
-    once a round raises the bound by less than ``stall`` (relative; every relaxation gives a valid
-    bound), ``on_lower`` receives the lower bound as soon as it is known, and ``upper()`` says then
-    whether the upper bound is still wanted."""
-    lb = ub = lp = None
+    """:func:`output_bounds` within ``budget``, for the driver.
+
+    The lower bound's rounds of Algorithm 1 stop early once a round raises the bound by less than
+    ``stall`` (relative; every relaxation gives a valid bound). ``pause(objective, predicted)``
+    may pause them earlier, given the objective and the predicted raise of the next round (the
+    last raise times the ratio of the last two): the upper bound is then solved first, and the
+    lower bound's rounds resume afterwards from the same rows if ``resume()`` says so (the next
+    round of a slowly converging relaxation can cost more than all the others together).
+    ``on_lower`` and ``on_upper`` receive each bound as soon as it is known; ``upper()`` says,
+    once the lower bound is known, whether the upper bound is still wanted."""
+    lb = ub = low = None
+    paused = False
     if lower:
-        lp = OutputLP(problem, beta, "lower")
-        res = _lower_rounds(lp, budget, stall, tol)
-        lb = _output_lower(lp, res, budget)
+        low = OutputLP(problem, beta, "lower")
+        res, paused = _lower_rounds(low, budget, stall, tol, pause)
+        lb = _output_lower(low, res, budget)
         if on_lower is not None:
             on_lower(lb)
-    if not upper() or budget.expired():
-        return lb, None
+    if upper() and not budget.expired():
+        ub = _output_upper_solve(problem, beta, low, budget, tol)
+        if ub is not None and on_upper is not None:
+            on_upper(ub)
+    if paused and resume() and not budget.expired():
+        low.use("lower")
+        res, _ = _lower_rounds(low, budget, stall, tol, None, res)
+        lb = _output_lower(low, res, budget)
+        if on_lower is not None:
+            on_lower(lb)
+    return lb, ub
+
+
+def _output_upper_solve(problem, beta, lp, budget: TimeBudget, tol: float) -> UpperBound | None:
+    """The output family on the lower bound's model ``lp`` where it has the upper mode (its rows
+    serve both), on a model of its own otherwise; ``None`` when it is not released in time."""
     if lp is None or "upper" not in lp.modes:
         lp = OutputLP(problem, beta, "upper")
     lp.use("upper")
     try:
         res = run_cutting_plane(lp, tol=tol, time_limit=budget.left(), **_cp_defaults(lp))
     except TimeoutError:
-        return lb, None
-    if res.converged:
-        try:
-            ub = _output_upper(lp, res, budget, tol)
-        except (ReleaseError, TimeoutError):
-            ub = None
-    return lb, ub
+        return None
+    if not res.converged:
+        return None
+    try:
+        return _output_upper(lp, res, budget, tol)
+    except (ReleaseError, TimeoutError):
+        return None
 
 
-def _lower_rounds(lp: OutputLP, budget: TimeBudget, stall: float, tol: float):
-    """Rounds of Algorithm 1 (one per call of :func:`run_cutting_plane`) until it converges, the
-    time is spent, or a round raises the objective by less than ``stall`` relative to it."""
-    res, last = None, None
+def _lower_rounds(lp: OutputLP, budget: TimeBudget, stall: float, tol: float, pause=None,
+                  res=None):
+    """Rounds of Algorithm 1 (one per call of :func:`run_cutting_plane`, continuing ``res``) until
+    it converges, the time is spent, a round raises the objective by less than ``stall`` relative
+    to it, or ``pause`` says so (:func:`output_rounds`). Returns the last result and whether it
+    was paused."""
+    raises: list[float] = []
     while True:
         try:
             new = run_cutting_plane(lp, tol=tol, time_limit=budget.left(), max_iter=1,
@@ -530,14 +557,17 @@ def _lower_rounds(lp: OutputLP, budget: TimeBudget, stall: float, tol: float):
         except TimeoutError:
             if res is None:
                 raise
-            return res
+            return res, False
         if res is not None:  # one history for all the rounds
             new.history = res.history + [(len(res.history) + 1,) + h[1:] for h in new.history]
             new.iterations = res.iterations + new.iterations
             new.simplex_iterations = max(new.simplex_iterations, res.simplex_iterations)
+            raises.append(new.objective - res.objective)
         res = new
         if res.converged or budget.expired():
-            return res
-        if last is not None and res.objective - last <= stall * abs(res.objective):
-            return res
-        last = res.objective
+            return res, False
+        if raises and raises[-1] <= stall * abs(res.objective):
+            return res, False
+        if pause is not None and len(raises) >= 2 and raises[-2] > 0:
+            if pause(res.objective, raises[-1] * max(0.0, raises[-1]) / raises[-2]):
+                return res, True

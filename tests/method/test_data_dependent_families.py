@@ -379,3 +379,30 @@ def test_driver_and_output_bounds_honour_the_time_limit(limit):
     assert time.perf_counter() - t <= 1.1 * limit + 0.5
     if lb is not None:
         assert lb.value <= output_bounds(prob, 0.25, lower=False)[1].value
+
+
+def test_driver_trace_is_the_running_best():
+    prob = problem("l2-shifted")
+    res = dd.optimal_noise(prob, rel_gap=0.02, time_limit=120)
+    seconds = [t for t, _, _ in res.trace]
+    ups = [u for _, u, _ in res.trace if u is not None]
+    los = [lo for _, _, lo in res.trace if lo is not None]
+    assert seconds == sorted(seconds) and seconds[-1] <= res.seconds
+    assert ups == sorted(ups, reverse=True) and los == sorted(los)
+    assert res.trace[-1][1:] == (res.upper.value, res.lower.value)
+
+
+def test_paused_lower_rounds_resume_to_the_same_bound():
+    """Pausing the lower bound's rounds for the upper bound and resuming them from the shared rows
+    gives the bound of the rounds run without a pause; the upper bound is the same too."""
+    from dpdro.data_dependent.bounds import output_rounds
+
+    prob = dd.Problem(epsilon=5.0, delta=0.25, sensitivity=2.0, phi_lo=0.0, phi_hi=4.0)
+    seen = []
+    lb, ub = output_rounds(prob, 0.25, budget=TimeBudget(120.0), pause=lambda obj, pred: True,
+                           on_lower=lambda b: seen.append(b.value))
+    plain_lb, plain_ub = output_bounds(prob, 0.25)
+    assert len(seen) == 2 and seen[0] <= seen[1] == lb.value
+    assert lb.value == pytest.approx(plain_lb.value, rel=1e-7)
+    assert ub.value == pytest.approx(plain_ub.value, rel=1e-7)
+    assert ub.mechanism.certify() <= prob.delta
