@@ -55,14 +55,15 @@ def _fmt(v) -> str:
     return "—" if v is None else f"{v:.5f}"
 
 
-def _first(trace, target: float):
+def _first(res, target: float):
     """The first entry of the driver's trace (every improvement of the bracket, timed) with a
-    relative gap ≤ ``target``."""
-    for seconds, upper, lower in trace:
+    relative gap ≤ ``target``, with the grid of the step it fell in."""
+    for seconds, upper, lower in res.trace:
         if upper is not None and lower is not None and lower > 0 and (upper - lower) <= (
             target * lower
         ):
-            return dict(seconds=seconds, upper=upper, lower=lower)
+            step = next((r for r in res.history if r["cumulative"] >= seconds), res.history[-1])
+            return dict(seconds=seconds, upper=upper, lower=lower, beta=step["beta"], K=step["K"])
     return None
 
 
@@ -81,11 +82,12 @@ def run_instance(spec: dict, time_limit: float, echo) -> dict:
     t0 = time.perf_counter()
     res = dd.optimal_noise(prob, rel_gap=min(TARGETS), time_limit=time_limit, progress=progress)
     seconds = time.perf_counter() - t0
-    reached = {t: _first(res.trace, t) for t in TARGETS}
+    reached = {t: _first(res, t) for t in TARGETS}
     certified = None if res.mechanism is None else res.mechanism.certify()
     if certified is not None and not certified <= prob.delta:
         raise RuntimeError(f"released mechanism is not private on {spec['label']}")
-    return dict(spec=spec, seconds=seconds, stopped=res.stopped, gap=res.gap, family=res.family,
+    return dict(spec=spec, **params, seconds=seconds, stopped=res.stopped, gap=res.gap,
+                family=res.family,
                 kind=None if res.mechanism is None else res.mechanism.kind,
                 upper=None if res.upper is None else res.upper.value,
                 lower=None if res.lower is None else res.lower.value, certified_delta=certified,
@@ -125,7 +127,8 @@ def main(argv=None):
     if args.time_limit <= 0:
         ap.error(f"--time-limit must be > 0, got {args.time_limit!r}")
     chosen = INSTANCES if args.only is None else [
-        INSTANCES[int(i) - 1] for i in args.only.split(",")]
+        INSTANCES[int(i) - 1] for i in sorted(args.only.split(","), key=int)]
+    n_fig3 = sum(spec["label"].startswith("Fig. 3") for spec in chosen)
     text = io.StringIO()
 
     def echo(line: str) -> None:
@@ -146,7 +149,8 @@ def main(argv=None):
         write_json_atomic(args.out + ".json", dict(
             provenance=provenance(command=" ".join(sys.argv)), time_limit=args.time_limit,
             targets=list(TARGETS), goals={str(k): v for k, v in GOALS.items()},
-            results=results, paper=PAPER))
+            # Figure 3's instances (read by chapter 23) and the two it was not tuned for
+            results=results[:n_fig3], untuned=results[n_fig3:], paper=PAPER))
 
 
 if __name__ == "__main__":
