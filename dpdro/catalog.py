@@ -45,6 +45,7 @@ import json
 import math
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
@@ -138,6 +139,11 @@ class Catalog:
     @property
     def delta_range(self) -> tuple[float, float]:
         return float(self.deltas[0]), float(self.deltas[-1])
+
+    @classmethod
+    def from_file(cls, path) -> Catalog:
+        """The catalog stored at ``path`` (gzip-compressed JSON, as ``scripts/build_catalog.py`` writes it)."""
+        return cls(json.loads(gzip.decompress(Path(path).read_bytes())))
 
     def noise(self, loss: str, i: int, j: int) -> PiecewiseUniform:
         """The stored noise at (ε_i, δ_j), Δf = 1."""

@@ -27,14 +27,18 @@ which the file does not contain; it is recorded, not re-derived, and it is not a
 from __future__ import annotations
 
 import datetime
+import json
 import math
+import os
 from importlib import metadata
+from pathlib import Path
 
 from ._validation import check_choice, check_open_unit, check_positive
 from .noise import PiecewiseUniform
 from .privacy import certify_delta
 
-__all__ = ["FORMAT", "VERSION", "LOSSES", "certificate", "document", "read_document", "software_versions"]
+__all__ = ["FORMAT", "VERSION", "LOSSES", "certificate", "document", "read_document", "read_file",
+           "software_versions"]
 
 FORMAT = "dpdro-noise"
 VERSION = 1
@@ -118,3 +122,26 @@ def read_document(doc) -> tuple[PiecewiseUniform, dict]:
         raise ValueError(f"certificate bounds must satisfy lower_bound <= expected_loss <= upper_bound = "
                          f"{fresh['expected_loss']!r}, got lower_bound = {lower!r}, upper_bound = {upper!r}")
     return noise, fresh
+
+
+def read_file(path: str | os.PathLike) -> tuple[PiecewiseUniform, dict]:
+    """(noise, certificate) of the noise file at ``path``, re-certified (:func:`read_document`).
+
+    Raises
+    ------
+    ValueError
+        One sentence naming the file and what is wrong with it: unreadable, not UTF-8, not JSON, or
+        refused by :func:`read_document`.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"noise file must be a readable UTF-8 file, got {str(path)!r} ({exc})") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"noise file must contain JSON, got {str(path)!r} ({exc})") from None
+    try:
+        return read_document(doc)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"noise file {str(path)!r} is refused: {exc}") from None

@@ -98,6 +98,7 @@ from fractions import Fraction
 import numpy as np
 
 from ._validation import check_finite, check_noise, check_open_unit, check_positive
+from .certificate import read_file
 from .privacy import certify_delta
 
 __all__ = ["SecureSampler"]
@@ -235,6 +236,37 @@ class SecureSampler:
         edges = [_binary(e) for e in noise.edges]
         self._edge_bits = max(k for _, k in edges)
         self._edges = [n << (self._edge_bits - k) for n, k in edges]
+
+    # ---------------------------------------------------------------------------------- constructors
+    @classmethod
+    def from_file(cls, path, *, resolution=None, rng=None) -> SecureSampler:
+        """The sampler of a noise file (``dpdro design``, :func:`dpdro.certificate.document`): ε, δ and Δf
+        are the file's certificate, which is re-checked when the file is read
+        (:func:`dpdro.certificate.read_file`) and again by the constructor.
+
+        Raises ``ValueError`` naming the file for an unreadable, malformed, edited or non-private file.
+        """
+        noise, cert = read_file(path)
+        return cls(noise, epsilon=cert["epsilon"], delta=cert["delta"], sensitivity=cert["sensitivity"],
+                   resolution=resolution, rng=rng)
+
+    @classmethod
+    def from_noise(cls, noise, *, resolution=None, rng=None) -> SecureSampler:
+        """The sampler of a noise that records its guarantee in ``noise.metadata`` (``epsilon``,
+        ``delta``, ``sensitivity``), as the noises of :func:`dpdro.optimal_noise`,
+        :func:`dpdro.catalog.lookup` and :func:`dpdro.composition.design_for_releases` do. The
+        recorded numbers are not trusted: the constructor certifies the noise at them.
+
+        Raises ``ValueError`` if the metadata lacks one of them.
+        """
+        noise = check_noise("noise", noise)
+        missing = [key for key in ("epsilon", "delta", "sensitivity") if key not in noise.metadata]
+        if missing:
+            raise ValueError(f"noise.metadata must record epsilon, delta and sensitivity (as dpdro's designs "
+                             f"do), got {sorted(noise.metadata)}; pass them to SecureSampler(noise, ...) instead")
+        meta = noise.metadata
+        return cls(noise, epsilon=meta["epsilon"], delta=meta["delta"], sensitivity=meta["sensitivity"],
+                   resolution=resolution, rng=rng)
 
     # ---------------------------------------------------------------------------------- sampling
     def _floor(self, c: int, w: int, d: int) -> int:
