@@ -65,6 +65,9 @@ class UsageError(ValueError):
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):  # no abbreviated options: --eps is not --epsilon
+        super().__init__(*args, allow_abbrev=False, **kwargs)
+
     def error(self, message):  # argparse's usage dump becomes one line
         raise UsageError(message)
 
@@ -260,10 +263,10 @@ def _compare_rows(noise_loss: float, lower: float | None, mechs: dict, delta: fl
 _SETTINGS = ("epsilon", "delta", "sensitivity", "loss")
 
 
-def _compare_settings(args, cert: dict | None) -> None:
-    """Fill --epsilon, --delta, --sensitivity and --loss from the noise file where not given, and warn
-    when a given one differs from the file's: the noise was designed for other settings, so it is not
-    optimised for these and the file's lower bound does not apply."""
+def _compare_settings(args, cert: dict | None) -> str | None:
+    """Fill --epsilon, --delta, --sensitivity and --loss from the noise file where not given; the warning
+    to print when a given one differs from the file's (the noise was designed for other settings, so it
+    is not optimised for these and the file's lower bound does not apply)."""
     if cert is None:
         missing = [f"--{k}" for k in ("epsilon", "delta", "loss") if getattr(args, k) is None]
         if missing:
@@ -271,28 +274,31 @@ def _compare_settings(args, cert: dict | None) -> None:
                              "the default)")
         if args.sensitivity is None:
             args.sensitivity = 1.0
-        return
+        return None
     given = {k: getattr(args, k) for k in _SETTINGS if getattr(args, k) is not None}
     differ = {k: v for k, v in given.items() if v != cert[k]}
     for k in _SETTINGS:
         if getattr(args, k) is None:
             setattr(args, k, cert[k])
-    if differ:
-        theirs = ", ".join(f"{k}={cert[k]!r}" for k in differ)
-        ours = ", ".join(f"{k}={v!r}" for k, v in differ.items())
-        _say(f"warning: the noise file was designed for {theirs}; comparing at {ours}: it is not "
-             "optimised for these settings and its lower bound is not used")
+    if not differ:
+        return None
+    theirs = ", ".join(f"{k}={cert[k]!r}" for k in differ)
+    ours = ", ".join(f"{k}={v!r}" for k, v in differ.items())
+    return (f"warning: the noise file was designed for {theirs}; comparing at {ours}: it is not "
+            "optimised for these settings and its lower bound is not used")
 
 
 def cmd_compare(args) -> None:
     lower = None
     if args.noise is not None:
         noise, cert = _read_noise(args.noise)
-        _compare_settings(args, cert)
+        warning = _compare_settings(args, cert)
         certified = certify_delta(noise, args.epsilon, args.sensitivity)
         if certified > args.delta:
             raise UsageError(f"noise file {args.noise!r} must be ({args.epsilon:g}, {args.delta:g})-DP at "
                              f"sensitivity {args.sensitivity:g}, got certified delta {certified!r}")
+        if warning:
+            _say(warning)
         same = all(cert[k] == getattr(args, k) for k in _SETTINGS)
         lower = cert["lower_bound"] if same else None
         source = f"noise file {args.noise}"

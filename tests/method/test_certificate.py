@@ -1,12 +1,13 @@
 """Noise files: a certificate is recomputed on reading, and every edit of the noise is detected."""
 
 import copy
+import re
 import json
 
 import pytest
 
 import dpdro
-from dpdro.certificate import certificate, document, read_document
+from dpdro.certificate import certificate, document, read_document, read_file
 
 
 @pytest.fixture(scope="module")
@@ -65,3 +66,20 @@ def test_edits_are_detected(doc, edit, message):
 def test_not_a_document():
     with pytest.raises(ValueError, match="format must be 'dpdro-noise' .* got 'list'"):
         read_document([1, 2])
+
+
+def test_read_file_names_the_file_and_what_is_wrong(doc, tmp_path):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(doc))
+    noise, cert = read_file(good)
+    assert cert == doc["certificate"] and cert["certified_delta"] == dpdro.certify_delta(noise, 1.0, 1.0)
+    (tmp_path / "bad.txt").write_bytes(b"\xff\xfe")
+    (tmp_path / "bad.json").write_text("{")
+    edited = copy.deepcopy(doc)
+    edited["certificate"]["delta"] = 0.1
+    (tmp_path / "edited.json").write_text(json.dumps(edited))
+    for name, message in (("missing.json", "must be a readable UTF-8 file"), ("bad.txt", "must be a readable UTF-8"),
+                          ("bad.json", "must contain JSON"), ("edited.json", "is refused: noise must be (1.0, 0.1)-DP")):
+        with pytest.raises(ValueError, match=re.escape(message)) as info:
+            read_file(tmp_path / name)
+        assert str(tmp_path / name) in str(info.value)

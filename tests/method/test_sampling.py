@@ -1,5 +1,6 @@
 """SecureSampler: the law it draws is the certified one (exhaustively and statistically), and it is fast."""
 
+import json
 import math
 import random
 import time
@@ -230,3 +231,40 @@ def test_property_draws_lie_in_the_exact_support(tiny_noise, value, h_exp):
     pmf = sampler.release_pmf(value)
     assert sum(pmf.values()) == 1
     assert set(sampler.release(value, 50).tolist()) <= set(pmf)
+
+
+# ------------------------------------------------------------------------------------------ constructors
+def test_from_file_takes_the_guarantee_from_the_certificate(tmp_path, noise_l2):
+    cert = dpdro.certificate.certificate(noise_l2, epsilon=1.0, delta=0.05, sensitivity=1.0, loss="l2")
+    path = tmp_path / "noise.json"
+    path.write_text(json.dumps(dpdro.certificate.document(noise_l2, cert)))
+    sampler = SecureSampler.from_file(path, rng=5)
+    assert (sampler.epsilon, sampler.delta, sampler.sensitivity) == (1.0, 0.05, 1.0)
+    assert sampler.certified_delta == dpdro.certify_delta(noise_l2, 1.0, 1.0)
+    assert np.array_equal(sampler.release(3.0, 20),
+                          SecureSampler(noise_l2, epsilon=1.0, delta=0.05, sensitivity=1.0, rng=5).release(3.0, 20))
+    doc = json.loads(path.read_text())
+    doc["noise"]["probs"][0] += 0.01  # edited: refused, with the file named
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=rf"noise file '{path}' is refused: "):
+        SecureSampler.from_file(path)
+    with pytest.raises(ValueError, match="noise file must be a readable UTF-8 file, got 'nope.json'"):
+        SecureSampler.from_file("nope.json")
+
+
+def test_from_noise_takes_the_guarantee_a_design_records():
+    res = dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=1e-3, sensitivity=2.0, loss="l2"))
+    sampler = SecureSampler.from_noise(res.noise)
+    assert (sampler.epsilon, sampler.delta, sampler.sensitivity) == (1.0, 1e-3, 2.0)
+    assert sampler.certified_delta == dpdro.certify_delta(res.noise, 1.0, 2.0) <= 1e-3
+    found = dpdro.catalog.lookup(epsilon=1.0, delta=1e-4, sensitivity=3.0, loss="l1")
+    assert SecureSampler.from_noise(found.noise).sensitivity == 3.0
+
+
+def test_from_noise_refuses_missing_or_false_metadata(noise_l2):
+    with pytest.raises(ValueError, match="noise.metadata must record epsilon, delta and sensitivity"):
+        SecureSampler.from_noise(dpdro.PiecewiseUniform(noise_l2.edges, noise_l2.probs, grid=noise_l2.grid))
+    lying = dpdro.PiecewiseUniform(noise_l2.edges, noise_l2.probs, grid=noise_l2.grid,
+                                   metadata={"epsilon": 1.0, "delta": 0.01, "sensitivity": 1.0})
+    with pytest.raises(ValueError, match=r"certify_delta gives 0.04999.* > delta = 0.01"):
+        SecureSampler.from_noise(lying)  # the recorded numbers are checked, not trusted
