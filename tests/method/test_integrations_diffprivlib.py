@@ -96,3 +96,11 @@ def test_workflow_side_by_side_with_laplace_under_a_budget_accountant(noise_l2):
     many_ours = np.array([ours.randomise(0.0) for _ in range(20_000)])
     many_laplace = np.array([laplace.randomise(0.0) for _ in range(20_000)])
     assert np.mean(many_ours**2) < 0.6 * np.mean(many_laplace**2)
+
+
+def test_from_noise_takes_the_recorded_guarantee():
+    res = dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=1e-3, sensitivity=2.0, loss="l2"))
+    mech = CertifiedNoise.from_noise(res.noise, random_state=3)
+    assert (mech.epsilon, mech.delta, mech.sensitivity) == (1.0, 1e-3, 2.0)
+    assert mech.certified_delta == dpdro.certify_delta(res.noise, 1.0, 2.0)
+    assert isinstance(mech.randomise(10.0), float)

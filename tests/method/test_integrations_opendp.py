@@ -4,7 +4,7 @@ import opendp.prelude as dp
 import pytest
 
 import dpdro
-from dpdro.integrations.opendp import make_certified_noise
+from dpdro.integrations.opendp import make_certified_noise, then_certified_noise
 from dpdro.sampling import SecureSampler
 
 
@@ -91,3 +91,45 @@ def test_rejects_bad_spaces(noise_l2):
     meas = make_certified_noise(dp.atom_domain(T=int), dp.absolute_distance(T=int), noise_l2, **kw)
     with pytest.raises(Exception, match="d_in must be finite and >= 0, got -1"):
         meas.map(-1)
+
+
+def test_then_route_takes_the_space_from_the_chain(noise_l2):
+    """``pre >> then_certified_noise(noise)``: OpenDP's partial-constructor convention; the same
+    measurement as the make_ route (same map, same seeded releases)."""
+    pre = count_chain()
+    kw = dict(epsilon=1.0, delta=0.05, sensitivity=1.0)
+    then = pre >> then_certified_noise(noise_l2, rng=4, **kw)
+    make = pre >> make_certified_noise(pre.output_domain, pre.output_metric, noise_l2, rng=4, **kw)
+    assert then.map(1) == make.map(1) == (1.0, dpdro.certify_delta(noise_l2, 1.0, 1.0))
+    assert [then([1, 1, 0]) for _ in range(5)] == [make([1, 1, 0]) for _ in range(5)]
+
+
+def test_guarantee_defaults_to_what_the_design_records():
+    res = dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=1e-3, loss="l2"))
+    meas = count_chain() >> then_certified_noise(res.noise)
+    assert meas.map(1) == (1.0, dpdro.certify_delta(res.noise, 1.0, 1.0))
+    bare = dpdro.PiecewiseUniform(res.noise.edges, res.noise.probs, grid=res.noise.grid, atom=res.noise.atom)
+    with pytest.raises(ValueError, match="noise.metadata must record epsilon, delta and sensitivity"):
+        count_chain() >> then_certified_noise(bare)
+
+
+def test_context_api_route_charges_the_compositor(noise_l2):
+    """``dp.register(make_certified_noise)`` puts ``.certified_noise(...)`` in OpenDP's Context API: the
+    compositor admits a release whose certified δ fits the per-query budget, and refuses one that
+    does not (its δ is above the share left)."""
+    try:
+        dp.register(make_certified_noise)
+    except ValueError:  # registered earlier in this process (OpenDP's registry is global)
+        pass
+    context = dp.Context.compositor(data=[1, 0, 1, 1, 7], privacy_unit=dp.unit_of(contributions=1),
+                                    privacy_loss=dp.loss_of(epsilon=2.0, delta=0.1), split_evenly_over=2)
+    kw = dict(epsilon=1.0, delta=0.05, sensitivity=1.0, rng=2)
+    release = context.query().clamp((0, 1)).sum().certified_noise(noise_l2, **kw).release()
+    assert isinstance(release, float) and abs(release - 4) < 3
+    assert isinstance(context.query().clamp((0, 1)).sum().certified_noise(noise_l2, **kw).release(), float)
+    with pytest.raises(ValueError, match="exhausted"):
+        context.query().clamp((0, 1)).sum().certified_noise(noise_l2, **kw).release()
+    tight = dp.Context.compositor(data=[1, 0], privacy_unit=dp.unit_of(contributions=1),
+                                  privacy_loss=dp.loss_of(epsilon=2.0, delta=0.05), split_evenly_over=2)
+    with pytest.raises(Exception):  # the certified δ ≈ 0.05 exceeds the per-query 0.025
+        tight.query().clamp((0, 1)).sum().certified_noise(noise_l2, **kw).release()
