@@ -18,18 +18,21 @@ under ``results/composition/crossover/`` holds both plans, the search history an
 
 from __future__ import annotations
 
+import math
 import time
+from fractions import Fraction
 from pathlib import Path
 
-from dpdro.composition import design_for_releases
+from dpdro.composition import DominatingPair, design_for_releases
 
 from .paths import RESULTS
 from .provenance import provenance, read_json
 from .sweep import Family, Option
 
-__all__ = ["KS", "EPSILONS", "DELTA", "LOSSES", "OUT", "FAMILY", "crossover_point", "load_crossover"]
+__all__ = ["KS", "EPSILONS", "DELTA", "LOSSES", "OUT", "FAMILY", "crossover_point", "load_crossover",
+           "privacy_buckets_pld"]
 
-KS = (1, 2, 3, 5, 10, 20, 50, 100)
+KS = (1, 2, 3, 5, 7, 10, 15, 20, 50, 100)
 EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
 DELTA = 1e-5
 LOSSES = ("l1", "l2")
@@ -76,3 +79,22 @@ def load_crossover(out: Path = OUT) -> list[dict]:
     """The stored points, sorted by loss, total ε and k."""
     rows = [read_json(p) for p in sorted(Path(out).glob("*.json"))]
     return sorted(rows, key=lambda r: (r["loss"], r["epsilon"], r["k"]))
+
+
+def privacy_buckets_pld(pair: DominatingPair, step: float = 1e-4):
+    """The PLD dpdro built before connect-the-dots, for the book's comparison: every privacy loss of the
+    pair overestimated by a few ulps of the logs of its numerator and denominator and rounded **up** to
+    the grid sℤ ("privacy buckets", as dp_accounting's ``pessimistic_estimate``), masses rounded up to
+    floats. Valid, but a loss exactly at a grid point ε moves to ε + s."""
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    grid = Fraction(step)
+    buckets: dict[int, Fraction] = {}
+    for p, q in zip(pair.p, pair.q):
+        lt, lb = math.log(p.numerator * q.denominator), math.log(p.denominator * q.numerator)
+        loss = lt - lb + 8 * (math.ulp(lt) + math.ulp(lb)) + math.ulp(abs(lt - lb))
+        i = math.ceil(Fraction(loss) / grid)
+        buckets[i] = buckets.get(i, Fraction(0)) + p
+    rounded = {i: math.nextafter(float(m), math.inf) for i, m in buckets.items()}
+    return PrivacyLossDistribution.create_from_rounded_probability(
+        rounded, math.nextafter(float(pair.infinity_mass), math.inf), step)
