@@ -106,7 +106,9 @@ class CatalogNoise:
 def _scaled(noise: PiecewiseUniform, factor: float, metadata: dict) -> PiecewiseUniform:
     """The law of factor·X (edges and grid scaled, masses unchanged), with ``metadata``."""
     grid = None if noise.grid is None else noise.grid * factor
-    return PiecewiseUniform(noise.edges * factor, noise.probs, grid=grid, metadata=metadata, atom=noise.atom)
+    return PiecewiseUniform(
+        noise.edges * factor, noise.probs, grid=grid, metadata=metadata, atom=noise.atom
+    )
 
 
 class Catalog:
@@ -121,9 +123,15 @@ class Catalog:
     """
 
     def __init__(self, doc: dict):
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
-            raise ValueError(f"catalog must be a {FORMAT!r} document of version {VERSION}, got "
-                             f"{(doc.get('format'), doc.get('version')) if isinstance(doc, dict) else doc!r}")
+        if (
+            not isinstance(doc, dict)
+            or doc.get("format") != FORMAT
+            or doc.get("version") != VERSION
+        ):
+            raise ValueError(
+                f"catalog must be a {FORMAT!r} document of version {VERSION}, got "
+                f"{(doc.get('format'), doc.get('version')) if isinstance(doc, dict) else doc!r}"
+            )
         self.grid = dict(doc["grid"])
         self.provenance = dict(doc.get("provenance") or {})
         self.epsilons = np.asarray(self.grid["epsilons"], dtype=float)
@@ -160,10 +168,15 @@ class Catalog:
         delta = check_open_unit("delta", delta)
         sensitivity = check_positive("sensitivity", sensitivity)
         loss = check_choice("loss", loss, self.losses)
-        for name, value, (lo, hi) in (("epsilon", epsilon, self.epsilon_range), ("delta", delta, self.delta_range)):
+        for name, value, (lo, hi) in (
+            ("epsilon", epsilon, self.epsilon_range),
+            ("delta", delta, self.delta_range),
+        ):
             if not lo <= value <= hi:
-                raise ValueError(f"{name} must lie in the catalog's range [{lo!r}, {hi!r}], got {value!r}; "
-                                 "design a noise with dpdro.optimal_noise (dpdro design) instead")
+                raise ValueError(
+                    f"{name} must lie in the catalog's range [{lo!r}, {hi!r}], got {value!r}; "
+                    "design a noise with dpdro.optimal_noise (dpdro design) instead"
+                )
         return epsilon, delta, sensitivity, loss
 
     def lookup(self, *, epsilon, delta, sensitivity=1.0, loss="l1") -> CatalogNoise:
@@ -180,32 +193,55 @@ class Catalog:
         above = (E >= epsilon) & (D >= delta)
         k = int(np.argmax(np.where(above, self.lower[loss], -math.inf)))
         i2, j2 = np.unravel_index(k, E.shape)
-        lower = float(np.nextafter(self.lower[loss][i2, j2] * sensitivity ** _POWER[loss], -math.inf))
+        lower = float(
+            np.nextafter(self.lower[loss][i2, j2] * sensitivity ** _POWER[loss], -math.inf)
+        )
         below = (E <= epsilon) & (D <= delta)
         for k in np.argsort(np.where(below, self.upper[loss], math.inf), axis=None):
             i, j = np.unravel_index(k, E.shape)
             if not below[i, j]:
                 break
-            meta = {"epsilon": epsilon, "delta": delta, "sensitivity": sensitivity, "loss": loss,
-                    "catalog_point": [float(E[i, j]), float(D[i, j])]}
+            meta = {
+                "epsilon": epsilon,
+                "delta": delta,
+                "sensitivity": sensitivity,
+                "loss": loss,
+                "catalog_point": [float(E[i, j]), float(D[i, j])],
+            }
             noise = _scaled(self.noise(loss, i, j), sensitivity, meta)
             certified = certify_delta(noise, epsilon, sensitivity)
             if certified <= delta:
-                return CatalogNoise(noise, epsilon, delta, sensitivity, loss, certified, noise.expected_loss(loss),
-                                    lower, (float(E[i, j]), float(D[i, j])), (float(E[i2, j2]), float(D[i2, j2])))
-        raise ValueError(f"no stored noise re-certifies at epsilon = {epsilon!r}, delta = {delta!r}, sensitivity = "
-                         f"{sensitivity!r}: the catalog is corrupt; rebuild it with scripts/build_catalog.py")
+                return CatalogNoise(
+                    noise,
+                    epsilon,
+                    delta,
+                    sensitivity,
+                    loss,
+                    certified,
+                    noise.expected_loss(loss),
+                    lower,
+                    (float(E[i, j]), float(D[i, j])),
+                    (float(E[i2, j2]), float(D[i2, j2])),
+                )
+        raise ValueError(
+            f"no stored noise re-certifies at epsilon = {epsilon!r}, delta = {delta!r}, sensitivity = "
+            f"{sensitivity!r}: the catalog is corrupt; rebuild it with scripts/build_catalog.py"
+        )
 
     def worst_gap(self, loss: str) -> float:
         """max U/L − 1 over all requests in the covered range (module docstring, bracket width): the
         worst case is a request just above (ε_i, δ_j), with U_ij against L at (ε_{i+1}, δ_{j+1})."""
         u, low = self.upper[loss], self.lower[loss]
-        nxt = np.maximum.accumulate(np.maximum.accumulate(low[::-1, ::-1], axis=0), axis=1)[::-1, ::-1]
+        nxt = np.maximum.accumulate(np.maximum.accumulate(low[::-1, ::-1], axis=0), axis=1)[
+            ::-1, ::-1
+        ]
         best_u = np.minimum.accumulate(np.minimum.accumulate(u, axis=0), axis=1)
         # a request in the cell [ε_i, ε_{i+1}) × [δ_j, δ_{j+1}) (or on the top/right edge)
         ii = np.minimum(np.arange(u.shape[0]) + 1, u.shape[0] - 1)
         jj = np.minimum(np.arange(u.shape[1]) + 1, u.shape[1] - 1)
-        return float(np.max(best_u / np.nextafter(nxt[np.ix_(ii, jj)], -math.inf)) - 1.0)  # L rounded down
+        return float(
+            np.max(best_u / np.nextafter(nxt[np.ix_(ii, jj)], -math.inf)) - 1.0
+        )  # L rounded down
 
     def point_gap(self, loss: str) -> float:
         """max U_ij/L_ij − 1 over the grid points: the bracket of a request at a grid point."""
@@ -216,11 +252,13 @@ class Catalog:
         (e0, e1), (d0, d1) = self.epsilon_range, self.delta_range
         at = ", ".join(f"{loss} {100 * self.point_gap(loss):.2f}%" for loss in self.losses)
         between = ", ".join(f"{loss} {100 * self.worst_gap(loss):.3g}%" for loss in self.losses)
-        return (f"catalog: epsilon in [{e0:g}, {e1:g}] ({self.epsilons.size} values), delta in "
-                f"[{d0:g}, {d1:g}] ({self.deltas.size} values),\n"
-                f"losses {', '.join(self.losses)}, sensitivity 1 (any other scaled exactly)\n"
-                f"worst bracket U/L - 1 at a grid point: {at}\n"
-                f"worst between grid points: {between} (design a noise there instead)")
+        return (
+            f"catalog: epsilon in [{e0:g}, {e1:g}] ({self.epsilons.size} values), delta in "
+            f"[{d0:g}, {d1:g}] ({self.deltas.size} values),\n"
+            f"losses {', '.join(self.losses)}, sensitivity 1 (any other scaled exactly)\n"
+            f"worst bracket U/L - 1 at a grid point: {at}\n"
+            f"worst between grid points: {between} (design a noise there instead)"
+        )
 
 
 @functools.lru_cache(maxsize=1)

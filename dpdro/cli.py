@@ -121,18 +121,23 @@ def _loss(text: str) -> str:
 # ----------------------------------------------------------------------------- checks before any work
 def _check_design_range(args) -> None:
     """ε and δ within the range a design is documented for (:data:`EPSILON_RANGE`, :data:`DELTA_RANGE`)."""
-    for name, value, (lo, hi) in (("epsilon", args.epsilon, EPSILON_RANGE),
-                                  ("delta", args.delta, DELTA_RANGE)):
+    for name, value, (lo, hi) in (
+        ("epsilon", args.epsilon, EPSILON_RANGE),
+        ("delta", args.delta, DELTA_RANGE),
+    ):
         if not lo <= value <= hi:
-            raise UsageError(f"{name} must lie in [{lo:g}, {hi:g}] to design a noise (the range dpdro is "
-                             f"tested on), got {value!r}")
+            raise UsageError(
+                f"{name} must lie in [{lo:g}, {hi:g}] to design a noise (the range dpdro is "
+                f"tested on), got {value!r}"
+            )
 
 
 def _problem(args) -> Problem:
     _check_design_range(args)
     try:
-        return Problem(epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity,
-                       loss=args.loss)
+        return Problem(
+            epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity, loss=args.loss
+        )
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
 
@@ -181,22 +186,31 @@ def _emit(args, payload: dict, lines: list[str]) -> None:
 
 def _design(problem: Problem, gap: float, time_limit: float, loss: str):
     """optimal_noise with start and finish lines on stderr (and its per-round lines on a terminal)."""
-    _say(f"designing {loss} noise for epsilon={problem.epsilon:g}, delta={problem.delta:g}, "
-         f"sensitivity={problem.sensitivity:g}, target gap {gap:g}, time limit {time_limit:g} s")
+    _say(
+        f"designing {loss} noise for epsilon={problem.epsilon:g}, delta={problem.delta:g}, "
+        f"sensitivity={problem.sensitivity:g}, target gap {gap:g}, time limit {time_limit:g} s"
+    )
     t0 = time.perf_counter()
     res = optimal_noise(problem, rel_gap=gap, time_limit=time_limit, progress=sys.stderr.isatty())
     reached = "" if res.gap <= gap else f" (target {gap:g} not reached within the time limit)"
-    _say(f"done in {time.perf_counter() - t0:.1f} s: expected loss {res.upper.value:.6g}, lower "
-         f"bound {res.lower.value:.6g}, gap {res.gap:.4g}{reached}")
+    _say(
+        f"done in {time.perf_counter() - t0:.1f} s: expected loss {res.upper.value:.6g}, lower "
+        f"bound {res.lower.value:.6g}, gap {res.gap:.4g}{reached}"
+    )
     return res
 
 
 def _describe(cert: dict) -> str:
-    lower = "" if cert["lower_bound"] is None else (
-        f", optimum >= {cert['lower_bound']:.6g} (gap {100 * cert['gap']:.2f}%)")
-    return (f"{cert['loss']} noise for (epsilon, delta) = ({cert['epsilon']:g}, {cert['delta']:g}), "
-            f"sensitivity {cert['sensitivity']:g}\n  expected loss {cert['expected_loss']:.6g}{lower}\n"
-            f"  certified delta {cert['certified_delta']:.12g}")
+    lower = (
+        ""
+        if cert["lower_bound"] is None
+        else (f", optimum >= {cert['lower_bound']:.6g} (gap {100 * cert['gap']:.2f}%)")
+    )
+    return (
+        f"{cert['loss']} noise for (epsilon, delta) = ({cert['epsilon']:g}, {cert['delta']:g}), "
+        f"sensitivity {cert['sensitivity']:g}\n  expected loss {cert['expected_loss']:.6g}{lower}\n"
+        f"  certified delta {cert['certified_delta']:.12g}"
+    )
 
 
 # ----------------------------------------------------------------------------- subcommands
@@ -204,8 +218,15 @@ def cmd_design(args) -> None:
     problem = _problem(args)
     _check_output(args.output)
     res = _design(problem, args.gap, args.time_limit, args.loss)
-    cert = certificate(res.noise, epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity,
-                       loss=args.loss, upper_bound=res.upper.value, lower_bound=res.lower.value)
+    cert = certificate(
+        res.noise,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        sensitivity=args.sensitivity,
+        loss=args.loss,
+        upper_bound=res.upper.value,
+        lower_bound=res.lower.value,
+    )
     _write(args.output, document(res.noise, cert))
     if args.output != "-":
         print(f"wrote {args.output}: {_describe(cert)}")
@@ -217,13 +238,18 @@ def cmd_certify(args) -> None:
     sens = cert["sensitivity"] if args.sensitivity is None else args.sensitivity
     delta = certify_delta(noise, eps, sens)
     payload = {"file": cert, "epsilon": eps, "sensitivity": sens, "certified_delta": delta}
-    lines = [f"file certificate holds: {_describe(cert)}",
-             f"certified delta at epsilon={eps:g}, sensitivity={sens:g}: {delta:.12g}"]
+    lines = [
+        f"file certificate holds: {_describe(cert)}",
+        f"certified delta at epsilon={eps:g}, sensitivity={sens:g}: {delta:.12g}",
+    ]
     if args.profile:
         grid = np.geomspace(eps / 4, 4 * eps, args.points)
         profile = [(float(e), certify_delta(noise, float(e), sens)) for e in grid]
         payload["profile"] = [{"epsilon": e, "delta": d} for e, d in profile]
-        lines += [f"privacy profile at sensitivity {sens:g}:", f"{'epsilon':>12}  {'delta(epsilon)':>16}"]
+        lines += [
+            f"privacy profile at sensitivity {sens:g}:",
+            f"{'epsilon':>12}  {'delta(epsilon)':>16}",
+        ]
         lines += [f"{e:12.6g}  {d:16.10g}" for e, d in profile]
     _emit(args, payload, lines)
 
@@ -231,22 +257,40 @@ def cmd_certify(args) -> None:
 def cmd_sample(args) -> None:
     noise, cert = _read_noise(args.noise)
     if args.seed is not None:
-        _say("warning: seeded draws (--seed) are reproducible and NOT for deployment; omit --seed for "
-             "secure draws")
-    sampler = SecureSampler(noise, epsilon=cert["epsilon"], delta=cert["delta"],
-                            sensitivity=cert["sensitivity"], rng=args.seed)
+        _say(
+            "warning: seeded draws (--seed) are reproducible and NOT for deployment; omit --seed for "
+            "secure draws"
+        )
+    sampler = SecureSampler(
+        noise,
+        epsilon=cert["epsilon"],
+        delta=cert["delta"],
+        sensitivity=cert["sensitivity"],
+        rng=args.seed,
+    )
     if args.json:
         draws = np.atleast_1d(sampler.release(args.value, args.n)).tolist()
-        print(json.dumps({"value": args.value, "resolution": sampler.resolution, "epsilon": cert["epsilon"],
-                          "certified_delta": sampler.certified_delta, "seeded": args.seed is not None,
-                          "draws": draws}))
+        print(
+            json.dumps(
+                {
+                    "value": args.value,
+                    "resolution": sampler.resolution,
+                    "epsilon": cert["epsilon"],
+                    "certified_delta": sampler.certified_delta,
+                    "seeded": args.seed is not None,
+                    "draws": draws,
+                }
+            )
+        )
         return
     for start in range(0, args.n, _CHUNK):  # streamed: memory does not grow with n
         chunk = sampler.release(args.value, min(_CHUNK, args.n - start))
         sys.stdout.write("".join(f"{x!r}\n" for x in chunk.tolist()))
 
 
-def _compare_rows(noise_loss: float, lower: float | None, mechs: dict, delta: float, loss: str) -> list:
+def _compare_rows(
+    noise_loss: float, lower: float | None, mechs: dict, delta: float, loss: str
+) -> list:
     rows = [{"mechanism": "dpdro", "expected_loss": noise_loss, "valid": True}]
     for name in BASELINES:
         m = mechs.get(name)
@@ -270,8 +314,10 @@ def _compare_settings(args, cert: dict | None) -> str | None:
     if cert is None:
         missing = [f"--{k}" for k in ("epsilon", "delta", "loss") if getattr(args, k) is None]
         if missing:
-            raise UsageError(f"compare needs {', '.join(missing)} (or --noise FILE, whose settings are "
-                             "the default)")
+            raise UsageError(
+                f"compare needs {', '.join(missing)} (or --noise FILE, whose settings are "
+                "the default)"
+            )
         if args.sensitivity is None:
             args.sensitivity = 1.0
         return None
@@ -284,8 +330,10 @@ def _compare_settings(args, cert: dict | None) -> str | None:
         return None
     theirs = ", ".join(f"{k}={cert[k]!r}" for k in differ)
     ours = ", ".join(f"{k}={v!r}" for k, v in differ.items())
-    return (f"warning: the noise file was designed for {theirs}; comparing at {ours}: it is not "
-            "optimised for these settings and its lower bound is not used")
+    return (
+        f"warning: the noise file was designed for {theirs}; comparing at {ours}: it is not "
+        "optimised for these settings and its lower bound is not used"
+    )
 
 
 def cmd_compare(args) -> None:
@@ -295,8 +343,10 @@ def cmd_compare(args) -> None:
         warning = _compare_settings(args, cert)
         certified = certify_delta(noise, args.epsilon, args.sensitivity)
         if certified > args.delta:
-            raise UsageError(f"noise file {args.noise!r} must be ({args.epsilon:g}, {args.delta:g})-DP at "
-                             f"sensitivity {args.sensitivity:g}, got certified delta {certified!r}")
+            raise UsageError(
+                f"noise file {args.noise!r} must be ({args.epsilon:g}, {args.delta:g})-DP at "
+                f"sensitivity {args.sensitivity:g}, got certified delta {certified!r}"
+            )
         if warning:
             _say(warning)
         same = all(cert[k] == getattr(args, k) for k in _SETTINGS)
@@ -307,65 +357,122 @@ def cmd_compare(args) -> None:
         res = _design(_problem(args), args.gap, args.time_limit, args.loss)
         noise, lower = res.noise, res.lower.value
         source = f"optimal_noise(rel_gap={args.gap:g})"
-    mechs = baselines(epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity, loss=args.loss)
+    mechs = baselines(
+        epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity, loss=args.loss
+    )
     rows = _compare_rows(noise.expected_loss(args.loss), lower, mechs, args.delta, args.loss)
     what = "E|X|" if args.loss == "l1" else "E X^2"
-    lines = [f"{what} at epsilon={args.epsilon:g}, delta={args.delta:g}, sensitivity={args.sensitivity:g} "
-             f"(dpdro: {source}" + ("" if lower is None else f"; optimum >= {lower:.6g}") + ")",
-             f"{'mechanism':<18} {what:>12} {'ratio to dpdro':>15} {'gap to optimum <=':>18}"]
+    lines = [
+        f"{what} at epsilon={args.epsilon:g}, delta={args.delta:g}, sensitivity={args.sensitivity:g} "
+        f"(dpdro: {source}" + ("" if lower is None else f"; optimum >= {lower:.6g}") + ")",
+        f"{'mechanism':<18} {what:>12} {'ratio to dpdro':>15} {'gap to optimum <=':>18}",
+    ]
     for r in rows:
         if r["expected_loss"] is None:
-            lines.append(f"{r['mechanism']:<18} {'n/a':>12}   (delta below the certificate's rounding "
-                         "allowance)")
+            lines.append(
+                f"{r['mechanism']:<18} {'n/a':>12}   (delta below the certificate's rounding "
+                "allowance)"
+            )
             continue
         gap = "" if r["gap_bound"] is None else f"{100 * r['gap_bound']:17.2f}%"
         flag = "" if r["valid"] else "   not (epsilon, delta)-DP at these parameters"
-        lines.append(f"{r['mechanism']:<18} {r['expected_loss']:12.6g} {r['ratio']:15.4f} {gap:>18}{flag}")
-    _emit(args, {"epsilon": args.epsilon, "delta": args.delta, "sensitivity": args.sensitivity,
-                 "loss": args.loss, "lower_bound": lower, "rows": rows}, lines)
+        lines.append(
+            f"{r['mechanism']:<18} {r['expected_loss']:12.6g} {r['ratio']:15.4f} {gap:>18}{flag}"
+        )
+    _emit(
+        args,
+        {
+            "epsilon": args.epsilon,
+            "delta": args.delta,
+            "sensitivity": args.sensitivity,
+            "loss": args.loss,
+            "lower_bound": lower,
+            "rows": rows,
+        },
+        lines,
+    )
 
 
 def cmd_compose(args) -> None:
     _check_design_range(args)
-    if args.epsilon / args.releases < EPSILON_RANGE[0] or args.delta / args.releases < DELTA_RANGE[0]:
-        raise UsageError(f"epsilon/releases and delta/releases must be at least {EPSILON_RANGE[0]:g} and "
-                         f"{DELTA_RANGE[0]:g} (each release is designed), got {args.epsilon!r}/"
-                         f"{args.releases} and {args.delta!r}/{args.releases}")
+    if (
+        args.epsilon / args.releases < EPSILON_RANGE[0]
+        or args.delta / args.releases < DELTA_RANGE[0]
+    ):
+        raise UsageError(
+            f"epsilon/releases and delta/releases must be at least {EPSILON_RANGE[0]:g} and "
+            f"{DELTA_RANGE[0]:g} (each release is designed), got {args.epsilon!r}/"
+            f"{args.releases} and {args.delta!r}/{args.releases}"
+        )
     _check_output(args.output)
-    _say(f"designing for {args.releases} releases, jointly (epsilon, delta) = ({args.epsilon:g}, "
-         f"{args.delta:g})-DP, {args.loss}, time limit {args.time_limit:g} s per design")
+    _say(
+        f"designing for {args.releases} releases, jointly (epsilon, delta) = ({args.epsilon:g}, "
+        f"{args.delta:g})-DP, {args.loss}, time limit {args.time_limit:g} s per design"
+    )
     t0 = time.perf_counter()
-    d = design_for_releases(args.releases, args.epsilon, args.delta, args.sensitivity, args.loss,
-                            rel_gap=args.gap, time_limit=args.time_limit)
+    d = design_for_releases(
+        args.releases,
+        args.epsilon,
+        args.delta,
+        args.sensitivity,
+        args.loss,
+        rel_gap=args.gap,
+        time_limit=args.time_limit,
+    )
     _say(f"done in {time.perf_counter() - t0:.1f} s ({len(d.history)} designs)")
     what = "E|X|" if args.loss == "l1" else "E X^2"
     g, n = d.gaussian, d.noise
-    lines = [f"{args.releases} releases of a query of sensitivity {args.sensitivity:g}, jointly "
-             f"({args.epsilon:g}, {args.delta:g})-DP; {what} per release:"]
+    lines = [
+        f"{args.releases} releases of a query of sensitivity {args.sensitivity:g}, jointly "
+        f"({args.epsilon:g}, {args.delta:g})-DP; {what} per release:"
+    ]
     if n is not None:
-        lines.append(f"  optimal noise      {n.expected_loss:12.6g}  per release ({n.epsilon:.6g}, "
-                     f"{n.delta:.3g})-DP, composed delta {n.composed_delta:.4g}")
-    lines.append(f"  analytic Gaussian  {g.expected_loss:12.6g}  sigma {g.sigma:.6g}, composed delta "
-                 f"{g.composed_delta:.4g}")
+        lines.append(
+            f"  optimal noise      {n.expected_loss:12.6g}  per release ({n.epsilon:.6g}, "
+            f"{n.delta:.3g})-DP, composed delta {n.composed_delta:.4g}"
+        )
+    lines.append(
+        f"  analytic Gaussian  {g.expected_loss:12.6g}  sigma {g.sigma:.6g}, composed delta "
+        f"{g.composed_delta:.4g}"
+    )
     if d.mechanism == "optimal_noise":
         lines.append(f"the optimal noise wins: {100 * (1 - d.ratio):.1f}% below the Gaussian")
     else:
-        lines.append(f"the analytic Gaussian wins: {100 * (1 - 1 / d.ratio):.1f}% below the optimal noise; "
-                     f"add N(0, sigma^2), sigma = {g.sigma:.6g}, to each answer")
-    payload = {"releases": args.releases, "epsilon": args.epsilon, "delta": args.delta,
-               "sensitivity": args.sensitivity, "loss": args.loss, "winner": d.mechanism,
-               "gaussian": {"sigma": g.sigma, "expected_loss": g.expected_loss,
-                            "composed_delta": g.composed_delta},
-               "optimal_noise": None if n is None else {
-                   "epsilon": n.epsilon, "delta": n.delta, "expected_loss": n.expected_loss,
-                   "composed_delta": n.composed_delta}}
+        lines.append(
+            f"the analytic Gaussian wins: {100 * (1 - 1 / d.ratio):.1f}% below the optimal noise; "
+            f"add N(0, sigma^2), sigma = {g.sigma:.6g}, to each answer"
+        )
+    payload = {
+        "releases": args.releases,
+        "epsilon": args.epsilon,
+        "delta": args.delta,
+        "sensitivity": args.sensitivity,
+        "loss": args.loss,
+        "winner": d.mechanism,
+        "gaussian": {
+            "sigma": g.sigma,
+            "expected_loss": g.expected_loss,
+            "composed_delta": g.composed_delta,
+        },
+        "optimal_noise": None
+        if n is None
+        else {
+            "epsilon": n.epsilon,
+            "delta": n.delta,
+            "expected_loss": n.expected_loss,
+            "composed_delta": n.composed_delta,
+        },
+    }
     if args.output is not None and n is not None:
-        cert = certificate(n.noise, epsilon=n.epsilon, delta=n.delta, sensitivity=args.sensitivity,
-                           loss=args.loss)
+        cert = certificate(
+            n.noise, epsilon=n.epsilon, delta=n.delta, sensitivity=args.sensitivity, loss=args.loss
+        )
         _write(args.output, document(n.noise, cert))
         if args.output != "-":
-            lines.append(f"wrote {args.output}: the optimal noise, certified per release at "
-                         f"({n.epsilon:.6g}, {n.delta:.3g})")
+            lines.append(
+                f"wrote {args.output}: the optimal noise, certified per release at "
+                f"({n.epsilon:.6g}, {n.delta:.3g})"
+            )
     if args.output != "-":
         _emit(args, payload, lines)
 
@@ -373,21 +480,37 @@ def cmd_compose(args) -> None:
 def cmd_catalog_lookup(args) -> None:
     _check_output(args.output)
     try:
-        found = _catalog.lookup(epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity,
-                                loss=args.loss)
+        found = _catalog.lookup(
+            epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity, loss=args.loss
+        )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    cert = certificate(found.noise, epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity,
-                       loss=args.loss, upper_bound=found.upper, lower_bound=found.lower)
+    cert = certificate(
+        found.noise,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        sensitivity=args.sensitivity,
+        loss=args.loss,
+        upper_bound=found.upper,
+        lower_bound=found.lower,
+    )
     if args.output is not None:
         _write(args.output, document(found.noise, cert))
-    payload = {"certificate": cert, "noise_from": found.source, "lower_bound_from": found.bound_source}
-    lines = [_describe(cert),
-             f"noise stored at (epsilon, delta) = ({found.source[0]:.6g}, {found.source[1]:.6g}), lower "
-             f"bound from ({found.bound_source[0]:.6g}, {found.bound_source[1]:.6g})"]
+    payload = {
+        "certificate": cert,
+        "noise_from": found.source,
+        "lower_bound_from": found.bound_source,
+    }
+    lines = [
+        _describe(cert),
+        f"noise stored at (epsilon, delta) = ({found.source[0]:.6g}, {found.source[1]:.6g}), lower "
+        f"bound from ({found.bound_source[0]:.6g}, {found.bound_source[1]:.6g})",
+    ]
     if found.source != found.bound_source:
-        lines.append("(not a grid point of the catalog: `dpdro design` certifies a noise for exactly "
-                     "these settings)")
+        lines.append(
+            "(not a grid point of the catalog: `dpdro design` certifies a noise for exactly "
+            "these settings)"
+        )
     if args.output is not None and args.output != "-":
         lines.append(f"wrote {args.output}")
     if args.output != "-":
@@ -400,90 +523,151 @@ def cmd_catalog_list(args) -> None:
 
 # ----------------------------------------------------------------------------- the parser
 def _parser() -> _Parser:
-    ap = _Parser(prog="dpdro", description="Certified optimal noise for (epsilon, delta)-differential "
-                                           "privacy.")
+    ap = _Parser(
+        prog="dpdro",
+        description="Certified optimal noise for (epsilon, delta)-differential privacy.",
+    )
     ap.add_argument("--version", action="version", version=f"dpdro {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def privacy(p, *, delta=True, from_file=False, required=True):
         """--epsilon, --delta and --sensitivity (default 1); with ``from_file`` optional, defaulting to
         the noise file's."""
-        p.add_argument("--epsilon", type=_positive("epsilon"), required=required and not from_file,
-                       help="epsilon > 0")
+        p.add_argument(
+            "--epsilon",
+            type=_positive("epsilon"),
+            required=required and not from_file,
+            help="epsilon > 0",
+        )
         if delta:
-            p.add_argument("--delta", type=_unit("delta"), required=required, help="delta in (0, 1)")
+            p.add_argument(
+                "--delta", type=_unit("delta"), required=required, help="delta in (0, 1)"
+            )
         default = None if from_file or not required else 1.0
-        p.add_argument("--sensitivity", type=_positive("sensitivity"), default=default,
-                       help="sensitivity > 0 of the query" + (
-                           " (default: the file's)" if default is None else " (default 1)"))
+        p.add_argument(
+            "--sensitivity",
+            type=_positive("sensitivity"),
+            default=default,
+            help="sensitivity > 0 of the query"
+            + (" (default: the file's)" if default is None else " (default 1)"),
+        )
 
     def solve(p, gap: float):
-        p.add_argument("--gap", type=_positive("gap"), default=gap,
-                       help=f"target relative gap (default {gap:g})")
-        p.add_argument("--time-limit", type=_positive("time-limit"), default=DEFAULT_TIME_LIMIT,
-                       help=f"seconds (default {DEFAULT_TIME_LIMIT:g}; the best certified bracket found "
-                            "by then is released)")
+        p.add_argument(
+            "--gap",
+            type=_positive("gap"),
+            default=gap,
+            help=f"target relative gap (default {gap:g})",
+        )
+        p.add_argument(
+            "--time-limit",
+            type=_positive("time-limit"),
+            default=DEFAULT_TIME_LIMIT,
+            help=f"seconds (default {DEFAULT_TIME_LIMIT:g}; the best certified bracket found "
+            "by then is released)",
+        )
 
-    p = sub.add_parser("design", help="compute a certified near-optimal noise and write it with its "
-                                      "certificate")
+    p = sub.add_parser(
+        "design", help="compute a certified near-optimal noise and write it with its certificate"
+    )
     privacy(p)
     p.add_argument("--loss", type=_loss, required=True, help="l1 (E|X|) or l2 (E X^2)")
     solve(p, 0.01)
     p.add_argument("-o", "--output", required=True, help="noise file to write ('-': stdout)")
     p.set_defaults(func=cmd_design)
 
-    p = sub.add_parser("certify", help="re-certify a noise file; the exact delta at (epsilon, "
-                                       "sensitivity)")
+    p = sub.add_parser(
+        "certify", help="re-certify a noise file; the exact delta at (epsilon, sensitivity)"
+    )
     p.add_argument("noise", help="noise file")
     privacy(p, delta=False, from_file=True)
-    p.add_argument("--profile", action="store_true",
-                   help="print delta(epsilon') for epsilon' in [epsilon/4, 4 epsilon]")
-    p.add_argument("--points", type=_integer("points", 1, _MAX_POINTS), default=9,
-                   help="points of the profile (default 9)")
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="print delta(epsilon') for epsilon' in [epsilon/4, 4 epsilon]",
+    )
+    p.add_argument(
+        "--points",
+        type=_integer("points", 1, _MAX_POINTS),
+        default=9,
+        help="points of the profile (default 9)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_certify)
 
-    p = sub.add_parser("sample", help="draw noise (or value + noise) with the exact sampler, one number "
-                                      "per line")
+    p = sub.add_parser(
+        "sample", help="draw noise (or value + noise) with the exact sampler, one number per line"
+    )
     p.add_argument("noise", help="noise file")
     p.add_argument("-n", type=_integer("n", 1, MAX_DRAWS), required=True, help="number of draws")
-    p.add_argument("--value", type=_number("value", lambda x: abs(x) <= 1e300, "a number in [-1e300, "
-                                           "1e300]"), default=0.0,
-                   help="query answer f: release f + noise (default 0: noise only)")
-    p.add_argument("--seed", type=_integer("seed", 0), default=None,
-                   help="reproducible draws, NOT for deployment")
+    p.add_argument(
+        "--value",
+        type=_number("value", lambda x: abs(x) <= 1e300, "a number in [-1e300, 1e300]"),
+        default=0.0,
+        help="query answer f: release f + noise (default 0: noise only)",
+    )
+    p.add_argument(
+        "--seed",
+        type=_integer("seed", 0),
+        default=None,
+        help="reproducible draws, NOT for deployment",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_sample)
 
-    p = sub.add_parser("compare", help="expected loss of the optimal noise against the literature "
-                                       "mechanisms")
+    p = sub.add_parser(
+        "compare", help="expected loss of the optimal noise against the literature mechanisms"
+    )
     privacy(p, required=False)
     p.add_argument("--loss", type=_loss, default=None, help="l1 or l2")
-    p.add_argument("--noise", default=None,
-                   help="a noise file to compare (default: design one); its settings are the default")
+    p.add_argument(
+        "--noise",
+        default=None,
+        help="a noise file to compare (default: design one); its settings are the default",
+    )
     solve(p, 0.02)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_compare)
 
-    p = sub.add_parser("compose", help="noise for k releases under a total budget: optimal noise or "
-                                       "Gaussian, by their composed privacy")
-    p.add_argument("--releases", type=_integer("releases", 1, 10_000), required=True,
-                   help="number of releases k")
+    p = sub.add_parser(
+        "compose",
+        help="noise for k releases under a total budget: optimal noise or "
+        "Gaussian, by their composed privacy",
+    )
+    p.add_argument(
+        "--releases",
+        type=_integer("releases", 1, 10_000),
+        required=True,
+        help="number of releases k",
+    )
     privacy(p)
     p.add_argument("--loss", type=_loss, required=True, help="l1 or l2")
-    p.add_argument("--gap", type=_positive("gap"), default=0.01,
-                   help="target relative gap of each design (default 0.01)")
-    p.add_argument("--time-limit", type=_positive("time-limit"), default=30.0,
-                   help="seconds per design (default 30)")
-    p.add_argument("-o", "--output", default=None,
-                   help="write the optimal noise (certified per release) as a noise file")
+    p.add_argument(
+        "--gap",
+        type=_positive("gap"),
+        default=0.01,
+        help="target relative gap of each design (default 0.01)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=_positive("time-limit"),
+        default=30.0,
+        help="seconds per design (default 30)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        help="write the optimal noise (certified per release) as a noise file",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_compose)
 
     p = sub.add_parser("catalog", help="certified precomputed noises")
     csub = p.add_subparsers(dest="catalog_command", required=True, parser_class=_Parser)
-    q = csub.add_parser("lookup", help="the best stored noise for (epsilon, delta), with a certified "
-                                       "bracket")
+    q = csub.add_parser(
+        "lookup", help="the best stored noise for (epsilon, delta), with a certified bracket"
+    )
     privacy(q)
     q.add_argument("--loss", type=_loss, required=True, help="l1 or l2")
     q.add_argument("-o", "--output", default=None, help="also write it as a noise file")
@@ -507,7 +691,10 @@ def main(argv=None) -> int:
         return 130
     except Exception as exc:  # noqa: BLE001 - a failure of dpdro, not of the input: one line, no traceback
         message = " ".join(str(exc).split())
-        print(f"dpdro: internal error: {type(exc).__name__}: {message} (please report it with the command "
-              "line)", file=sys.stderr)
+        print(
+            f"dpdro: internal error: {type(exc).__name__}: {message} (please report it with the command "
+            "line)",
+            file=sys.stderr,
+        )
         return 1
     return 0

@@ -116,8 +116,16 @@ from .optimal import optimal_noise
 from .privacy import certify_delta, find_lattice
 from .problem import Problem
 
-__all__ = ["DominatingPair", "dominating_pair", "privacy_loss_distribution", "aligned_interval",
-           "epsilon_for_composition", "ReleasePlan", "CompositionDesign", "design_for_releases"]
+__all__ = [
+    "DominatingPair",
+    "dominating_pair",
+    "privacy_loss_distribution",
+    "aligned_interval",
+    "epsilon_for_composition",
+    "ReleasePlan",
+    "CompositionDesign",
+    "design_for_releases",
+]
 
 _MAX_POINTS = 2_000_000
 
@@ -163,7 +171,9 @@ class DominatingPair:
         """H_{e^ε}(P‖Q) = P_∞ + Σ_j (p_j − e^ε q_j)_+, in rationals with e^ε = 2^m·e^{ε − m·ln 2} (floats)."""
         m = math.floor(check_finite("epsilon", epsilon) / math.log(2))
         gamma = Fraction(math.exp(epsilon - m * math.log(2))) * Fraction(2) ** m
-        return float(self.infinity_mass + sum(p - gamma * q for p, q in zip(self.p, self.q) if p > gamma * q))
+        return float(
+            self.infinity_mass + sum(p - gamma * q for p, q in zip(self.p, self.q) if p > gamma * q)
+        )
 
     def to_pld(self, value_discretization_interval: float = 1e-4):
         """The PLD of (P, Q) on the grid sℤ by connect-the-dots (Lemma 4): pessimistic everywhere and
@@ -174,6 +184,7 @@ class DominatingPair:
         """
         step = check_positive("value_discretization_interval", value_discretization_interval)
         from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
         grid = Fraction(step)
         scale = -math.expm1(-step)
         pmf = defaultdict(Fraction)
@@ -181,20 +192,25 @@ class DominatingPair:
             loss = Fraction(_log_up(p / q))
             b = math.ceil(loss / grid)
             above = float(loss - (b - 1) * grid)  # ℓ − as ∈ (0, s], correctly rounded
-            theta = min(1.0, -math.expm1(-above) / scale * (1 + 1e-13))  # rounded up (a few ulps suffice)
+            theta = min(
+                1.0, -math.expm1(-above) / scale * (1 + 1e-13)
+            )  # rounded up (a few ulps suffice)
             pmf[b] += p * Fraction(theta)
             pmf[b - 1] += p * (1 - Fraction(theta))
         rounded = {i: _float_up(m) for i, m in pmf.items() if m}
         return PrivacyLossDistribution.create_from_rounded_probability(
-            rounded, _float_up(self.infinity_mass), step, pessimistic_estimate=True)
+            rounded, _float_up(self.infinity_mass), step, pessimistic_estimate=True
+        )
 
 
 def _lattice(noise, sensitivity: float):
     """(ticks, k, h) of the lattice :func:`dpdro.certify_delta` certifies on, or a ValueError."""
     lattice = find_lattice(noise, sensitivity)
     if lattice is None:
-        raise ValueError("noise must have its edges on a lattice hℤ with h dividing the sensitivity = "
-                         f"{sensitivity!r} (every solver noise has one: its grid); none was found for {noise!r}")
+        raise ValueError(
+            "noise must have its edges on a lattice hℤ with h dividing the sensitivity = "
+            f"{sensitivity!r} (every solver noise has one: its grid); none was found for {noise!r}"
+        )
     return lattice
 
 
@@ -242,7 +258,9 @@ def _upper_hull(points: list) -> list:
     for x, y in sorted(best.items()):
         while len(hull) >= 2:
             (ox, oy), (ax, ay) = hull[-2], hull[-1]
-            if (ax - ox) * (y - oy) - (ay - oy) * (x - ox) >= 0:  # not a right turn: (ax, ay) is not a vertex
+            if (ax - ox) * (y - oy) - (ay - oy) * (
+                x - ox
+            ) >= 0:  # not a right turn: (ax, ay) is not a vertex
                 hull.pop()
             else:
                 break
@@ -260,7 +278,9 @@ def _interp(vertices: list, x: Fraction) -> Fraction:
 
 def _enlarge(vertices: list, tau_q: Fraction, tau_p: Fraction) -> list:
     """Vertices of R′(x) = min{1, R(x + τ_Q) + τ_P} on [0, 1] (Lemma 3)."""
-    shifted = [(Fraction(0), _interp(vertices, tau_q))] + [(x - tau_q, y) for x, y in vertices if x > tau_q]
+    shifted = [(Fraction(0), _interp(vertices, tau_q))] + [
+        (x - tau_q, y) for x, y in vertices if x > tau_q
+    ]
     shifted.append((Fraction(1), Fraction(1)))
     out = []
     for (x0, y0), (x1, y1) in zip(shifted[:-1], shifted[1:]):
@@ -271,7 +291,9 @@ def _enlarge(vertices: list, tau_q: Fraction, tau_p: Fraction) -> list:
     return out
 
 
-def _float_slack(noise, ticks: np.ndarray, k: int, h: float, sensitivity: float, masses: list) -> tuple:
+def _float_slack(
+    noise, ticks: np.ndarray, k: int, h: float, sensitivity: float, masses: list
+) -> tuple:
     """(τ_Q, τ_P) of Lemma 3, exact."""
     hh = Fraction(h)
     edges = [Fraction(float(e)) for e in noise.edges]
@@ -309,8 +331,10 @@ def dominating_pair(noise, sensitivity) -> DominatingPair:
     ticks, k, h = _lattice(noise, sensitivity)
     widths = np.diff(ticks).tolist()
     if (2 * k + 1) * 2 * (ticks.size + 1) > _MAX_POINTS:
-        raise ValueError(f"the dominating pair would need more than {_MAX_POINTS} ROC points ({ticks.size - 1} cells, "
-                         f"sensitivity/step = {k} on the lattice step {h!r}); use a coarser grid")
+        raise ValueError(
+            f"the dominating pair would need more than {_MAX_POINTS} ROC points ({ticks.size - 1} cells, "
+            f"sensitivity/step = {k} on the lattice step {h!r}); use a coarser grid"
+        )
     # exact masses as integers over a common denominator `total` (module docstring, Exactness)
     probs = [Fraction(float(p)) for p in noise.probs]
     atom = Fraction(noise.atom)
@@ -320,7 +344,9 @@ def dominating_pair(noise, sensitivity) -> DominatingPair:
     L = math.lcm(*(w for w, p in zip(widths, weights) if p))
     total = atom.denominator * S * L
     free = atom.denominator - atom.numerator  # (1 − a)·2^e
-    dens = [free * p * (L // w) for p, w in zip(weights, widths)]  # mass of each lattice cell of cell j
+    dens = [
+        free * p * (L // w) for p, w in zip(weights, widths)
+    ]  # mass of each lattice cell of cell j
     edges = [int(t - ticks[0]) for t in ticks]
     A = atom.numerator * S * L
     points = []
@@ -360,14 +386,18 @@ def privacy_loss_distribution(noise, sensitivity, *, value_discretization_interv
     return dominating_pair(noise, sensitivity).to_pld(value_discretization_interval)
 
 
-def epsilon_for_composition(noise, sensitivity, k, delta, *, value_discretization_interval=1e-4) -> float:
+def epsilon_for_composition(
+    noise, sensitivity, k, delta, *, value_discretization_interval=1e-4
+) -> float:
     """The ε for which k releases of ``noise`` (sensitivity Δf each) are jointly (ε, δ)-DP, by PLD composition.
 
     Returns ``math.inf`` when no finite ε reaches δ (the infinite-loss mass of the composition exceeds δ).
     """
     k = check_int("k", k, minimum=1)
     delta = check_open_unit("delta", delta)
-    pld = privacy_loss_distribution(noise, sensitivity, value_discretization_interval=value_discretization_interval)
+    pld = privacy_loss_distribution(
+        noise, sensitivity, value_discretization_interval=value_discretization_interval
+    )
     return float((pld.self_compose(k) if k > 1 else pld).get_epsilon_for_delta(delta))
 
 
@@ -439,7 +469,11 @@ class CompositionDesign:
     @property
     def ratio(self) -> float:
         """Expected loss of the optimal-noise plan over the Gaussian's (> 1: the Gaussian is better)."""
-        return math.inf if self.noise is None else self.noise.expected_loss / self.gaussian.expected_loss
+        return (
+            math.inf
+            if self.noise is None
+            else self.noise.expected_loss / self.gaussian.expected_loss
+        )
 
 
 def _gaussian_plan(k: int, epsilon: float, delta: float, sensitivity: float, loss) -> ReleasePlan:
@@ -447,32 +481,60 @@ def _gaussian_plan(k: int, epsilon: float, delta: float, sensitivity: float, los
     2022, Corollary 3.3: σ at Δf is (Δf/σ)-GDP, and μ_i-GDP mechanisms compose to √(Σμ_i²)-GDP, whose
     (ε, δ) profile is Balle and Wang's formula): σ is the analytic Gaussian's at √k·Δf."""
     g = AnalyticGaussian(epsilon=epsilon, delta=delta, sensitivity=math.sqrt(k) * sensitivity)
-    composed = gaussian_delta(sigma=g.sigma, epsilon=epsilon, sensitivity=math.sqrt(k) * sensitivity)
+    composed = gaussian_delta(
+        sigma=g.sigma, epsilon=epsilon, sensitivity=math.sqrt(k) * sensitivity
+    )
     return ReleasePlan("analytic_gaussian", float(g.expected_loss(loss)), composed, sigma=g.sigma)
 
 
-def _compose(noise, sensitivity: float, k: int, epsilon0: float, epsilon: float, delta: float,
-             max_interval: float) -> tuple[float, float]:
+def _compose(
+    noise,
+    sensitivity: float,
+    k: int,
+    epsilon0: float,
+    epsilon: float,
+    delta: float,
+    max_interval: float,
+) -> tuple[float, float]:
     """(δ at the total ε, ε at the total δ) of k releases of ``noise``, the PLD aligned with ε₀."""
-    pld = privacy_loss_distribution(noise, sensitivity,
-                                    value_discretization_interval=aligned_interval(epsilon0, max_interval))
+    pld = privacy_loss_distribution(
+        noise, sensitivity, value_discretization_interval=aligned_interval(epsilon0, max_interval)
+    )
     composed = pld.self_compose(k) if k > 1 else pld
-    return float(composed.get_delta_for_epsilon(epsilon)), float(composed.get_epsilon_for_delta(delta))
+    return float(composed.get_delta_for_epsilon(epsilon)), float(
+        composed.get_epsilon_for_delta(delta)
+    )
 
 
-def _noise_plans(k, epsilon, delta, sensitivity, loss, split, *, rel_gap, time_limit, max_interval, tol, designs):
+def _noise_plans(
+    k, epsilon, delta, sensitivity, loss, split, *, rel_gap, time_limit, max_interval, tol, designs
+):
     """Designs at δ₀ = split·δ/k and ε₀ searched upward from basic composition's ε/k (module docstring)."""
     delta0 = delta if k == 1 else split * delta / k
-    ok, bad = None, None  # (log ε₀, log ε_k) of the best feasible and the smallest infeasible ε₀ tried
+    ok, bad = (
+        None,
+        None,
+    )  # (log ε₀, log ε_k) of the best feasible and the smallest infeasible ε₀ tried
     x = math.log(epsilon / k)
     for _ in range(designs):
         eps0 = math.exp(x)
-        res = optimal_noise(Problem(epsilon=eps0, delta=delta0, sensitivity=sensitivity, loss=loss),
-                            rel_gap=rel_gap, time_limit=time_limit)
+        res = optimal_noise(
+            Problem(epsilon=eps0, delta=delta0, sensitivity=sensitivity, loss=loss),
+            rel_gap=rel_gap,
+            time_limit=time_limit,
+        )
         d_k, e_k = _compose(res.noise, sensitivity, k, eps0, epsilon, delta, max_interval)
         feasible = d_k <= delta
-        yield {"epsilon0": eps0, "delta0": delta0, "expected_loss": res.noise.expected_loss(loss), "gap": float(res.gap),
-               "composed_delta": d_k, "composed_epsilon": e_k, "feasible": feasible, "noise": res.noise}
+        yield {
+            "epsilon0": eps0,
+            "delta0": delta0,
+            "expected_loss": res.noise.expected_loss(loss),
+            "gap": float(res.gap),
+            "composed_delta": d_k,
+            "composed_epsilon": e_k,
+            "feasible": feasible,
+            "noise": res.noise,
+        }
         if k == 1 or (feasible and e_k >= epsilon * (1 - tol)):
             return
         point = (x, math.log(e_k) if math.isfinite(e_k) else math.inf)
@@ -503,9 +565,20 @@ def _next_log_epsilon(ok, bad, target: float) -> float | None:
     return min(max(x, ok[0] + margin), bad[0] - margin)
 
 
-def design_for_releases(k, epsilon, delta, sensitivity=1.0, loss="l2", *, splits=(0.05, 0.3, 0.9),
-                        rel_gap=0.01, time_limit=30.0, max_interval=1e-4, tol=2e-3,
-                        designs=8) -> CompositionDesign:
+def design_for_releases(
+    k,
+    epsilon,
+    delta,
+    sensitivity=1.0,
+    loss="l2",
+    *,
+    splits=(0.05, 0.3, 0.9),
+    rel_gap=0.01,
+    time_limit=30.0,
+    max_interval=1e-4,
+    tol=2e-3,
+    designs=8,
+) -> CompositionDesign:
     r"""Noise for k releases of a query under a total (ε, δ) budget: optimal noise or Gaussian, whichever
     has the smaller expected loss per release, both certified by their composed privacy.
 
@@ -572,7 +645,9 @@ def design_for_releases(k, epsilon, delta, sensitivity=1.0, loss="l2", *, splits
     except (TypeError, ValueError):
         raise TypeError(f"splits must be a sequence of numbers in (0, 1], got {splits!r}") from None
     if not splits or not all(0 < f <= 1 for f in splits):
-        raise ValueError(f"splits must be a non-empty sequence of numbers in (0, 1], got {splits!r}")
+        raise ValueError(
+            f"splits must be a non-empty sequence of numbers in (0, 1], got {splits!r}"
+        )
     rel_gap = check_positive("rel_gap", rel_gap)
     max_interval = check_positive("max_interval", max_interval)
     tol = check_positive("tol", tol)
@@ -580,14 +655,39 @@ def design_for_releases(k, epsilon, delta, sensitivity=1.0, loss="l2", *, splits
 
     gaussian = _gaussian_plan(k, epsilon, delta, sensitivity, loss_fn)
     history, best_noise = [], None
-    for split in (splits if k > 1 else (1.0,)):
-        for row in _noise_plans(k, epsilon, delta, sensitivity, loss_fn, split, rel_gap=rel_gap,
-                                time_limit=time_limit, max_interval=max_interval, tol=tol, designs=designs):
+    for split in splits if k > 1 else (1.0,):
+        for row in _noise_plans(
+            k,
+            epsilon,
+            delta,
+            sensitivity,
+            loss_fn,
+            split,
+            rel_gap=rel_gap,
+            time_limit=time_limit,
+            max_interval=max_interval,
+            tol=tol,
+            designs=designs,
+        ):
             noise = row.pop("noise")
             history.append(row)
-            feasible = row["feasible"] if k > 1 else certify_delta(noise, epsilon, sensitivity) <= delta
+            feasible = (
+                row["feasible"] if k > 1 else certify_delta(noise, epsilon, sensitivity) <= delta
+            )
             if feasible and (best_noise is None or row["expected_loss"] < best_noise.expected_loss):
-                best_noise = ReleasePlan("optimal_noise", row["expected_loss"], row["composed_delta"],
-                                         epsilon=row["epsilon0"], delta=row["delta0"], noise=noise)
-    best = gaussian if best_noise is None or gaussian.expected_loss < best_noise.expected_loss else best_noise
-    return CompositionDesign(k, epsilon, delta, sensitivity, loss, best, best_noise, gaussian, tuple(history))
+                best_noise = ReleasePlan(
+                    "optimal_noise",
+                    row["expected_loss"],
+                    row["composed_delta"],
+                    epsilon=row["epsilon0"],
+                    delta=row["delta0"],
+                    noise=noise,
+                )
+    best = (
+        gaussian
+        if best_noise is None or gaussian.expected_loss < best_noise.expected_loss
+        else best_noise
+    )
+    return CompositionDesign(
+        k, epsilon, delta, sensitivity, loss, best, best_noise, gaussian, tuple(history)
+    )

@@ -133,8 +133,10 @@ def _rng(rng):
         return random.Random(int(rng))
     if callable(getattr(rng, "getrandbits", None)) and callable(getattr(rng, "randrange", None)):
         return rng
-    raise TypeError("rng must be None (secure: secrets.SystemRandom), an int seed (reproducible, not for "
-                    f"deployment) or an object with getrandbits(k) and randrange(n), got {type(rng).__name__}")
+    raise TypeError(
+        "rng must be None (secure: secrets.SystemRandom), an int seed (reproducible, not for "
+        f"deployment) or an object with getrandbits(k) and randrange(n), got {type(rng).__name__}"
+    )
 
 
 def _check_resolution(resolution) -> tuple[float, int]:
@@ -143,8 +145,10 @@ def _check_resolution(resolution) -> tuple[float, int]:
     mant, exp = math.frexp(h)
     if mant != 0.5:
         below = math.ldexp(1.0, exp - 1)
-        raise ValueError(f"resolution must be a power of two 2^k (k an integer) so that releases are exact "
-                         f"floats, got {resolution!r}; the nearest smaller valid value is {below!r}")
+        raise ValueError(
+            f"resolution must be a power of two 2^k (k an integer) so that releases are exact "
+            f"floats, got {resolution!r}; the nearest smaller valid value is {below!r}"
+        )
     return h, 1 - exp
 
 
@@ -211,7 +215,9 @@ class SecureSampler:
     ['1/32', '7/32', '1/4', '1/4', '7/32', '1/32']
     """
 
-    _chunk_bits = 64  # bits of V and of U read per round (the law does not depend on it; tests lower it)
+    _chunk_bits = (
+        64  # bits of V and of U read per round (the law does not depend on it; tests lower it)
+    )
 
     def __init__(self, noise, *, epsilon, delta, sensitivity, resolution=None, rng=None):
         self.noise = check_noise("noise", noise)
@@ -220,8 +226,10 @@ class SecureSampler:
         self.sensitivity = check_positive("sensitivity", sensitivity)
         self.certified_delta = certify_delta(noise, self.epsilon, self.sensitivity)
         if self.certified_delta > self.delta:
-            raise ValueError(f"noise is not ({self.epsilon!r}, {self.delta!r})-DP at sensitivity {self.sensitivity!r}: "
-                             f"certify_delta gives {self.certified_delta!r} > delta = {self.delta!r}")
+            raise ValueError(
+                f"noise is not ({self.epsilon!r}, {self.delta!r})-DP at sensitivity {self.sensitivity!r}: "
+                f"certify_delta gives {self.certified_delta!r} > delta = {self.delta!r}"
+            )
         live = noise.probs > 0
         if resolution is None:
             smallest = float(np.min(np.diff(noise.edges)[live]))
@@ -232,7 +240,9 @@ class SecureSampler:
         self._atom_num, self._atom_bits = _binary(noise.atom)
         pairs = [_binary(p) for p in noise.probs]
         top = max(k for _, k in pairs)
-        self._cum = list(itertools.accumulate(n << (top - k) for n, k in pairs))  # Python ints, exact
+        self._cum = list(
+            itertools.accumulate(n << (top - k) for n, k in pairs)
+        )  # Python ints, exact
         edges = [_binary(e) for e in noise.edges]
         self._edge_bits = max(k for _, k in edges)
         self._edges = [n << (self._edge_bits - k) for n, k in edges]
@@ -247,8 +257,14 @@ class SecureSampler:
         Raises ``ValueError`` naming the file for an unreadable, malformed, edited or non-private file.
         """
         noise, cert = read_file(path)
-        return cls(noise, epsilon=cert["epsilon"], delta=cert["delta"], sensitivity=cert["sensitivity"],
-                   resolution=resolution, rng=rng)
+        return cls(
+            noise,
+            epsilon=cert["epsilon"],
+            delta=cert["delta"],
+            sensitivity=cert["sensitivity"],
+            resolution=resolution,
+            rng=rng,
+        )
 
     @classmethod
     def from_noise(cls, noise, *, resolution=None, rng=None) -> SecureSampler:
@@ -262,11 +278,19 @@ class SecureSampler:
         noise = check_noise("noise", noise)
         missing = [key for key in ("epsilon", "delta", "sensitivity") if key not in noise.metadata]
         if missing:
-            raise ValueError(f"noise.metadata must record epsilon, delta and sensitivity (as dpdro's designs "
-                             f"do), got {sorted(noise.metadata)}; pass them to SecureSampler(noise, ...) instead")
+            raise ValueError(
+                f"noise.metadata must record epsilon, delta and sensitivity (as dpdro's designs "
+                f"do), got {sorted(noise.metadata)}; pass them to SecureSampler(noise, ...) instead"
+            )
         meta = noise.metadata
-        return cls(noise, epsilon=meta["epsilon"], delta=meta["delta"], sensitivity=meta["sensitivity"],
-                   resolution=resolution, rng=rng)
+        return cls(
+            noise,
+            epsilon=meta["epsilon"],
+            delta=meta["delta"],
+            sensitivity=meta["sensitivity"],
+            resolution=resolution,
+            rng=rng,
+        )
 
     # ---------------------------------------------------------------------------------- sampling
     def _floor(self, c: int, w: int, d: int) -> int:
@@ -276,7 +300,11 @@ class SecureSampler:
         unit = 1 << d
         while True:
             bits = rng.getrandbits(2 * chunk)
-            v, u, m = (v << chunk) | (bits >> chunk), (u << chunk) | (bits & ((1 << chunk) - 1)), m + chunk
+            v, u, m = (
+                (v << chunk) | (bits >> chunk),
+                (u << chunk) | (bits & ((1 << chunk) - 1)),
+                m + chunk,
+            )
             s = d + m
             low = (c << m) + w * v + (u << d)  # ℓ·2^s
             n = low >> s
@@ -292,7 +320,10 @@ class SecureSampler:
             c, w = f, 0
         else:
             j = bisect.bisect_right(self._cum, rng.randrange(self._cum[-1]))
-            lo, hi = self._edges[j] << (k - self._edge_bits), self._edges[j + 1] << (k - self._edge_bits)
+            lo, hi = (
+                self._edges[j] << (k - self._edge_bits),
+                self._edges[j + 1] << (k - self._edge_bits),
+            )
             c, w = f + lo, hi - lo
         d = k - self._r  # (f + X)/h = (c + wV)/2^d
         if d < 0:
@@ -335,7 +366,9 @@ class SecureSampler:
         probs = [Fraction(float(p)) for p in self.noise.probs]
         total = sum(probs)
         edges = [Fraction(float(e)) for e in self.noise.edges]
-        cells = [(edges[j], edges[j + 1], (1 - atom) * p / total) for j, p in enumerate(probs) if p > 0]
+        cells = [
+            (edges[j], edges[j + 1], (1 - atom) * p / total) for j, p in enumerate(probs) if p > 0
+        ]
         return cells, atom
 
     def release_pmf(self, value) -> dict:
@@ -351,8 +384,10 @@ class SecureSampler:
         cells, atom = self._cells()
         points = sum(float((b - a) / h) + 2 for a, b, _ in cells)
         if points > _MAX_PMF_POINTS:
-            raise ValueError(f"release_pmf would list about {points:.3g} points (at most {_MAX_PMF_POINTS} allowed); "
-                             f"use a coarser resolution than {self.resolution!r}")
+            raise ValueError(
+                f"release_pmf would list about {points:.3g} points (at most {_MAX_PMF_POINTS} allowed); "
+                f"use a coarser resolution than {self.resolution!r}"
+            )
         law = defaultdict(Fraction)
         if atom:
             t = f / h
@@ -391,5 +426,7 @@ class SecureSampler:
         return float(second - mean * mean + h * h * rounding)
 
     def __repr__(self) -> str:
-        return (f"SecureSampler({self.noise!r}, epsilon={self.epsilon!r}, certified_delta={self.certified_delta!r}, "
-                f"sensitivity={self.sensitivity!r}, resolution=2^{-self._r})")
+        return (
+            f"SecureSampler({self.noise!r}, epsilon={self.epsilon!r}, certified_delta={self.certified_delta!r}, "
+            f"sensitivity={self.sensitivity!r}, resolution=2^{-self._r})"
+        )

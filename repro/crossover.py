@@ -29,8 +29,17 @@ from .paths import RESULTS
 from .provenance import provenance, read_json
 from .sweep import Family, Option
 
-__all__ = ["KS", "EPSILONS", "DELTA", "LOSSES", "OUT", "FAMILY", "crossover_point", "load_crossover",
-           "privacy_buckets_pld"]
+__all__ = [
+    "KS",
+    "EPSILONS",
+    "DELTA",
+    "LOSSES",
+    "OUT",
+    "FAMILY",
+    "crossover_point",
+    "load_crossover",
+    "privacy_buckets_pld",
+]
 
 KS = (1, 2, 3, 5, 7, 10, 15, 20, 50, 100)
 EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
@@ -45,13 +54,30 @@ def crossover_point(k: int, epsilon: float, delta: float, loss: str) -> dict:
     t0 = time.perf_counter()
     d = design_for_releases(k, epsilon, delta, loss=loss)
     n, g = d.noise, d.gaussian
-    return {"k": k, "epsilon": epsilon, "delta": delta, "loss": loss, "winner": d.mechanism,
-            "ratio": d.ratio, "gaussian": {"sigma": g.sigma, "expected_loss": g.expected_loss,
-                                           "composed_delta": g.composed_delta},
-            "optimal_noise": None if n is None else {
-                "epsilon0": n.epsilon, "delta0": n.delta, "expected_loss": n.expected_loss,
-                "composed_delta": n.composed_delta, "noise": n.noise.to_dict()},
-            "history": list(d.history), "seconds": round(time.perf_counter() - t0, 2)}
+    return {
+        "k": k,
+        "epsilon": epsilon,
+        "delta": delta,
+        "loss": loss,
+        "winner": d.mechanism,
+        "ratio": d.ratio,
+        "gaussian": {
+            "sigma": g.sigma,
+            "expected_loss": g.expected_loss,
+            "composed_delta": g.composed_delta,
+        },
+        "optimal_noise": None
+        if n is None
+        else {
+            "epsilon0": n.epsilon,
+            "delta0": n.delta,
+            "expected_loss": n.expected_loss,
+            "composed_delta": n.composed_delta,
+            "noise": n.noise.to_dict(),
+        },
+        "history": list(d.history),
+        "seconds": round(time.perf_counter() - t0, 2),
+    }
 
 
 def _tasks(root: Path, scale: str, opts: dict) -> list:
@@ -59,9 +85,16 @@ def _tasks(root: Path, scale: str, opts: dict) -> list:
     ks, epsilons = (KS, EPSILONS) if scale == "paper" else (_CI["ks"], _CI["epsilons"])
     losses = tuple(opts["losses"].split(",")) if opts.get("losses") else LOSSES
     folder = OUT if scale == "paper" else Path(root) / "crossover"
-    return [FAMILY.task(f"{loss}_eps={e:g}_k={k}", dict(k=k, epsilon=e, delta=DELTA, loss=loss),
-                        folder / f"{loss}_eps={e:g}_k={k}.json")
-            for loss in losses for e in epsilons for k in ks]
+    return [
+        FAMILY.task(
+            f"{loss}_eps={e:g}_k={k}",
+            dict(k=k, epsilon=e, delta=DELTA, loss=loss),
+            folder / f"{loss}_eps={e:g}_k={k}.json",
+        )
+        for loss in losses
+        for e in epsilons
+        for k in ks
+    ]
 
 
 def compute(params: dict) -> dict:
@@ -70,9 +103,14 @@ def compute(params: dict) -> dict:
     return {**row, "provenance": provenance(seconds=row["seconds"])}
 
 
-FAMILY = Family(name="crossover", title="Composition: optimal noise or analytic Gaussian for k releases under "
-                "a total budget, one task per (loss, total ε, k)", list_tasks=_tasks, compute=compute,
-                options=(Option("losses", "comma-separated losses (default l1,l2)"),))
+FAMILY = Family(
+    name="crossover",
+    title="Composition: optimal noise or analytic Gaussian for k releases under "
+    "a total budget, one task per (loss, total ε, k)",
+    list_tasks=_tasks,
+    compute=compute,
+    options=(Option("losses", "comma-separated losses (default l1,l2)"),),
+)
 
 
 def load_crossover(out: Path = OUT) -> list[dict]:
@@ -97,4 +135,5 @@ def privacy_buckets_pld(pair: DominatingPair, step: float = 1e-4):
         buckets[i] = buckets.get(i, Fraction(0)) + p
     rounded = {i: math.nextafter(float(m), math.inf) for i, m in buckets.items()}
     return PrivacyLossDistribution.create_from_rounded_probability(
-        rounded, math.nextafter(float(pair.infinity_mass), math.inf), step)
+        rounded, math.nextafter(float(pair.infinity_mass), math.inf), step
+    )

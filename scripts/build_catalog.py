@@ -21,12 +21,20 @@ from repro.paths import RESULTS, relative
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--losses", default=None, help="comma-separated losses (default l1,l2)")
-    ap.add_argument("--gap", type=float, default=None, help="target relative gap per point (default 0.001)")
-    ap.add_argument("--time-limit", type=float, default=None, help="seconds per point before the retry")
+    ap.add_argument(
+        "--gap", type=float, default=None, help="target relative gap per point (default 0.001)"
+    )
+    ap.add_argument(
+        "--time-limit", type=float, default=None, help="seconds per point before the retry"
+    )
     ap.add_argument("--jobs", type=int, default=1, help="points solved in parallel (default 1)")
-    ap.add_argument("--scale", choices=sweep.SCALES, default="paper", help="'ci': a 2 x 2 grid under _build/")
+    ap.add_argument(
+        "--scale", choices=sweep.SCALES, default="paper", help="'ci': a 2 x 2 grid under _build/"
+    )
     args = ap.parse_args(argv)
     root = RESULTS if args.scale == "paper" else sweep.CI_ROOT
     options = {"losses": args.losses, "rel_gap": args.gap, "time_limit": args.time_limit}

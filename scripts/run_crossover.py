@@ -18,10 +18,14 @@ from repro.paths import RESULTS
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--losses", default=None, help="comma-separated losses (default l1,l2)")
     ap.add_argument("--jobs", type=int, default=1, help="points computed in parallel (default 1)")
-    ap.add_argument("--scale", choices=sweep.SCALES, default="paper", help="'ci': a few points under _build/")
+    ap.add_argument(
+        "--scale", choices=sweep.SCALES, default="paper", help="'ci': a few points under _build/"
+    )
     args = ap.parse_args(argv)
     root = RESULTS if args.scale == "paper" else sweep.CI_ROOT
     tasks = FAMILY.tasks(root, args.scale, {"losses": args.losses})

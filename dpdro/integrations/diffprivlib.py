@@ -69,10 +69,19 @@ class CertifiedNoise(DPMechanism):
         self.sensitivity = self._check_sensitivity(sensitivity)
         self.noise = noise
         self.resolution = resolution
-        rng = self._rng if isinstance(self._rng, secrets.SystemRandom) else random.Random(
-            int.from_bytes(self._rng.bytes(32), "big"))
-        self._sampler = SecureSampler(noise, epsilon=self.epsilon, delta=self.delta, sensitivity=self.sensitivity,
-                                      resolution=resolution, rng=rng)
+        rng = (
+            self._rng
+            if isinstance(self._rng, secrets.SystemRandom)
+            else random.Random(int.from_bytes(self._rng.bytes(32), "big"))
+        )
+        self._sampler = SecureSampler(
+            noise,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            sensitivity=self.sensitivity,
+            resolution=resolution,
+            rng=rng,
+        )
         self.certified_delta = self._sampler.certified_delta
 
     @classmethod
@@ -80,8 +89,14 @@ class CertifiedNoise(DPMechanism):
         """The mechanism of a noise that records ε, δ and Δf in its ``metadata`` (as dpdro's designs,
         catalog lookups and composition plans do); they are certified again on construction."""
         recorded = SecureSampler.from_noise(noise)
-        return cls(epsilon=recorded.epsilon, delta=recorded.delta, sensitivity=recorded.sensitivity,
-                   noise=noise, resolution=resolution, random_state=random_state)
+        return cls(
+            epsilon=recorded.epsilon,
+            delta=recorded.delta,
+            sensitivity=recorded.sensitivity,
+            noise=noise,
+            resolution=resolution,
+            random_state=random_state,
+        )
 
     @classmethod
     def _check_epsilon_delta(cls, epsilon, delta):

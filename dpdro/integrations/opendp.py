@@ -57,18 +57,34 @@ _CARRIERS = {"f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
 
 
 def _check_space(input_domain, input_metric) -> None:
-    domain_type, metric_type = getattr(input_domain, "type", None), getattr(input_metric, "type", None)
+    domain_type, metric_type = (
+        getattr(input_domain, "type", None),
+        getattr(input_metric, "type", None),
+    )
     carrier = str(getattr(input_domain, "carrier_type", ""))
     if not (str(domain_type).startswith("AtomDomain<") and carrier in _CARRIERS):
-        raise ValueError(f"input_domain must be a scalar opendp atom_domain of a numeric type, got {input_domain!r}")
+        raise ValueError(
+            f"input_domain must be a scalar opendp atom_domain of a numeric type, got {input_domain!r}"
+        )
     if carrier.startswith("f") and input_domain.nan:
-        raise ValueError(f"input_domain must exclude NaN (atom_domain(T=float, nan=False)), got {input_domain!r}")
+        raise ValueError(
+            f"input_domain must exclude NaN (atom_domain(T=float, nan=False)), got {input_domain!r}"
+        )
     if not str(metric_type).startswith("AbsoluteDistance<"):
         raise ValueError(f"input_metric must be an opendp absolute_distance, got {input_metric!r}")
 
 
-def make_certified_noise(input_domain, input_metric, noise, *, epsilon=None, delta=None, sensitivity=None,
-                         resolution=None, rng=None) -> dp.Measurement:
+def make_certified_noise(
+    input_domain,
+    input_metric,
+    noise,
+    *,
+    epsilon=None,
+    delta=None,
+    sensitivity=None,
+    resolution=None,
+    rng=None,
+) -> dp.Measurement:
     r"""An OpenDP measurement x ↦ R_h(x + X) with the privacy map of dpdro's certificate.
 
     Parameters
@@ -111,12 +127,21 @@ def make_certified_noise(input_domain, input_metric, noise, *, epsilon=None, del
     def privacy_map(d_in):
         return (sampler.epsilon, delta_at(check_nonnegative("d_in", d_in)))
 
-    return dp.m.make_user_measurement(input_domain, input_metric, dp.approximate(dp.max_divergence()),
-                                      function=sampler.release, privacy_map=privacy_map, TO=float)
+    return dp.m.make_user_measurement(
+        input_domain,
+        input_metric,
+        dp.approximate(dp.max_divergence()),
+        function=sampler.release,
+        privacy_map=privacy_map,
+        TO=float,
+    )
 
 
 def then_certified_noise(noise, **kwargs):
     """Partial constructor of :func:`make_certified_noise`: ``pre >> then_certified_noise(noise)`` takes the
     input domain and metric from ``pre`` (OpenDP's ``then_*`` convention); ``kwargs`` as there."""
     return dp._PartialConstructor(
-        lambda input_domain, input_metric: make_certified_noise(input_domain, input_metric, noise, **kwargs))
+        lambda input_domain, input_metric: make_certified_noise(
+            input_domain, input_metric, noise, **kwargs
+        )
+    )

@@ -22,7 +22,9 @@ def cat():
 
 
 def _doc():
-    return json.loads(gzip.decompress(resources.files("dpdro").joinpath("data", "catalog.json.gz").read_bytes()))
+    return json.loads(
+        gzip.decompress(resources.files("dpdro").joinpath("data", "catalog.json.gz").read_bytes())
+    )
 
 
 def test_packaged_file_is_small_and_describes_its_grid(cat):
@@ -30,7 +32,9 @@ def test_packaged_file_is_small_and_describes_its_grid(cat):
     assert size <= 5_000_000
     assert cat.losses == LOSSES
     assert np.all(np.diff(cat.epsilons) > 0) and np.all(np.diff(cat.deltas) > 0)
-    assert {"rel_gap", "time_limit", "sensitivity"} <= set(cat.grid) and cat.grid["sensitivity"] == 1.0
+    assert {"rel_gap", "time_limit", "sensitivity"} <= set(cat.grid) and cat.grid[
+        "sensitivity"
+    ] == 1.0
     assert cat.provenance["dpdro_version"]
     for loss in LOSSES:
         assert np.all(np.isfinite(cat.upper[loss])) and np.all(cat.lower[loss] > 0)
@@ -66,7 +70,9 @@ def test_random_requests_get_certified_noise_and_a_bracket_within_5_percent(cat,
         eps = float(np.exp(rng.uniform(math.log(e0), math.log(e1))))
         delta = float(np.exp(rng.uniform(math.log(d0), math.log(d1))))
         sens = float(np.exp(rng.uniform(math.log(0.1), math.log(10.0))))
-        _check(lookup(epsilon=eps, delta=delta, sensitivity=sens, loss=loss), eps, delta, sens, loss)
+        _check(
+            lookup(epsilon=eps, delta=delta, sensitivity=sens, loss=loss), eps, delta, sens, loss
+        )
 
 
 @pytest.mark.parametrize("loss", LOSSES)
@@ -94,7 +100,9 @@ def test_scaling_by_the_sensitivity_is_exact(cat):
         three = lookup(epsilon=eps, delta=delta, sensitivity=3.0, loss=loss)
         assert np.allclose(three.noise.edges, 3.0 * one.noise.edges, rtol=1e-15)
         assert three.upper == pytest.approx(3.0**k * one.upper, rel=1e-12)
-        assert three.lower <= 3.0**k * one.lower and three.lower == pytest.approx(3.0**k * one.lower, rel=1e-15)
+        assert three.lower <= 3.0**k * one.lower and three.lower == pytest.approx(
+            3.0**k * one.lower, rel=1e-15
+        )
 
 
 def test_lookup_takes_milliseconds(cat):
@@ -103,14 +111,21 @@ def test_lookup_takes_milliseconds(cat):
     for loss in LOSSES:
         for eps in np.linspace(*cat.epsilon_range, 5):
             start = time.perf_counter()
-            lookup(epsilon=float(eps), delta=float(np.mean(cat.delta_range)), sensitivity=2.5, loss=loss)
+            lookup(
+                epsilon=float(eps),
+                delta=float(np.mean(cat.delta_range)),
+                sensitivity=2.5,
+                loss=loss,
+            )
             times.append(time.perf_counter() - start)
     assert np.median(times) < 0.1, times  # typically a few ms; generous for a loaded machine
 
 
 def test_requests_outside_the_range_and_bad_input_are_refused(cat):
     (e0, e1), (d0, d1) = cat.epsilon_range, cat.delta_range
-    with pytest.raises(ValueError, match=rf"epsilon must lie in the catalog's range \[{e0!r}, {e1!r}\], got 10.0"):
+    with pytest.raises(
+        ValueError, match=rf"epsilon must lie in the catalog's range \[{e0!r}, {e1!r}\], got 10.0"
+    ):
         lookup(epsilon=10.0, delta=d0)
     with pytest.raises(ValueError, match=r"delta must lie in the catalog's range .* got 0.9"):
         lookup(epsilon=e0, delta=0.9)

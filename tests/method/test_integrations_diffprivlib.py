@@ -23,7 +23,9 @@ def test_is_a_diffprivlib_mechanism(mech, noise_l2):
     assert isinstance(mech, DPMechanism)
     assert mech.certified_delta == dpdro.certify_delta(noise_l2, 1.0, 1.0) <= mech.delta
     text = repr(mech)
-    assert text.startswith("dpdro.integrations.diffprivlib.CertifiedNoise(epsilon=1.0, delta=0.05, sensitivity=1.0")
+    assert text.startswith(
+        "dpdro.integrations.diffprivlib.CertifiedNoise(epsilon=1.0, delta=0.05, sensitivity=1.0"
+    )
     twin = mech.copy()
     assert isinstance(twin, CertifiedNoise) and twin.certified_delta == mech.certified_delta
     assert isinstance(mech.randomise(3), float)
@@ -33,7 +35,9 @@ def test_rejects_bad_input(noise_l2):
     with pytest.raises(ValueError, match=r"certify_delta gives 0.0499.* > delta = 0.01"):
         CertifiedNoise(epsilon=1.0, delta=0.01, sensitivity=1.0, noise=noise_l2)
     with pytest.raises(ValueError, match=r"certify_delta gives .* > delta = 0.05"):
-        CertifiedNoise(epsilon=1.0, delta=0.05, sensitivity=2.0, noise=noise_l2)  # noise too small for Δf = 2
+        CertifiedNoise(
+            epsilon=1.0, delta=0.05, sensitivity=2.0, noise=noise_l2
+        )  # noise too small for Δf = 2
     with pytest.raises(ValueError, match="epsilon must be finite and > 0, got 0"):
         CertifiedNoise(epsilon=0, delta=0.05, sensitivity=1.0, noise=noise_l2)
     with pytest.raises(ValueError, match=r"delta must lie in the open interval \(0, 1\), got 0"):
@@ -61,8 +65,9 @@ def test_random_state_convention(noise_l2):
 
 
 def test_bias_variance_mse_match_empirical_moments(noise_l2):
-    mech = CertifiedNoise(epsilon=1.0, delta=0.05, sensitivity=1.0, noise=noise_l2, random_state=3,
-                          resolution=0.25)
+    mech = CertifiedNoise(
+        epsilon=1.0, delta=0.05, sensitivity=1.0, noise=noise_l2, random_state=3, resolution=0.25
+    )
     value = 10.1
     draws = np.array([mech.randomise(value) for _ in range(40_000)])
     se_mean = math.sqrt(mech.variance(value) / draws.size)
