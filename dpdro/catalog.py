@@ -7,9 +7,9 @@ bound on the optimum) and the certified lower bound L_ij (a dual-feasible object
 
 Lookup. A request (ε, δ, Δf, loss) inside the covered range gets
 
-* the noise: Δf·X_{i′j′} for the stored point (ε_{i′}, δ_{j′}) with ε_{i′} ≤ ε, δ_{j′} ≤ δ of smallest
-  expected loss, **re-certified** at the request: ``certify_delta(Δf·X, ε, Δf) <= δ`` is checked (the
-  next candidate is tried otherwise), so nothing stored is trusted;
+* the noise: Δf·X_{i′j′} for the stored point (ε_{i′}, δ_{j′}) with ε_{i′} ≤ ε, δ_{j′} ≤ δ of
+  smallest expected loss, **re-certified** at the request: ``certify_delta(Δf·X, ε, Δf) <= δ`` is
+  checked (the next candidate is tried otherwise), so nothing stored is trusted;
 * the bracket [L, U] on the optimal expected loss OPT(ε, δ, Δf): U = E c(Δf·X), and
   L = Δf^k·max{L_{i″j″} : ε_{i″} ≥ ε, δ_{j″} ≥ δ} (k = 1 for ℓ1, 2 for ℓ2), rounded down.
 
@@ -19,17 +19,17 @@ additive noises X that are (ε, δ)-DP for queries of sensitivity Δf, and c(x) 
 (a) OPT is non-increasing in ε and in δ. (b) OPT(ε, δ, Δf) = Δf^k·OPT(ε, δ, 1), and X is
 (ε, δ)-DP at sensitivity 1 if and only if Δf·X is (ε, δ)-DP at sensitivity Δf.
 
-Proof. (a) If ε ≤ ε″ and δ ≤ δ″, every constraint γ(A) ≤ e^ε γ(A − φ) + δ implies
-γ(A) ≤ e^{ε″} γ(A − φ) + δ″, so every noise feasible at (ε, δ) is feasible at (ε″, δ″); the infimum
-over the larger set is not larger. (b) For a law γ of X let γ_Δ be the law of Δf·X. The map
-(A, φ) ↦ (Δf·A, Δf·φ) is a bijection between events and shifts |φ| ≤ 1 and those with |φ| ≤ Δf,
-and γ_Δ(Δf·A) = γ(A), γ_Δ(Δf·A − Δf·φ) = γ(A − φ): the constraints correspond one to one. The cost is
-E|Δf·X|^k = Δf^k·E|X|^k, and X ↦ Δf·X is a bijection of the feasible sets. □
+Proof. (a) If ε ≤ ε″ and δ ≤ δ″, every constraint γ(A) ≤ e^ε γ(A − φ) + δ implies γ(A) ≤ e^{ε″} γ(A
+− φ) + δ″, so every noise feasible at (ε, δ) is feasible at (ε″, δ″); the infimum over the larger
+set is not larger. (b) For a law γ of X let γ_Δ be the law of Δf·X. The map (A, φ) ↦ (Δf·A, Δf·φ) is
+a bijection between events and shifts |φ| ≤ 1 and those with |φ| ≤ Δf, and γ_Δ(Δf·A) = γ(A),
+γ_Δ(Δf·A − Δf·φ) = γ(A − φ): the constraints correspond one to one. The cost is E|Δf·X|^k =
+Δf^k·E|X|^k, and X ↦ Δf·X is a bijection of the feasible sets. □
 
-Hence, with ε_{i′} ≤ ε ≤ ε_{i″} and δ_{j′} ≤ δ ≤ δ_{j″}: the stored noise X_{i′j′} is (ε_{i′}, δ_{j′})-DP,
-so (by (a)'s argument) (ε, δ)-DP, and Δf·X_{i′j′} is (ε, δ)-DP at Δf by (b); so
-OPT(ε, δ, Δf) ≤ U. And L_{i″j″} ≤ OPT(ε_{i″}, δ_{j″}, 1) ≤ OPT(ε, δ, 1) by (a), so
-Δf^k·L_{i″j″} ≤ OPT(ε, δ, Δf) by (b). □
+Hence, with ε_{i′} ≤ ε ≤ ε_{i″} and δ_{j′} ≤ δ ≤ δ_{j″}: the stored noise X_{i′j′} is (ε_{i′},
+δ_{j′})-DP, so (by (a)'s argument) (ε, δ)-DP, and Δf·X_{i′j′} is (ε, δ)-DP at Δf by (b); so OPT(ε,
+δ, Δf) ≤ U. And L_{i″j″} ≤ OPT(ε_{i″}, δ_{j″}, 1) ≤ OPT(ε, δ, 1) by (a), so Δf^k·L_{i″j″} ≤ OPT(ε,
+δ, Δf) by (b). □
 
 Bracket width. The gap U/L − 1 is largest for a request just above a grid point in both coordinates
 (U from that point, L from the next point up in both): it is at most
@@ -37,11 +37,12 @@ max_ij U_ij / L_{i+1,j+1} − 1 over the grid cells (and U_ij/L_ij − 1 on the 
 which :meth:`Catalog.worst_gap` computes and the tests check against random requests.
 
 The shipped grid (:mod:`repro.catalog_build`) is made of round values, the ones practitioners type:
-28 values of ε from 0.05 to 10 and 19 of δ from 1e-10 to 0.1 (1 and 5 per decade), each point designed
-at a 0.1% target and certified within 1% (:meth:`Catalog.point_gap`). A request at a grid point gets
-that bracket; a request between grid points gets a conservative one that can be much wider where the
-optimum changes fast (small ε, ℓ2: :meth:`Catalog.summary` prints the worst), and a design for exactly
-those settings (``dpdro.optimal_noise``, ``dpdro design``) is then the better answer.
+28 values of ε from 0.05 to 10 and 19 of δ from 1e-10 to 0.1 (1 and 5 per decade), each point
+designed at a 0.1% target and certified within 1% (:meth:`Catalog.point_gap`). A request at a grid
+point gets that bracket; a request between grid points gets a conservative one that can be much
+wider where the optimum changes fast (small ε, ℓ2: :meth:`Catalog.summary` prints the worst), and a
+design for exactly those settings (``dpdro.optimal_noise``, ``dpdro design``) is then the better
+answer.
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ class CatalogNoise:
     ----------
     noise : PiecewiseUniform
         The stored noise scaled to Δf, re-certified at the request; its ``metadata`` records the
-        request (ε, δ, Δf, loss) and the grid point, so :meth:`dpdro.SecureSampler.from_noise` takes it.
+        request (ε, δ, Δf, loss) and the grid point, so :meth:`dpdro.SecureSampler.from_noise`
+        takes it.
     epsilon, delta, sensitivity, loss
         The request.
     certified_delta : float
@@ -156,7 +158,8 @@ class Catalog:
 
     @classmethod
     def from_file(cls, path) -> Catalog:
-        """The catalog stored at ``path`` (gzip-compressed JSON, as ``scripts/build_catalog.py`` writes it)."""
+        """The catalog stored at ``path`` (gzip-compressed JSON, as ``scripts/build_catalog.py``
+        writes it)."""
         return cls(json.loads(gzip.decompress(Path(path).read_bytes())))
 
     def noise(self, loss: str, i: int, j: int) -> PiecewiseUniform:
@@ -224,7 +227,8 @@ class Catalog:
                     (float(E[i2, j2]), float(D[i2, j2])),
                 )
         raise ValueError(
-            f"no stored noise re-certifies at epsilon = {epsilon!r}, delta = {delta!r}, sensitivity = "
+            f"no stored noise re-certifies at epsilon = {epsilon!r}, delta = {delta!r}, "
+            f"sensitivity = "
             f"{sensitivity!r}: the catalog is corrupt; rebuild it with scripts/build_catalog.py"
         )
 
@@ -248,7 +252,8 @@ class Catalog:
         return float(np.max(self.upper[loss] / np.nextafter(self.lower[loss], -math.inf)) - 1.0)
 
     def summary(self) -> str:
-        """The covered range, the grid, and the worst bracket at and between grid points, per loss."""
+        """The covered range, the grid, and the worst bracket at and between grid points, per
+        loss."""
         (e0, e1), (d0, d1) = self.epsilon_range, self.delta_range
         at = ", ".join(f"{loss} {100 * self.point_gap(loss):.2f}%" for loss in self.losses)
         between = ", ".join(f"{loss} {100 * self.worst_gap(loss):.3g}%" for loss in self.losses)

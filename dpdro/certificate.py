@@ -1,5 +1,5 @@
-r"""Noise files: a released noise with its certificate, as a versioned JSON document that is re-checked
-whenever it is read.
+r"""Noise files: a released noise with its certificate, as a versioned JSON document that is
+re-checked whenever it is read.
 
 A document is a JSON object
 
@@ -88,7 +88,8 @@ def certificate(
     certified = certify_delta(noise, epsilon, sensitivity)
     if certified > delta:
         raise ValueError(
-            f"noise must be ({epsilon!r}, {delta!r})-DP at sensitivity {sensitivity!r}: certify_delta "
+            f"noise must be ({epsilon!r}, {delta!r})-DP at sensitivity {sensitivity!r}: "
+            "certify_delta "
             f"gives {certified!r} > delta = {delta!r}"
         )
     expected = noise.expected_loss(loss)
@@ -136,7 +137,8 @@ def read_document(doc) -> tuple[PiecewiseUniform, dict]:
         raise ValueError(f"format must be {FORMAT!r} (a dpdro noise file), got {found!r}")
     if doc.get("version") != VERSION:
         raise ValueError(
-            f"version must be {VERSION} (this dpdro reads version {VERSION}), got {doc.get('version')!r}"
+            f"version must be {VERSION} (this dpdro reads version {VERSION}), "
+            f"got {doc.get('version')!r}"
         )
     cert = _field(doc, "certificate", (dict,), "a JSON object")
     try:

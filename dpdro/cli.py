@@ -6,16 +6,18 @@
                   -o noise.json
     dpdro certify noise.json [--epsilon E] [--sensitivity S] [--profile [--points N]] [--json]
     dpdro sample  noise.json -n N [--seed K] [--value F] [--json]
-    dpdro compare [--epsilon E --delta D --sensitivity S --loss l1|l2] [--noise noise.json | --gap G]
+    dpdro compare [--epsilon E --delta D --sensitivity S --loss l1|l2]
+                  [--noise noise.json | --gap G]
                   [--time-limit T] [--json]
     dpdro compose --releases K --epsilon E --delta D [--sensitivity S] --loss l1|l2 [--gap G]
                   [--time-limit T] [-o noise.json] [--json]
-    dpdro catalog lookup --epsilon E --delta D [--sensitivity S] --loss l1|l2 [-o noise.json] [--json]
+    dpdro catalog lookup --epsilon E --delta D [--sensitivity S] --loss l1|l2
+                  [-o noise.json] [--json]
     dpdro catalog list
     dpdro --version
 
-A noise file is the versioned JSON document of :mod:`dpdro.certificate`; every command that reads one
-re-certifies it first and refuses it unless the stored certificate holds for the stored noise.
+A noise file is the versioned JSON document of :mod:`dpdro.certificate`; every command that reads
+one re-certifies it first and refuses it unless the stored certificate holds for the stored noise.
 
 Exit status: 0 on success; 2 for bad input of any kind (a parameter out of range, an unreadable,
 malformed or edited file, an output path that cannot be written), reported as one line on stderr
@@ -51,8 +53,8 @@ __all__ = ["main", "EPSILON_RANGE", "DELTA_RANGE", "DEFAULT_TIME_LIMIT", "MAX_DR
 #: range over which dpdro.optimal_noise is documented and tested (README, "Usage").
 EPSILON_RANGE = (1e-3, 10.0)
 DELTA_RANGE = (1e-12, 0.9)
-#: seconds a design may take unless ``--time-limit`` says otherwise (the best certified bracket found
-#: by then is released, and the gap reached is reported).
+#: seconds a design may take unless ``--time-limit`` says otherwise (the best certified bracket
+#: found by then is released, and the gap reached is reported).
 DEFAULT_TIME_LIMIT = 60.0
 #: most draws of one ``dpdro sample`` (about 10 µs each); more from Python with dpdro.SecureSampler.
 MAX_DRAWS = 10_000_000
@@ -118,9 +120,10 @@ def _loss(text: str) -> str:
     return text
 
 
-# ----------------------------------------------------------------------------- checks before any work
+# --------------------------------------------------------------------------- checks before any work
 def _check_design_range(args) -> None:
-    """ε and δ within the range a design is documented for (:data:`EPSILON_RANGE`, :data:`DELTA_RANGE`)."""
+    """ε and δ within the range a design is documented for (:data:`EPSILON_RANGE`,
+    :data:`DELTA_RANGE`)."""
     for name, value, (lo, hi) in (
         ("epsilon", args.epsilon, EPSILON_RANGE),
         ("delta", args.delta, DELTA_RANGE),
@@ -185,7 +188,8 @@ def _emit(args, payload: dict, lines: list[str]) -> None:
 
 
 def _design(problem: Problem, gap: float, time_limit: float, loss: str):
-    """optimal_noise with start and finish lines on stderr (and its per-round lines on a terminal)."""
+    """optimal_noise with start and finish lines on stderr (and its per-round lines on a
+    terminal)."""
     _say(
         f"designing {loss} noise for epsilon={problem.epsilon:g}, delta={problem.delta:g}, "
         f"sensitivity={problem.sensitivity:g}, target gap {gap:g}, time limit {time_limit:g} s"
@@ -258,7 +262,8 @@ def cmd_sample(args) -> None:
     noise, cert = _read_noise(args.noise)
     if args.seed is not None:
         _say(
-            "warning: seeded draws (--seed) are reproducible and NOT for deployment; omit --seed for "
+            "warning: seeded draws (--seed) are reproducible and NOT for deployment; omit --seed "
+            "for "
             "secure draws"
         )
     sampler = SecureSampler(
@@ -308,9 +313,9 @@ _SETTINGS = ("epsilon", "delta", "sensitivity", "loss")
 
 
 def _compare_settings(args, cert: dict | None) -> str | None:
-    """Fill --epsilon, --delta, --sensitivity and --loss from the noise file where not given; the warning
-    to print when a given one differs from the file's (the noise was designed for other settings, so it
-    is not optimised for these and the file's lower bound does not apply)."""
+    """Fill --epsilon, --delta, --sensitivity and --loss from the noise file where not given; the
+    warning to print when a given one differs from the file's (the noise was designed for other
+    settings, so it is not optimised for these and the file's lower bound does not apply)."""
     if cert is None:
         missing = [f"--{k}" for k in ("epsilon", "delta", "loss") if getattr(args, k) is None]
         if missing:
@@ -363,7 +368,8 @@ def cmd_compare(args) -> None:
     rows = _compare_rows(noise.expected_loss(args.loss), lower, mechs, args.delta, args.loss)
     what = "E|X|" if args.loss == "l1" else "E X^2"
     lines = [
-        f"{what} at epsilon={args.epsilon:g}, delta={args.delta:g}, sensitivity={args.sensitivity:g} "
+        f"{what} at epsilon={args.epsilon:g}, delta={args.delta:g}, "
+        f"sensitivity={args.sensitivity:g} "
         f"(dpdro: {source}" + ("" if lower is None else f"; optimum >= {lower:.6g}") + ")",
         f"{'mechanism':<18} {what:>12} {'ratio to dpdro':>15} {'gap to optimum <=':>18}",
     ]
@@ -531,8 +537,8 @@ def _parser() -> _Parser:
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def privacy(p, *, delta=True, from_file=False, required=True):
-        """--epsilon, --delta and --sensitivity (default 1); with ``from_file`` optional, defaulting to
-        the noise file's."""
+        """--epsilon, --delta and --sensitivity (default 1); with ``from_file`` optional, defaulting
+        to the noise file's."""
         p.add_argument(
             "--epsilon",
             type=_positive("epsilon"),
@@ -679,7 +685,8 @@ def _parser() -> _Parser:
 
 
 def main(argv=None) -> int:
-    """Run the command line; returns the exit status (0; 2 for bad input; 1 for an internal error)."""
+    """Run the command line; returns the exit status (0; 2 for bad input; 1 for an internal
+    error)."""
     try:
         args = _parser().parse_args(argv)
         args.func(args)
@@ -692,7 +699,8 @@ def main(argv=None) -> int:
     except Exception as exc:  # noqa: BLE001 - a failure of dpdro, not of the input: one line, no traceback
         message = " ".join(str(exc).split())
         print(
-            f"dpdro: internal error: {type(exc).__name__}: {message} (please report it with the command "
+            f"dpdro: internal error: {type(exc).__name__}: {message} (please report it with the "
+            "command "
             "line)",
             file=sys.stderr,
         )

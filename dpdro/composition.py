@@ -1,12 +1,14 @@
-r"""Composition: a dominating pair and a dp_accounting privacy loss distribution for a certified noise.
+r"""Composition: a dominating pair and a dp_accounting privacy loss distribution for a certified
+noise.
 
 Releasing f(D) + X, with X a piecewise-uniform noise and |f(D) − f(D′)| ≤ Δf, compares the pairs
-(X + φ, X), |φ| ≤ Δf (translate by f(D′)); both orders of D, D′ give both signs of φ. The
-privacy profile is the maximum over **all** these shifts (DESIGN §4): for an optimised noise the
-worst shift need not be φ = Δf, so the pair (X + Δf, X) alone does not dominate. This module builds
-one pair (P, Q) of discrete laws that dominates every shift for every ε at once, and hands it to
-Google's ``dp_accounting`` as a :class:`~dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution`,
-so that k releases (of this or other mechanisms) can be composed.
+(X + φ, X), |φ| ≤ Δf (translate by f(D′)); both orders of D, D′ give both signs of φ. The privacy
+profile is the maximum over **all** these shifts (DESIGN §4): for an optimised noise the worst shift
+need not be φ = Δf, so the pair (X + Δf, X) alone does not dominate. This module builds one pair (P,
+Q) of discrete laws that dominates every shift for every ε at once, and hands it to Google's
+``dp_accounting`` as a
+:class:`~dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution`, so that k releases
+(of this or other mechanisms) can be composed.
 
 Definitions. H_γ(P‖Q) = sup_A P(A) − γQ(A) = ∫(dP − γ dQ)_+ for γ ≥ 0 (the δ at ε = log γ; γ < 1
 covers ε < 0). A pair (P, Q) *dominates* a family of pairs if H_γ(P‖Q) ≥ H_γ(P′‖Q′) for every γ ≥ 0
@@ -17,28 +19,28 @@ H_γ(P‖Q) = sup_x R(x) − γx, R(x) = inf_γ H_γ(P‖Q) + γx (convex conjug
 of the trade-off function T(Q, P)).
 
 Lemma 1 (lattice shifts suffice). Let every edge of X lie on hℤ, Δf = kh, g_i the mass of the
-lattice cell C_i = [ih, (i + 1)h) and a the atom at 0. For φ = (s + t)h, s ∈ ℤ, t ∈ [0, 1] and
-every γ ≥ 0, H_γ(X + φ‖X) = (1 − t)·H_γ(X + sh‖X) + t·H_γ(X + (s + 1)h‖X) whenever the atoms do not
-meet (φ ∉ {0}; at s = 0 read the left end as the limit φ → 0+, where the atoms are still apart).
-Proof: on C_i the density of X is g_i/h; that of X + φ at y = (i + u)h is g_{i−s}/h for u ≥ t and
-g_{i−s−1}/h for u < t. Hence ∫_{C_i}(p_{X+φ} − γp_X)_+ = (1 − t)(g_{i−s} − γg_i)_+ + t(g_{i−s−1} − γg_i)_+.
-The atom of X + φ at φ carries a where X has no mass (and the atom of X at 0 is where X + φ has
-no mass), adding a for every φ ≠ 0. Summing over i gives the claim. □
-So sup_{|φ|≤Δf} H_γ(X + φ‖X) is the maximum over the finitely many pairs s ∈ {−k, …, k} \ {0}
-(plus, if a > 0, the limit pair at 0+: equal cells, separate atoms), each a pair of *discrete*
-laws: masses (g_{i−s}, g_i) on the lattice cells, (a, 0) on the atom of X + sh, (0, a) on that of X.
+lattice cell C_i = [ih, (i + 1)h) and a the atom at 0. For φ = (s + t)h, s ∈ ℤ, t ∈ [0, 1] and every
+γ ≥ 0, H_γ(X + φ‖X) = (1 − t)·H_γ(X + sh‖X) + t·H_γ(X + (s + 1)h‖X) whenever the atoms do not meet
+(φ ∉ {0}; at s = 0 read the left end as the limit φ → 0+, where the atoms are still apart). Proof:
+on C_i the density of X is g_i/h; that of X + φ at y = (i + u)h is g_{i−s}/h for u ≥ t and
+g_{i−s−1}/h for u < t. Hence ∫_{C_i}(p_{X+φ} − γp_X)_+ = (1 − t)(g_{i−s} − γg_i)_+ + t(g_{i−s−1} −
+γg_i)_+. The atom of X + φ at φ carries a where X has no mass (and the atom of X at 0 is where X + φ
+has no mass), adding a for every φ ≠ 0. Summing over i gives the claim. □ So sup_{|φ|≤Δf} H_γ(X +
+φ‖X) is the maximum over the finitely many pairs s ∈ {−k, …, k} \ {0} (plus, if a > 0, the limit
+pair at 0+: equal cells, separate atoms), each a pair of *discrete* laws: masses (g_{i−s}, g_i) on
+the lattice cells, (a, 0) on the atom of X + sh, (0, a) on that of X.
 
-Lemma 2 (the dominating pair). Let R* be the least concave majorant (upper concave hull) of the
-ROC curves R_s of these pairs. Then R* is the ROC curve of a discrete pair (P*, Q*) and
-H_γ(P*‖Q*) = max_s H_γ(s) = sup_{|φ|≤Δf} H_γ(X + φ‖X) for every γ ≥ 0: P* dominates every shift,
-tightly. Proof: sup_x R*(x) − γx = sup_x max_s R_s(x) − γx (a linear function attains its maximum
-over the hull at a vertex of the hull, a point of some R_s) = max_s H_γ(s). The hull is a concave
-polygon from (0, y_0) to (1, 1); give P* the mass y_0 on an outcome where Q* = 0, and for each hull
-edge a separate outcome with (P*, Q*) masses (Δy, Δx): its ROC curve is the hull (its outcomes sorted
-by decreasing ratio are the edges in order). This is the convex lower envelope of the trade-off
-functions of the shifts, i.e. the upper envelope of their privacy profiles (convex in γ already). □
-Infinite privacy loss (cells where one law vanishes, the atoms) becomes y_0 and the edges of
-infinite slope; zero-ratio mass closes the curve at (1, 1) and carries no P*-mass.
+Lemma 2 (the dominating pair). Let R* be the least concave majorant (upper concave hull) of the ROC
+curves R_s of these pairs. Then R* is the ROC curve of a discrete pair (P*, Q*) and H_γ(P*‖Q*) =
+max_s H_γ(s) = sup_{|φ|≤Δf} H_γ(X + φ‖X) for every γ ≥ 0: P* dominates every shift, tightly. Proof:
+sup_x R*(x) − γx = sup_x max_s R_s(x) − γx (a linear function attains its maximum over the hull at a
+vertex of the hull, a point of some R_s) = max_s H_γ(s). The hull is a concave polygon from (0, y_0)
+to (1, 1); give P* the mass y_0 on an outcome where Q* = 0, and for each hull edge a separate
+outcome with (P*, Q*) masses (Δy, Δx): its ROC curve is the hull (its outcomes sorted by decreasing
+ratio are the edges in order). This is the convex lower envelope of the trade-off functions of the
+shifts, i.e. the upper envelope of their privacy profiles (convex in γ already). □ Infinite privacy
+loss (cells where one law vanishes, the atoms) becomes y_0 and the edges of infinite slope;
+zero-ratio mass closes the curve at (1, 1) and carries no P*-mass.
 
 Lemma 3 (floating-point edges). Solver noises carry a grid β that is not always a binary fraction
 (β = 0.05): the float edges e_j then differ from t_j·h by η_j ≠ 0, and k·h may fall short of Δf. We
@@ -47,11 +49,11 @@ R′(x) = min{1, R*(x + τ_Q) + τ_P}, τ_Q = τ ≥ TV(X, X_i) (continuous part
 τ_P = τ + ζ·Σ_j d_j, ζ = max(0, Δf − kh), d_j the densities of X. Proof: for (X + φ, X) take the
 ideal pair (X_i + ψ, X_i), ψ = φ clipped to [−kh, kh] (ψ ≠ 0 when φ ≠ 0, so the atoms stay apart);
 the continuous parts differ in total variation by at most τ + |φ − ψ|Σ_j d_j on the P side
-(shifting a piecewise-constant density by ζ costs at most ζ·TV(p)/2 ≤ ζΣ_j d_j) and by at most τ on
-the Q side; hence P(A) ≤ P_i(A) + τ_P and Q_i(A) ≤ Q(A) + τ_Q for every A, so R(x) ≤ R*(x + τ_Q) + τ_P.
-R′ is concave, so it is again realised by a discrete pair. τ ≤ Σ_j m_j·2(η_j + η_{j+1})/min(w_j, w_j′)
-(two uniforms whose ends move by η, η′ differ by at most 2(η + η′)/min(w, w′) in TV). τ = 0 when
-the edges are exact lattice points (e.g. β a power of two), which is the common case.
+(shifting a piecewise-constant density by ζ costs at most ζ·TV(p)/2 ≤ ζΣ_j d_j) and by at most τ
+on the Q side; hence P(A) ≤ P_i(A) + τ_P and Q_i(A) ≤ Q(A) + τ_Q for every A, so
+R(x) ≤ R*(x + τ_Q) + τ_P. R′ is concave, so it is again realised by a discrete pair. τ ≤ Σ_j m_j·2(η_j + η_{j+1})/min(w_j, w_j′) (two uniforms whose ends
+move by η, η′ differ by at most 2(η + η′)/min(w, w′) in TV). τ = 0 when the edges are exact lattice
+points (e.g. β a power of two), which is the common case.
 
 Exactness. The ideal masses are the binary rationals of the noise's floats, normalised as
 :func:`dpdro.certify_delta` does (cells (1 − a)p_j/Σp, atom a); all ROC points and the hull are
@@ -137,8 +139,9 @@ def _float_up(x: Fraction) -> float:
 
 
 def _log_up(ratio: Fraction) -> float:
-    """A float ≥ log(ratio), within a few ulps: the log of the ratio rounded up to a float (or, beyond the
-    float range, the difference of the logs of its numerator and denominator with a margin)."""
+    """A float ≥ log(ratio), within a few ulps: the log of the ratio rounded up to a float (or,
+    beyond the float range, the difference of the logs of its numerator and denominator with a
+    margin)."""
     try:
         r = float(ratio)  # correctly rounded
         if Fraction(r) < ratio:
@@ -168,19 +171,21 @@ class DominatingPair:
     q: tuple
 
     def hockey_stick(self, epsilon: float) -> float:
-        """H_{e^ε}(P‖Q) = P_∞ + Σ_j (p_j − e^ε q_j)_+, in rationals with e^ε = 2^m·e^{ε − m·ln 2} (floats)."""
+        """H_{e^ε}(P‖Q) = P_∞ + Σ_j (p_j − e^ε q_j)_+, in rationals with e^ε = 2^m·e^{ε − m·ln 2}
+        (floats)."""
         m = math.floor(check_finite("epsilon", epsilon) / math.log(2))
         gamma = Fraction(math.exp(epsilon - m * math.log(2))) * Fraction(2) ** m
         return float(
-            self.infinity_mass + sum(p - gamma * q for p, q in zip(self.p, self.q) if p > gamma * q)
+            self.infinity_mass
+            + sum(p - gamma * q for p, q in zip(self.p, self.q, strict=False) if p > gamma * q)
         )
 
     def to_pld(self, value_discretization_interval: float = 1e-4):
-        """The PLD of (P, Q) on the grid sℤ by connect-the-dots (Lemma 4): pessimistic everywhere and
-        tight at the grid points.
+        """The PLD of (P, Q) on the grid sℤ by connect-the-dots (Lemma 4): pessimistic everywhere
+        and tight at the grid points.
 
-        Returns a ``dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution`` (dp_accounting
-        is an optional dependency: the ``accounting`` extra of dpdro).
+        Returns a ``dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution``
+        (dp_accounting is an optional dependency: the ``accounting`` extra of dpdro).
         """
         step = check_positive("value_discretization_interval", value_discretization_interval)
         from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
@@ -188,7 +193,7 @@ class DominatingPair:
         grid = Fraction(step)
         scale = -math.expm1(-step)
         pmf = defaultdict(Fraction)
-        for p, q in zip(self.p, self.q):
+        for p, q in zip(self.p, self.q, strict=False):
             loss = Fraction(_log_up(p / q))
             b = math.ceil(loss / grid)
             above = float(loss - (b - 1) * grid)  # ℓ − as ∈ (0, s], correctly rounded
@@ -215,18 +220,19 @@ def _lattice(noise, sensitivity: float):
 
 
 def _roc_points(edges: list, dens: list, atom: int, total: int, s: int) -> list:
-    """Vertices (x, y), scaled by ``total``, of the ROC curve of (X + sh, X) (Lemma 1's discrete pair).
+    """Vertices (x, y), scaled by ``total``, of the ROC curve of (X + sh, X) (Lemma 1's discrete
+    pair).
 
     X is given by its cells on the lattice: ``edges`` (lattice ticks, relative to the first) and the
-    mass ``dens[j]`` of every lattice cell of cell j. Between consecutive points of edges ∪ (edges + s)
-    both laws are constant per lattice cell, so such a run of m lattice cells is one ROC segment of
-    direction m·(q, p): the curve is found from O(number of cells) runs, whatever the lattice."""
+    mass ``dens[j]`` of every lattice cell of cell j. Between consecutive points of edges ∪ (edges +
+    s) both laws are constant per lattice cell, so such a run of m lattice cells is one ROC segment
+    of direction m·(q, p): the curve is found from O(number of cells) runs, whatever the lattice."""
     cuts = sorted(set(edges) | {e + s for e in edges})
     n = len(dens)
     y0 = atom  # the atom of X + sh, where X has no mass (s ≠ 0, or the limit pair at 0+)
     finite = []
     j = js = 0  # the cells of X and of X + sh containing the current run
-    for a, b in zip(cuts[:-1], cuts[1:]):
+    for a, b in zip(cuts[:-1], cuts[1:], strict=False):
         while j < n and edges[j + 1] <= a:
             j += 1
         while js < n and edges[js + 1] + s <= a:
@@ -249,7 +255,8 @@ def _roc_points(edges: list, dens: list, atom: int, total: int, s: int) -> list:
 
 
 def _upper_hull(points: list) -> list:
-    """Upper concave hull (monotone chain) of integer points, from the highest point at the smallest x."""
+    """Upper concave hull (monotone chain) of integer points, from the highest point at the smallest
+    x."""
     best = {}
     for x, y in points:
         if y > best.get(x, -1):
@@ -270,7 +277,7 @@ def _upper_hull(points: list) -> list:
 
 def _interp(vertices: list, x: Fraction) -> Fraction:
     """The concave polygon through ``vertices`` at x (1 beyond its right end)."""
-    for (x0, y0), (x1, y1) in zip(vertices[:-1], vertices[1:]):
+    for (x0, y0), (x1, y1) in zip(vertices[:-1], vertices[1:], strict=False):
         if x <= x1:
             return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
     return Fraction(1)
@@ -283,7 +290,7 @@ def _enlarge(vertices: list, tau_q: Fraction, tau_p: Fraction) -> list:
     ]
     shifted.append((Fraction(1), Fraction(1)))
     out = []
-    for (x0, y0), (x1, y1) in zip(shifted[:-1], shifted[1:]):
+    for (x0, y0), (x1, y1) in zip(shifted[:-1], shifted[1:], strict=False):
         out.append((x0, min(Fraction(1), y0 + tau_p)))
         if y0 + tau_p < 1 < y1 + tau_p:  # the cap is reached inside this edge
             out.append((x0 + (x1 - x0) * (1 - y0 - tau_p) / (y1 - y0), Fraction(1)))
@@ -298,7 +305,7 @@ def _float_slack(
     hh = Fraction(h)
     edges = [Fraction(float(e)) for e in noise.edges]
     ideal = [int(t) * hh for t in ticks]
-    eta = [abs(e - t) for e, t in zip(edges, ideal)]
+    eta = [abs(e - t) for e, t in zip(edges, ideal, strict=False)]
     tau = Fraction(0)
     dens = Fraction(0)
     for j, m in enumerate(masses):
@@ -316,7 +323,8 @@ def dominating_pair(noise, sensitivity) -> DominatingPair:
     Parameters
     ----------
     noise : dpdro.PiecewiseUniform
-        A noise whose edges lie on a lattice hℤ with h dividing Δf (every solver noise does: its grid).
+        A noise whose edges lie on a lattice hℤ with h dividing Δf (every solver noise does: its
+        grid).
     sensitivity : float
         Δf > 0.
 
@@ -332,7 +340,8 @@ def dominating_pair(noise, sensitivity) -> DominatingPair:
     widths = np.diff(ticks).tolist()
     if (2 * k + 1) * 2 * (ticks.size + 1) > _MAX_POINTS:
         raise ValueError(
-            f"the dominating pair would need more than {_MAX_POINTS} ROC points ({ticks.size - 1} cells, "
+            f"the dominating pair would need more than {_MAX_POINTS} ROC points "
+            f"({ticks.size - 1} cells, "
             f"sensitivity/step = {k} on the lattice step {h!r}); use a coarser grid"
         )
     # exact masses as integers over a common denominator `total` (module docstring, Exactness)
@@ -341,11 +350,11 @@ def dominating_pair(noise, sensitivity) -> DominatingPair:
     denominator = math.lcm(*(p.denominator for p in probs), atom.denominator)
     weights = [int(p * denominator) for p in probs]  # P_j
     S = sum(weights)
-    L = math.lcm(*(w for w, p in zip(widths, weights) if p))
+    L = math.lcm(*(w for w, p in zip(widths, weights, strict=False) if p))
     total = atom.denominator * S * L
     free = atom.denominator - atom.numerator  # (1 − a)·2^e
     dens = [
-        free * p * (L // w) for p, w in zip(weights, widths)
+        free * p * (L // w) for p, w in zip(weights, widths, strict=False)
     ]  # mass of each lattice cell of cell j
     edges = [int(t - ticks[0]) for t in ticks]
     A = atom.numerator * S * L
@@ -359,7 +368,7 @@ def dominating_pair(noise, sensitivity) -> DominatingPair:
     if tau_q or tau_p:
         hull = _enlarge(hull, tau_q, tau_p)
     p, q = [], []
-    for (x0, y0), (x1, y1) in zip(hull[:-1], hull[1:]):
+    for (x0, y0), (x1, y1) in zip(hull[:-1], hull[1:], strict=False):
         if y1 > y0:  # x1 > x0: the first vertex is the only one at x = 0
             p.append(y1 - y0)
             q.append(x1 - x0)
@@ -367,15 +376,17 @@ def dominating_pair(noise, sensitivity) -> DominatingPair:
 
 
 def aligned_interval(epsilon, max_interval=1e-4) -> float:
-    """The largest discretisation interval s ≤ ``max_interval`` with ε = m·s for an integer m (up to one
-    rounding of the float division): the PLD of Lemma 4 is then exact at ε, and at every multiple of it."""
+    """The largest discretisation interval s ≤ ``max_interval`` with ε = m·s for an integer m (up to
+    one rounding of the float division): the PLD of Lemma 4 is then exact at ε, and at every
+    multiple of it."""
     epsilon = check_positive("epsilon", epsilon)
     max_interval = check_positive("max_interval", max_interval)
     return epsilon / math.ceil(epsilon / max_interval)
 
 
 def privacy_loss_distribution(noise, sensitivity, *, value_discretization_interval=1e-4):
-    """A pessimistic dp_accounting PLD of one release of ``noise`` at sensitivity Δf, valid for every shift.
+    """A pessimistic dp_accounting PLD of one release of ``noise`` at sensitivity Δf, valid for
+    every shift.
 
     ``pld.self_compose(k)`` then accounts for k releases; ``get_epsilon_for_delta`` and
     ``get_delta_for_epsilon`` read the composed guarantee. The same PLD serves both adjacency
@@ -389,9 +400,11 @@ def privacy_loss_distribution(noise, sensitivity, *, value_discretization_interv
 def epsilon_for_composition(
     noise, sensitivity, k, delta, *, value_discretization_interval=1e-4
 ) -> float:
-    """The ε for which k releases of ``noise`` (sensitivity Δf each) are jointly (ε, δ)-DP, by PLD composition.
+    """The ε for which k releases of ``noise`` (sensitivity Δf each) are jointly (ε, δ)-DP, by PLD
+    composition.
 
-    Returns ``math.inf`` when no finite ε reaches δ (the infinite-loss mass of the composition exceeds δ).
+    Returns ``math.inf`` when no finite ε reaches δ (the infinite-loss mass of the composition
+    exceeds δ).
     """
     k = check_int("k", k, minimum=1)
     delta = check_open_unit("delta", delta)
@@ -401,10 +414,11 @@ def epsilon_for_composition(
     return float((pld.self_compose(k) if k > 1 else pld).get_epsilon_for_delta(delta))
 
 
-# ------------------------------------------------------------------------------ design for k releases
+# ---------------------------------------------------------------------------- design for k releases
 @dataclass(frozen=True)
 class ReleasePlan:
-    """One way to answer a query k times under a total (ε, δ) budget (see :func:`design_for_releases`).
+    """One way to answer a query k times under a total (ε, δ) budget (see
+    :func:`design_for_releases`).
 
     Attributes
     ----------
@@ -414,8 +428,8 @@ class ReleasePlan:
     expected_loss : float
         E c(X) of one release.
     composed_delta : float
-        δ of the k releases at the total ε: from the dominating-pair PLD composed k times (noise), or
-        exactly (Gaussian); at most the total δ.
+        δ of the k releases at the total ε: from the dominating-pair PLD composed k times (noise),
+        or exactly (Gaussian); at most the total δ.
     epsilon, delta : float or None
         Noise: the per-release budget it was designed for and is certified at
         (``certify_delta(noise, epsilon, sensitivity) <= delta``). Gaussian: None.
@@ -468,7 +482,8 @@ class CompositionDesign:
 
     @property
     def ratio(self) -> float:
-        """Expected loss of the optimal-noise plan over the Gaussian's (> 1: the Gaussian is better)."""
+        """Expected loss of the optimal-noise plan over the Gaussian's (> 1: the Gaussian is
+        better)."""
         return (
             math.inf
             if self.noise is None
@@ -477,9 +492,9 @@ class CompositionDesign:
 
 
 def _gaussian_plan(k: int, epsilon: float, delta: float, sensitivity: float, loss) -> ReleasePlan:
-    """k releases of N(0, σ²) compose to one release at sensitivity √k·Δf, exactly (Dong, Roth and Su
-    2022, Corollary 3.3: σ at Δf is (Δf/σ)-GDP, and μ_i-GDP mechanisms compose to √(Σμ_i²)-GDP, whose
-    (ε, δ) profile is Balle and Wang's formula): σ is the analytic Gaussian's at √k·Δf."""
+    """k releases of N(0, σ²) compose to one release at sensitivity √k·Δf, exactly (Dong, Roth and
+    Su 2022, Corollary 3.3: σ at Δf is (Δf/σ)-GDP, and μ_i-GDP mechanisms compose to √(Σμ_i²)-GDP,
+    whose (ε, δ) profile is Balle and Wang's formula): σ is the analytic Gaussian's at √k·Δf."""
     g = AnalyticGaussian(epsilon=epsilon, delta=delta, sensitivity=math.sqrt(k) * sensitivity)
     composed = gaussian_delta(
         sigma=g.sigma, epsilon=epsilon, sensitivity=math.sqrt(k) * sensitivity
@@ -509,7 +524,8 @@ def _compose(
 def _noise_plans(
     k, epsilon, delta, sensitivity, loss, split, *, rel_gap, time_limit, max_interval, tol, designs
 ):
-    """Designs at δ₀ = split·δ/k and ε₀ searched upward from basic composition's ε/k (module docstring)."""
+    """Designs at δ₀ = split·δ/k and ε₀ searched upward from basic composition's ε/k (module
+    docstring)."""
     delta0 = delta if k == 1 else split * delta / k
     ok, bad = (
         None,
@@ -579,23 +595,23 @@ def design_for_releases(
     tol=2e-3,
     designs=8,
 ) -> CompositionDesign:
-    r"""Noise for k releases of a query under a total (ε, δ) budget: optimal noise or Gaussian, whichever
-    has the smaller expected loss per release, both certified by their composed privacy.
+    r"""Noise for k releases of a query under a total (ε, δ) budget: optimal noise or Gaussian,
+    whichever has the smaller expected loss per release, both certified by their composed privacy.
 
     Two plans are built and compared:
 
-    * **Analytic Gaussian.** k releases of N(0, σ²) are jointly (ε, δ)-DP if and only if one release is
-      at sensitivity √k·Δf (Gaussian differential privacy composes exactly), so σ is the analytic
+    * **Analytic Gaussian.** k releases of N(0, σ²) are jointly (ε, δ)-DP if and only if one release
+      is at sensitivity √k·Δf (Gaussian differential privacy composes exactly), so σ is the analytic
       Gaussian's there and its composed δ is exact.
-    * **Optimal noise.** For each δ split f in ``splits``, the per-release δ₀ = f·δ/k and ε₀ starts at
-      basic composition's ε/k (feasible: k·δ₀ < δ); each candidate is the certified optimal noise at
-      (ε₀, δ₀) (:func:`dpdro.optimal_noise` at ``rel_gap``), and k releases of it are accounted by the
-      dominating pair's PLD composed k times (Lemmas 1–4; the interval aligned with ε₀). ε₀ is then
-      raised by secant steps on the composed ε until it is within ``tol`` of the total ε (or
-      ``designs`` designs), keeping the best feasible one. Basic composition is never beaten by
-      much at small k and small δ (an optimised noise is truncated, nearly pure DP: its composed ε
-      grows almost linearly); at larger k and δ the search finds the sublinear part. For k = 1 the
-      plan is the single-release design at (ε, δ).
+    * **Optimal noise.** For each δ split f in ``splits``, the per-release δ₀ = f·δ/k and ε₀ starts
+      at basic composition's ε/k (feasible: k·δ₀ < δ); each candidate is the certified optimal noise
+      at (ε₀, δ₀) (:func:`dpdro.optimal_noise` at ``rel_gap``), and k releases of it are accounted
+      by the dominating pair's PLD composed k times (Lemmas 1–4; the interval aligned with ε₀). ε₀
+      is then raised by secant steps on the composed ε until it is within ``tol`` of the total ε (or
+      ``designs`` designs), keeping the best feasible one. Basic composition is never beaten by much
+      at small k and small δ (an optimised noise is truncated, nearly pure DP: its composed ε grows
+      almost linearly); at larger k and δ the search finds the sublinear part. For k = 1 the plan is
+      the single-release design at (ε, δ).
 
     Parameters
     ----------
@@ -628,9 +644,11 @@ def design_for_releases(
     References
     ----------
     .. [1] J. Dong, A. Roth and W. Su, "Gaussian differential privacy", JRSS-B 2022, Corollary 3.3.
-    .. [2] B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for differential privacy", ICML
+    .. [2] B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for differential privacy",
+           ICML
        2018, Theorem 8.
-    .. [3] Y. Zhu, J. Dong and Y.-X. Wang, "Optimal accounting of differential privacy via characteristic
+    .. [3] Y. Zhu, J. Dong and Y.-X. Wang, "Optimal accounting of differential privacy via
+           characteristic
        function", AISTATS 2022 (dominating pairs compose).
     .. [4] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
        optimization" (problem P, Observation 1: the single-release optimum).

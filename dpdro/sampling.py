@@ -26,10 +26,10 @@ f + X (the supremum over test functions g is attained at the indicator of {dγ_f
 So the certificate of the noise at Δf is the certificate of the release; this is the
 post-processing property of (ε, δ)-DP (Dwork and Roth 2014, Proposition 2.1). □
 
-Moments. E[R_h(t)] = t and Var[R_h(t)] = h²θ(1 − θ) ≤ h²/4, so E M(f) = f + E X and
-Var M(f) = Var X + h²·E[θ(1 − θ)] with θ = frac((f + X)/h) (see :meth:`SecureSampler.release_variance`).
-Law. P(M(f) = nh) = E Λ((f + X)/h − n) with the hat function Λ(s) = (1 − |s|)_+
-(see :meth:`SecureSampler.release_pmf`).
+Moments. E[R_h(t)] = t and Var[R_h(t)] = h²θ(1 − θ) ≤ h²/4, so E M(f) = f + E X and Var M(f) = Var
+X + h²·E[θ(1 − θ)] with θ = frac((f + X)/h) (see :meth:`SecureSampler.release_variance`). Law.
+P(M(f) = nh) = E Λ((f + X)/h − n) with the hat function Λ(s) = (1 − |s|)_+ (see
+:meth:`SecureSampler.release_pmf`).
 
 Theorem 2 (the sampler draws exactly that law). Every float is a binary rational, so
 a = A/2^e, p_j = P_j/2^E and the cell ends are binary rationals, and so is f (a float or an int).
@@ -65,13 +65,13 @@ cryptographically secure generator): use this in deployment. An integer seed giv
 state can be recovered from its outputs). Any object with ``getrandbits(k)`` and ``randrange(n)``
 (the :class:`random.Random` interface) is accepted too.
 
-Alternative considered. OpenDP (and the first suggestion of issue 17) rounds f to a grid and adds exact
-lattice noise, certified at the enlarged sensitivity Δf + h. For a piecewise-uniform noise on a
-lattice of step β this costs privacy: the lattice noise h·⌊X/h⌋ has, at lattice shifts, exactly
-the δ(φ) of X, so its certificate is ``certify_delta(noise, ε, Δf + h)``, which exceeds the target
-δ for an optimised (tight) noise unless the noise is redesigned for Δf + h. Randomized rounding of
-f + X keeps the certificate at Δf, at the price of a variance increase of at most h²/4 (h = 2^-20
-of the smallest cell by default) and 128 random bits per round instead of a lattice draw.
+Alternative considered. OpenDP (and the first suggestion of issue 17) rounds f to a grid and adds
+exact lattice noise, certified at the enlarged sensitivity Δf + h. For a piecewise-uniform noise on
+a lattice of step β this costs privacy: the lattice noise h·⌊X/h⌋ has, at lattice shifts, exactly
+the δ(φ) of X, so its certificate is ``certify_delta(noise, ε, Δf + h)``, which exceeds the target δ
+for an optimised (tight) noise unless the noise is redesigned for Δf + h. Randomized rounding of f +
+X keeps the certificate at Δf, at the price of a variance increase of at most h²/4 (h = 2^-20 of the
+smallest cell by default) and 128 random bits per round instead of a lattice draw.
 
 References
 ----------
@@ -107,13 +107,15 @@ _MAX_PMF_POINTS = 1_000_000
 
 
 def _binary(x) -> tuple[int, int]:
-    """(n, k) with x = n / 2^k exactly, for a finite float (k >= 0 since float denominators are powers of two)."""
+    """(n, k) with x = n / 2^k exactly, for a finite float (k >= 0 since float denominators are
+    powers of two)."""
     num, den = float(x).as_integer_ratio()
     return num, den.bit_length() - 1
 
 
 def _value(value) -> tuple[int, int]:
-    """The query answer as (n, k) with f = n / 2^k exactly: ints are taken exactly, floats must be finite."""
+    """The query answer as (n, k) with f = n / 2^k exactly: ints are taken exactly, floats must be
+    finite."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return int(value), 0
     return _binary(check_finite("value", value))
@@ -171,7 +173,8 @@ def _frac_moment(t: Fraction) -> Fraction:
 
 
 class SecureSampler:
-    r"""Release f + noise exactly and securely, as the randomized rounding R_h(f + X) (module docstring).
+    r"""Release f + noise exactly and securely, as the randomized rounding R_h(f + X) (module
+    docstring).
 
     Parameters
     ----------
@@ -227,7 +230,8 @@ class SecureSampler:
         self.certified_delta = certify_delta(noise, self.epsilon, self.sensitivity)
         if self.certified_delta > self.delta:
             raise ValueError(
-                f"noise is not ({self.epsilon!r}, {self.delta!r})-DP at sensitivity {self.sensitivity!r}: "
+                f"noise is not ({self.epsilon!r}, {self.delta!r})-DP at sensitivity "
+                f"{self.sensitivity!r}: "
                 f"certify_delta gives {self.certified_delta!r} > delta = {self.delta!r}"
             )
         live = noise.probs > 0
@@ -247,14 +251,15 @@ class SecureSampler:
         self._edge_bits = max(k for _, k in edges)
         self._edges = [n << (self._edge_bits - k) for n, k in edges]
 
-    # ---------------------------------------------------------------------------------- constructors
+    # --------------------------------------------------------------------------------- constructors
     @classmethod
     def from_file(cls, path, *, resolution=None, rng=None) -> SecureSampler:
-        """The sampler of a noise file (``dpdro design``, :func:`dpdro.certificate.document`): ε, δ and Δf
-        are the file's certificate, which is re-checked when the file is read
+        """The sampler of a noise file (``dpdro design``, :func:`dpdro.certificate.document`): ε, δ
+        and Δf are the file's certificate, which is re-checked when the file is read
         (:func:`dpdro.certificate.read_file`) and again by the constructor.
 
-        Raises ``ValueError`` naming the file for an unreadable, malformed, edited or non-private file.
+        Raises ``ValueError`` naming the file for an unreadable, malformed, edited or non-private
+        file.
         """
         noise, cert = read_file(path)
         return cls(
@@ -294,7 +299,8 @@ class SecureSampler:
 
     # ---------------------------------------------------------------------------------- sampling
     def _floor(self, c: int, w: int, d: int) -> int:
-        """⌊c/2^d + (w/2^d)·V + U⌋ for independent V, U ~ Uniform[0, 1), exactly (Theorem 2, step 3)."""
+        """⌊c/2^d + (w/2^d)·V + U⌋ for independent V, U ~ Uniform[0, 1), exactly (Theorem 2, step
+        3)."""
         rng, chunk = self._rng, self._chunk_bits
         v = u = m = 0
         unit = 1 << d
@@ -385,7 +391,8 @@ class SecureSampler:
         points = sum(float((b - a) / h) + 2 for a, b, _ in cells)
         if points > _MAX_PMF_POINTS:
             raise ValueError(
-                f"release_pmf would list about {points:.3g} points (at most {_MAX_PMF_POINTS} allowed); "
+                f"release_pmf would list about {points:.3g} points (at most {_MAX_PMF_POINTS} "
+                "allowed); "
                 f"use a coarser resolution than {self.resolution!r}"
             )
         law = defaultdict(Fraction)
@@ -427,6 +434,7 @@ class SecureSampler:
 
     def __repr__(self) -> str:
         return (
-            f"SecureSampler({self.noise!r}, epsilon={self.epsilon!r}, certified_delta={self.certified_delta!r}, "
+            f"SecureSampler({self.noise!r}, epsilon={self.epsilon!r}, "
+            f"certified_delta={self.certified_delta!r}, "
             f"sensitivity={self.sensitivity!r}, resolution=2^{-self._r})"
         )

@@ -1,4 +1,5 @@
-"""Building dpdro's certified catalog (``dpdro/data/catalog.json.gz``, read by :mod:`dpdro.catalog`).
+"""Building dpdro's certified catalog (``dpdro/data/catalog.json.gz``, read by
+:mod:`dpdro.catalog`).
 
 The catalog holds, at Δf = 1 and for the ℓ1 and ℓ2 losses, the noise of :func:`dpdro.optimal_noise`
 at every point of a grid of **round values** of ε (:data:`EPSILONS`, 0.05 to 10) and δ
@@ -9,13 +10,14 @@ every grid point's bracket U/L − 1 is at most 1%.
 
 Between grid points the lookup is conservative (:mod:`dpdro.catalog`): the noise of the grid point
 below, the lower bound of the one above. Its bracket there is about (1 + g)²·r − 1, with r the ratio
-of the optima of neighbouring grid points; at small ε the ℓ2 optimum scales like ε⁻², so round values
-0.05 → 0.1 give r ≈ 4. :meth:`dpdro.catalog.Catalog.worst_gap` reports it, and ``dpdro catalog lookup``
-says when a request is not a grid point (a design is then the better answer: it takes about a second).
+of the optima of neighbouring grid points; at small ε the ℓ2 optimum scales like ε⁻², so round
+values 0.05 → 0.1 give r ≈ 4. :meth:`dpdro.catalog.Catalog.worst_gap` reports it, and ``dpdro
+catalog lookup`` says when a request is not a grid point (a design is then the better answer: it
+takes about a second).
 
-The build is the sweep family :data:`FAMILY`: one task per (loss, ε, δ), each written to its own file
-under ``_build/catalog/`` (not tracked) and skipped when present, so a killed build resumes; the merge
-writes the package data. ``scripts/build_catalog.py`` is the command line.
+The build is the sweep family :data:`FAMILY`: one task per (loss, ε, δ), each written to its own
+file under ``_build/catalog/`` (not tracked) and skipped when present, so a killed build resumes;
+the merge writes the package data. ``scripts/build_catalog.py`` is the command line.
 """
 
 from __future__ import annotations
@@ -130,8 +132,8 @@ def catalog_entry(
 def catalog_document(entries: list[dict], epsilons, deltas, losses, **settings) -> dict:
     """The catalog document of :mod:`dpdro.catalog` from one entry per (loss, ε, δ) of the grid."""
     epsilons, deltas = [float(e) for e in epsilons], [float(d) for d in deltas]
-    if any(b <= a for a, b in zip(epsilons, epsilons[1:])) or any(
-        b <= a for a, b in zip(deltas, deltas[1:])
+    if any(b <= a for a, b in zip(epsilons, epsilons[1:], strict=False)) or any(
+        b <= a for a, b in zip(deltas, deltas[1:], strict=False)
     ):
         raise ValueError(
             f"epsilons and deltas must be strictly increasing, got {epsilons!r} and {deltas!r}"
@@ -183,7 +185,8 @@ def _grid(scale: str, opts: dict) -> tuple:
 
 
 def _tasks(root: Path, scale: str, opts: dict) -> list:
-    """One task per (loss, ε, δ); files under :data:`TASKS` (``root``/catalog-tasks at the CI scale)."""
+    """One task per (loss, ε, δ); files under :data:`TASKS` (``root``/catalog-tasks at the CI
+    scale)."""
     epsilons, deltas, losses = _grid(scale, opts)
     folder = TASKS if scale == "paper" else Path(root) / "catalog-tasks"
     params = {

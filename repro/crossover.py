@@ -1,8 +1,8 @@
 r"""k releases under a total (ε, δ): when is the Gaussian the better choice than optimal noise?
 
 A query of sensitivity Δf = 1 is answered k times (possibly adaptively), and the k answers together
-must be (ε_T, δ_T)-DP. :func:`dpdro.composition.design_for_releases` builds both plans and says which
-has the smaller expected loss per release:
+must be (ε_T, δ_T)-DP. :func:`dpdro.composition.design_for_releases` builds both plans and says
+which has the smaller expected loss per release:
 
 * the analytic Gaussian at sensitivity √k (Gaussian noise composes exactly: k releases are one
   release of a query of sensitivity √k), its composed δ exact;
@@ -10,8 +10,8 @@ has the smaller expected loss per release:
   (ε_T/k, f·δ_T/k) upward, each candidate accounted by the dominating-pair privacy loss distribution
   composed k times in dp_accounting (valid for every shift, exact at the grid points).
 
-The study (:data:`FAMILY`, one task per loss, ε_T and k; ``scripts/run_crossover.py``) covers
-k in :data:`KS`, ε_T in :data:`EPSILONS` and δ_T = :data:`DELTA`, for E|X| and E X²; each task's file
+The study (:data:`FAMILY`, one task per loss, ε_T and k; ``scripts/run_crossover.py``) covers k in
+:data:`KS`, ε_T in :data:`EPSILONS` and δ_T = :data:`DELTA`, for E|X| and E X²; each task's file
 under ``results/composition/crossover/`` holds both plans, the search history and the released noise
 (so a reader can re-certify it), with provenance. Chapter "Composing many releases" loads them.
 """
@@ -50,7 +50,8 @@ _CI = {"ks": (1, 10), "epsilons": (1.0,)}
 
 
 def crossover_point(k: int, epsilon: float, delta: float, loss: str) -> dict:
-    """One (k, ε_T, δ_T, loss): :func:`dpdro.composition.design_for_releases` with its defaults, as JSON."""
+    """One (k, ε_T, δ_T, loss): :func:`dpdro.composition.design_for_releases` with its defaults, as
+    JSON."""
     t0 = time.perf_counter()
     d = design_for_releases(k, epsilon, delta, loss=loss)
     n, g = d.noise, d.gaussian
@@ -120,15 +121,15 @@ def load_crossover(out: Path = OUT) -> list[dict]:
 
 
 def privacy_buckets_pld(pair: DominatingPair, step: float = 1e-4):
-    """The PLD dpdro built before connect-the-dots, for the book's comparison: every privacy loss of the
-    pair overestimated by a few ulps of the logs of its numerator and denominator and rounded **up** to
-    the grid sℤ ("privacy buckets", as dp_accounting's ``pessimistic_estimate``), masses rounded up to
-    floats. Valid, but a loss exactly at a grid point ε moves to ε + s."""
+    """The PLD dpdro built before connect-the-dots, for the book's comparison: every privacy loss of
+    the pair overestimated by a few ulps of the logs of its numerator and denominator and rounded
+    **up** to the grid sℤ ("privacy buckets", as dp_accounting's ``pessimistic_estimate``), masses
+    rounded up to floats. Valid, but a loss exactly at a grid point ε moves to ε + s."""
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
     grid = Fraction(step)
     buckets: dict[int, Fraction] = {}
-    for p, q in zip(pair.p, pair.q):
+    for p, q in zip(pair.p, pair.q, strict=False):
         lt, lb = math.log(p.numerator * q.denominator), math.log(p.denominator * q.numerator)
         loss = lt - lb + 8 * (math.ulp(lt) + math.ulp(lb)) + math.ulp(abs(lt - lb))
         i = math.ceil(Fraction(loss) / grid)

@@ -1,11 +1,11 @@
 """Rebuild dpdro's certified catalog (package data ``dpdro/data/catalog.json.gz``).
 
-A thin command line over :mod:`repro.catalog_build` run by the sweep runner (:func:`repro.sweep.run`):
-``dpdro.optimal_noise`` at every round value of ε in [0.05, 10] and δ in [1e-10, 0.1], for the ℓ1 and
-ℓ2 losses, at Δf = 1, each point at a 0.1% target gap and at most 1% certified; one file per point under
-``_build/catalog/`` (skipped when present, so a killed build resumes), then merged into the package data
-with the grid, the settings and provenance; the worst bracket gaps are printed at the end. About two
-hours on one core:
+A thin command line over :mod:`repro.catalog_build` run by the sweep runner
+(:func:`repro.sweep.run`): ``dpdro.optimal_noise`` at every round value of ε in [0.05, 10] and δ in
+[1e-10, 0.1], for the ℓ1 and ℓ2 losses, at Δf = 1, each point at a 0.1% target gap and at most 1%
+certified; one file per point under ``_build/catalog/`` (skipped when present, so a killed build
+resumes), then merged into the package data with the grid, the settings and provenance; the worst
+bracket gaps are printed at the end. About two hours on one core:
 
     nice -n 19 .venv/bin/python scripts/build_catalog.py --jobs 1
 """

@@ -1,9 +1,9 @@
 """k releases under a total (ε, δ): optimal noise or analytic Gaussian, whichever wins.
 
 A thin command line over :mod:`repro.crossover` (the method is in its docstring and in
-``dpdro.composition.design_for_releases``), run by the sweep runner: one task per (loss, total ε, k),
-each written to its own file under results/composition/crossover/ and skipped when present, so a killed
-run resumes. Chapter "Composing many releases" loads them. About ten minutes on one core:
+``dpdro.composition.design_for_releases``), run by the sweep runner: one task per (loss, total ε,
+k), each written to its own file under results/composition/crossover/ and skipped when present, so a
+killed run resumes. Chapter "Composing many releases" loads them. About ten minutes on one core:
 
     nice -n 19 .venv/bin/python scripts/run_crossover.py --jobs 1
 """

@@ -24,7 +24,8 @@ __all__ = ["CertifiedNoise"]
 
 
 class CertifiedNoise(DPMechanism):
-    r"""Add a certified piecewise-uniform noise: the release is R_h(value + X) (exact randomized rounding).
+    r"""Add a certified piecewise-uniform noise: the release is R_h(value + X) (exact randomized
+    rounding).
 
     Parameters
     ----------
@@ -86,8 +87,9 @@ class CertifiedNoise(DPMechanism):
 
     @classmethod
     def from_noise(cls, noise, *, resolution=None, random_state=None) -> CertifiedNoise:
-        """The mechanism of a noise that records ε, δ and Δf in its ``metadata`` (as dpdro's designs,
-        catalog lookups and composition plans do); they are certified again on construction."""
+        """The mechanism of a noise that records ε, δ and Δf in its ``metadata`` (as dpdro's
+        designs, catalog lookups and composition plans do); they are certified again on
+        construction."""
         recorded = SecureSampler.from_noise(noise)
         return cls(
             epsilon=recorded.epsilon,

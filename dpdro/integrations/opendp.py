@@ -18,10 +18,10 @@ ways OpenDP's own measurements are:
 them when the measurement is built.
 
 OpenDP's rule for user code: :func:`opendp.measurements.make_user_measurement` needs the features
-``"contrib"`` and ``"honest-but-curious"`` (``dp.enable_features("contrib", "honest-but-curious")``),
-because OpenDP cannot verify the privacy claim of Python callbacks; enabling it is the user's
-acknowledgement that the claim comes from outside OpenDP. Here the claim is dpdro's certificate: the
-privacy map sends an input distance d_in to
+``"contrib"`` and ``"honest-but-curious"`` (``dp.enable_features("contrib",
+"honest-but-curious")``), because OpenDP cannot verify the privacy claim of Python callbacks;
+enabling it is the user's acknowledgement that the claim comes from outside OpenDP. Here the claim
+is dpdro's certificate: the privacy map sends an input distance d_in to
 
     (ε, certify_delta(noise, ε, max(d_in, Δf))),
 
@@ -36,8 +36,8 @@ Install OpenDP with the ``opendp`` extra of dpdro (``pip install ".[opendp]"`` i
 References
 ----------
 .. [1] OpenDP, ``opendp.measurements.make_user_measurement`` (features ``contrib``,
-   ``honest-but-curious``), ``opendp.measures.approximate``, ``opendp.context.register`` (the Context
-   API's plugins).
+   ``honest-but-curious``), ``opendp.measures.approximate``, ``opendp.context.register`` (the
+   Context   API's plugins).
 .. [2] M. Gaboardi, M. Hay and S. Vadhan, "A programming framework for OpenDP", 2020.
 """
 
@@ -64,7 +64,8 @@ def _check_space(input_domain, input_metric) -> None:
     carrier = str(getattr(input_domain, "carrier_type", ""))
     if not (str(domain_type).startswith("AtomDomain<") and carrier in _CARRIERS):
         raise ValueError(
-            f"input_domain must be a scalar opendp atom_domain of a numeric type, got {input_domain!r}"
+            "input_domain must be a scalar opendp atom_domain of a numeric type, "
+            f"got {input_domain!r}"
         )
     if carrier.startswith("f") and input_domain.nan:
         raise ValueError(
@@ -103,7 +104,8 @@ def make_certified_noise(
     resolution : float, optional
         Output lattice step h (a power of two); see :class:`~dpdro.sampling.SecureSampler`.
     rng : None or int, optional
-        ``None`` (default): secure randomness. An int seed: reproducible draws, **not for deployment**.
+        ``None`` (default): secure randomness. An int seed: reproducible draws, **not for
+        deployment**.
 
     Returns
     -------
@@ -138,8 +140,9 @@ def make_certified_noise(
 
 
 def then_certified_noise(noise, **kwargs):
-    """Partial constructor of :func:`make_certified_noise`: ``pre >> then_certified_noise(noise)`` takes the
-    input domain and metric from ``pre`` (OpenDP's ``then_*`` convention); ``kwargs`` as there."""
+    """Partial constructor of :func:`make_certified_noise`: ``pre >> then_certified_noise(noise)``
+    takes the input domain and metric from ``pre`` (OpenDP's ``then_*`` convention); ``kwargs`` as
+    there."""
     return dp._PartialConstructor(
         lambda input_domain, input_metric: make_certified_noise(
             input_domain, input_metric, noise, **kwargs

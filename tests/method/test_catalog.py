@@ -1,4 +1,5 @@
-"""The packaged certified catalog: conservative lookup, certified bracket within 5%, exact scaling."""
+"""The packaged certified catalog: conservative lookup, certified bracket within 5%, exact
+scaling."""
 
 import copy
 import gzip
@@ -77,8 +78,9 @@ def test_random_requests_get_certified_noise_and_a_bracket_within_5_percent(cat,
 
 @pytest.mark.parametrize("loss", LOSSES)
 def test_worst_case_requests_just_below_grid_points(cat, loss):
-    """U from (ε_i, δ_j) against L from (ε_{i+1}, δ_{j+1}): the requests just below the upper corner of
-    each grid cell, and the corners themselves; the measured worst gap is the one worst_gap reports."""
+    """U from (ε_i, δ_j) against L from (ε_{i+1}, δ_{j+1}): the requests just below the upper corner
+    of each grid cell, and the corners themselves; the measured worst gap is the one worst_gap
+    reports."""
     worst = 0.0
     for i in range(cat.epsilons.size - 1):
         for j in range(cat.deltas.size - 1):
@@ -140,8 +142,8 @@ def test_requests_outside_the_range_and_bad_input_are_refused(cat):
 
 
 def test_a_stored_noise_that_fails_to_certify_is_skipped_never_released(cat):
-    """Corrupt the best candidate of a request: the lookup re-certifies, skips it and returns the next
-    one; with every candidate corrupt it refuses."""
+    """Corrupt the best candidate of a request: the lookup re-certifies, skips it and returns the
+    next one; with every candidate corrupt it refuses."""
     doc = _doc()
     i, j = 1, 1
     eps, delta = float(cat.epsilons[i]), float(cat.deltas[j])

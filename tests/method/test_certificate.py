@@ -50,7 +50,8 @@ def _move(d, amount):
 
 
 def _stretch(d):
-    """Edges × 1.01: still (ε, δ)-DP (a wider noise is private at sensitivity 1.01 ≥ 1), another loss."""
+    """Edges × 1.01: still (ε, δ)-DP (a wider noise is private at sensitivity 1.01 ≥ 1), another
+    loss."""
     d["noise"]["edges"] = [1.01 * e for e in d["noise"]["edges"]]
     d["noise"]["grid"] *= 1.01
 
@@ -60,7 +61,8 @@ def _stretch(d):
     [
         (
             lambda d: _move(d, 1e-3),
-            r"noise must be \(1.0, 0.2\)-DP at sensitivity 1.0: certify_delta gives .* > delta = 0.2",
+            r"noise must be \(1.0, 0.2\)-DP at sensitivity 1.0: "
+            r"certify_delta gives .* > delta = 0.2",
         ),
         (
             _stretch,

@@ -81,7 +81,10 @@ def test_certify_and_profile_through_python_m(noise_file):
     assert out["certified_delta"] <= 0.2 and out["epsilon"] == 1.0
     deltas = [p["delta"] for p in out["profile"]]
     assert [p["epsilon"] for p in out["profile"]] == pytest.approx([0.25, 0.5, 1.0, 2.0, 4.0])
-    assert all(a >= b for a, b in zip(deltas, deltas[1:])) and deltas[2] == out["certified_delta"]
+    assert (
+        all(a >= b for a, b in zip(deltas, deltas[1:], strict=False))
+        and deltas[2] == out["certified_delta"]
+    )
     text = run("certify", str(noise_file), "--epsilon", "0.5", "--sensitivity", "2").stdout
     noise = dpdro.PiecewiseUniform.from_dict(json.loads(noise_file.read_text())["noise"])
     line = next(
@@ -152,8 +155,8 @@ def test_compare_against_every_baseline(noise_file):
 
 
 def test_catalog_lookup_writes_a_noise_file_that_certify_accepts(tmp_path):
-    """At a grid point the bracket is the point's (at most 1%); the file it writes certifies, and the
-    sampler takes the looked-up noise's guarantee from its metadata."""
+    """At a grid point the bracket is the point's (at most 1%); the file it writes certifies, and
+    the sampler takes the looked-up noise's guarantee from its metadata."""
     cat = dpdro.catalog.load()
     eps, delta = float(cat.epsilons[1]), float(cat.deltas[1])
     path = tmp_path / "cat.json"
@@ -485,8 +488,9 @@ def test_fuzz_every_malformed_input_is_one_line_and_status_2(
     noise_file, tmp_path, monkeypatch, capsys
 ):
     """Hundreds of malformed command lines (bad numbers, values out of range, missing or unknown
-    arguments, unreadable, malformed or edited files, unwritable outputs): each gives exit status 2 and
-    exactly one line on stderr starting 'dpdro: error: ', before any design starts, no traceback."""
+    arguments, unreadable, malformed or edited files, unwritable outputs): each gives exit status 2
+    and exactly one line on stderr starting 'dpdro: error: ', before any design starts, no
+    traceback."""
 
     def no_design(*args, **kwargs):
         raise AssertionError("a design started")

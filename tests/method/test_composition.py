@@ -1,4 +1,5 @@
-"""The dominating pair and its dp_accounting PLD: dominance over every shift, tightness, composition."""
+"""The dominating pair and its dp_accounting PLD: dominance over every shift, tightness,
+composition."""
 
 import math
 from fractions import Fraction
@@ -130,8 +131,8 @@ def test_worst_shift_not_delta_f_is_handled(comb):
 
 
 def test_float_lattice_falling_short_of_the_sensitivity():
-    """Grid 0.3 and Δf = 0.9: as binary fractions 3 × 0.3 < 0.9, so Lemma 3's shift slack ζ > 0 is used;
-    the pair still dominates the certified profile and stays within 1e-12 of it."""
+    """Grid 0.3 and Δf = 0.9: as binary fractions 3 × 0.3 < 0.9, so Lemma 3's shift slack ζ > 0 is
+    used; the pair still dominates the certified profile and stays within 1e-12 of it."""
     weights = np.exp(-np.abs(np.arange(-20, 20) + 0.5) / 4.0)
     noise = dpdro.PiecewiseUniform(np.arange(-20, 21) * 0.3, weights / weights.sum(), grid=0.3)
     assert 3 * Fraction(0.3) < Fraction(0.9)
@@ -144,7 +145,7 @@ def test_float_lattice_falling_short_of_the_sensitivity():
         )
 
 
-# ------------------------------------------------------------------------------------------ composition
+# -------------------------------------------------------------------------------------- composition
 def test_laplace_like_noise_composes_like_laplace():
     """Laplace(1) discretised on (1/8)ℤ and truncated at ±40 composes within 0.5% of dp_accounting's
     Laplace PLD (the flat central cells make it marginally more private at large k)."""
@@ -209,7 +210,8 @@ def test_rejects_bad_input(noise_l2):
     eps=st.floats(-1.0, 3.0),
 )
 def test_property_pair_is_the_exact_envelope_of_all_shifts(masses, k, atom, eps):
-    """Random lattice noises: H(P*‖Q*) equals the maximum over all lattice shifts, in exact rationals."""
+    """Random lattice noises: H(P*‖Q*) equals the maximum over all lattice shifts, in exact
+    rationals."""
     m = np.array(masses, float)
     noise = dpdro.PiecewiseUniform(
         np.arange(len(m) + 1) - len(m) // 2, (1 - atom) * m / m.sum(), grid=1.0, atom=atom
@@ -222,10 +224,11 @@ def test_property_pair_is_the_exact_envelope_of_all_shifts(masses, k, atom, eps)
     assert sum(pair.q) <= 1
 
 
-# ------------------------------------------------------------------------------------------ discretisation
+# ----------------------------------------------------------------------------------- discretisation
 @pytest.fixture(scope="module")
 def designed():
-    """The default designs at (ε, δ) = (1, 1e-6), ℓ1 and ℓ2: most of their mass has privacy loss ε."""
+    """The default designs at (ε, δ) = (1, 1e-6), ℓ1 and ℓ2: most of their mass has privacy loss
+    ε."""
     return {
         loss: dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=1e-6, loss=loss)).noise
         for loss in ("l1", "l2")
@@ -235,7 +238,8 @@ def designed():
 @pytest.mark.parametrize("loss", ["l1", "l2"])
 def test_single_release_reports_its_certified_delta(designed, loss):
     """Issue 28: one release of a noise certified at (1, 1e-6) must report δ(1) within 1% of its
-    certificate. The PLD (default interval 1e-4, on which ε = 1 lies) reports it to 1e-6 relative."""
+    certificate. The PLD (default interval 1e-4, on which ε = 1 lies) reports it to 1e-6
+    relative."""
     noise = designed[loss]
     certified = dpdro.certify_delta(noise, 1.0, 1.0)
     pair = dominating_pair(noise, 1.0)
@@ -251,10 +255,12 @@ def test_the_cause_rounding_losses_up_moves_the_mass_at_epsilon(designed, loss):
     noise = designed[loss]
     pair = dominating_pair(noise, 1.0)
     step = 1e-4
-    at_eps = sum(float(p) for p, q in zip(pair.p, pair.q) if abs(math.log(p / q) - 1.0) < 1e-12)
+    at_eps = sum(
+        float(p) for p, q in zip(pair.p, pair.q, strict=False) if abs(math.log(p / q) - 1.0) < 1e-12
+    )
     assert at_eps > 0.5
     buckets = {}
-    for p, q in zip(pair.p, pair.q):
+    for p, q in zip(pair.p, pair.q, strict=False):
         i = math.ceil((math.log(p / q) + 1e-15) / step)
         buckets[i] = buckets.get(i, 0.0) + float(p)
     rounded_up = pld_lib.PrivacyLossDistribution.create_from_rounded_probability(
@@ -266,8 +272,8 @@ def test_the_cause_rounding_losses_up_moves_the_mass_at_epsilon(designed, loss):
 
 
 def test_off_grid_epsilon_is_exact_with_an_aligned_interval(noise_small_delta):
-    """ε = 0.7305 is not a multiple of 1e-4 in binary; aligned_interval puts it on the grid, where the
-    PLD equals the pair's hockey-stick divergence."""
+    """ε = 0.7305 is not a multiple of 1e-4 in binary; aligned_interval puts it on the grid, where
+    the PLD equals the pair's hockey-stick divergence."""
     eps = 0.7305
     step = aligned_interval(eps)
     assert step <= 1e-4 and round(eps / step) * step == pytest.approx(eps, rel=1e-15)
@@ -307,7 +313,7 @@ def test_property_connect_the_dots_exact_on_the_grid_pessimistic_between(masses,
     assert pld.get_delta_for_epsilon(between) >= pair.hockey_stick(between) - 1e-14
 
 
-# ------------------------------------------------------------------------------------------ design for k releases
+# ---------------------------------------------------------------------------- design for k releases
 def test_design_for_one_release_is_the_single_release_optimum():
     d = design_for_releases(1, 1.0, 1e-6, loss="l2")
     assert d.mechanism == "optimal_noise" and d.best is d.noise
@@ -357,8 +363,8 @@ def test_design_for_ten_releases_at_a_large_budget_prefers_the_optimal_noise():
 
 
 def test_design_searches_beyond_basic_composition_when_it_pays():
-    """At k = 20 and a total (4, 0.05) the composed ε of the basic-composition design is well below 4:
-    the search raises ε₀ above 4/20 until the composition uses the budget."""
+    """At k = 20 and a total (4, 0.05) the composed ε of the basic-composition design is well below
+    4: the search raises ε₀ above 4/20 until the composition uses the budget."""
     d = design_for_releases(20, 4.0, 0.05, loss="l2", splits=(0.3,))
     first, plan = d.history[0], d.noise
     assert first["epsilon0"] == pytest.approx(0.2) and first["composed_epsilon"] < 3.0

@@ -120,8 +120,9 @@ def test_wheel_holds_only_dpdro_and_works_from_another_directory(tmp_path):
         timeout=300,
     )
     assert install.returncode == 0, install.stdout + install.stderr
-    # the dependencies (numpy, scipy, highspy) come from this interpreter's site-packages; a path added
-    # by a .pth file does not run the .pth files there, so this repository's editable installs stay out
+    # the dependencies (numpy, scipy, highspy) come from this interpreter's site-packages; a path
+    # added by a .pth file does not run the .pth files there, so this repository's editable installs
+    # stay out
     site = subprocess.run(
         [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True,

@@ -79,7 +79,8 @@ def test_bias_variance_mse_match_empirical_moments(noise_l2):
 
 def test_workflow_side_by_side_with_laplace_under_a_budget_accountant(noise_l2):
     """A diffprivlib-style loop: clip, sum, randomise, spend from one BudgetAccountant. At (ε, δ) =
-    (1, 0.05) the certified optimised noise has about half the MSE of diffprivlib's Laplace at ε = 1."""
+    (1, 0.05) the certified optimised noise has about half the MSE of diffprivlib's Laplace at ε =
+    1."""
     rng = np.random.default_rng(0)
     accountant = BudgetAccountant(epsilon=30.0, delta=0.41)
     ours = CertifiedNoise(epsilon=1.0, delta=0.05, sensitivity=1.0, noise=noise_l2, random_state=1)

@@ -54,8 +54,9 @@ def test_integer_count_chain_privacy_map_is_the_certificate(noise_l2):
 
 
 def test_float_chain_reports_the_rounding_slack_of_float_sums(noise_l2):
-    """OpenDP's float sum has sensitivity 1 + ~9e-9 (its rounding allowance); the map certifies the noise
-    there, so a noise designed tight at Δf = 1 does not pass check(1, (1, 0.05)): a true statement."""
+    """OpenDP's float sum has sensitivity 1 + ~9e-9 (its rounding allowance); the map certifies the
+    noise there, so a noise designed tight at Δf = 1 does not pass check(1, (1, 0.05)): a true
+    statement."""
     space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     pre = dp.t.make_clamp(*space, bounds=(0.0, 1.0)) >> dp.t.then_sum()
     meas = pre >> make_certified_noise(
@@ -152,9 +153,9 @@ def test_guarantee_defaults_to_what_the_design_records():
 
 
 def test_context_api_route_charges_the_compositor(noise_l2):
-    """``dp.register(make_certified_noise)`` puts ``.certified_noise(...)`` in OpenDP's Context API: the
-    compositor admits a release whose certified δ fits the per-query budget, and refuses one that
-    does not (its δ is above the share left)."""
+    """``dp.register(make_certified_noise)`` puts ``.certified_noise(...)`` in OpenDP's Context API:
+    the compositor admits a release whose certified δ fits the per-query budget, and refuses one
+    that does not (its δ is above the share left)."""
     try:
         dp.register(make_certified_noise)
     except ValueError:  # registered earlier in this process (OpenDP's registry is global)
@@ -179,5 +180,5 @@ def test_context_api_route_charges_the_compositor(noise_l2):
         privacy_loss=dp.loss_of(epsilon=2.0, delta=0.05),
         split_evenly_over=2,
     )
-    with pytest.raises(Exception):  # the certified δ ≈ 0.05 exceeds the per-query 0.025
+    with pytest.raises(dp.OpenDPException, match=r"insufficient budget for query: \(1.0, 0.04999"):
         tight.query().clamp((0, 1)).sum().certified_noise(noise_l2, **kw).release()

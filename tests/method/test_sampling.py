@@ -1,4 +1,5 @@
-"""SecureSampler: the law it draws is the certified one (exhaustively and statistically), and it is fast."""
+"""SecureSampler: the law it draws is the certified one (exhaustively and statistically), and it is
+fast."""
 
 import json
 import math
@@ -23,9 +24,11 @@ class _Branch(Exception):
 
 
 class PathSource:
-    """A randomness source that replays a fixed list of choices and raises _Branch(n) when it runs out.
+    """A randomness source that replays a fixed list of choices and raises _Branch(n) when it runs
+    out.
 
-    Walking all choice lists depth first enumerates every run of the sampler with its exact probability.
+    Walking all choice lists depth first enumerates every run of the sampler with its exact
+    probability.
     """
 
     def __init__(self):
@@ -52,7 +55,8 @@ class OneBitSampler(SecureSampler):
 
 
 def enumerate_law(sampler, source, value, max_choices):
-    """(lower bounds on P(release = x), mass of the runs not finished within max_choices choices)."""
+    """(lower bounds on P(release = x), mass of the runs not finished within max_choices
+    choices)."""
     law, unresolved = defaultdict(Fraction), Fraction(0)
     stack = [((), Fraction(1))]
     while stack:
@@ -69,7 +73,8 @@ def enumerate_law(sampler, source, value, max_choices):
 
 
 def hockey_stick(p: dict, q: dict, epsilon: float) -> Fraction:
-    """Σ_x (p(x) − e^ε q(x))_+ with a rational e^ε rounded down (so the result is an upper bound)."""
+    """Σ_x (p(x) − e^ε q(x))_+ with a rational e^ε rounded down (so the result is an upper
+    bound)."""
     gamma = Fraction(math.nextafter(math.exp(epsilon), 0.0))
     return sum((px - gamma * q.get(x, 0)) for x, px in p.items() if px > gamma * q.get(x, 0))
 
@@ -80,7 +85,7 @@ def tiny_noise():
     return dpdro.PiecewiseUniform([-1.0, -0.5, 0.5, 1.0], [0.125, 0.25, 0.125], grid=0.5, atom=0.5)
 
 
-# ------------------------------------------------------------------------------------------ validation
+# --------------------------------------------------------------------------------------- validation
 def test_rejects_bad_input(noise_l2):
     kw = dict(epsilon=1.0, delta=0.05, sensitivity=1.0)
     with pytest.raises(TypeError, match="noise must be a dpdro.PiecewiseUniform"):
@@ -109,7 +114,8 @@ def test_rejects_bad_input(noise_l2):
 # ------------------------------------------------------------------------------------------ the law
 @pytest.mark.parametrize("value", [0.25, -0.3, 7])
 def test_sampler_law_equals_release_pmf_by_exhaustive_enumeration(tiny_noise, value):
-    """Every run of the sampler, with its exact probability: the law it draws is R_h(f + X), X certified."""
+    """Every run of the sampler, with its exact probability: the law it draws is R_h(f + X), X
+    certified."""
     source = PathSource()
     sampler = OneBitSampler(
         tiny_noise, epsilon=1.0, delta=0.99, sensitivity=0.5, resolution=1.0, rng=source
@@ -221,7 +227,7 @@ def test_cell_choice_uses_exact_integer_weights():
         assert source.ranges == [sum(weights)] and isinstance(source.ranges[0], int)
 
 
-# ------------------------------------------------------------------------------------------ practicalities
+# ----------------------------------------------------------------------------------- practicalities
 def test_seeded_draws_reproduce_and_outputs_are_lattice_points(noise_l2):
     kw = dict(epsilon=1.0, delta=0.05, sensitivity=1.0)
     a = SecureSampler(noise_l2, rng=3, **kw).release(1e6 + 0.1, 100)
@@ -238,7 +244,8 @@ def test_seeded_draws_reproduce_and_outputs_are_lattice_points(noise_l2):
 
 
 def test_speed_secure(noise_small_delta):
-    """10^4 secure draws of a 257-cell optimised noise at the default resolution in well under a second."""
+    """10^4 secure draws of a 257-cell optimised noise at the default resolution in well under a
+    second."""
     sampler = SecureSampler(noise_small_delta, epsilon=1.0, delta=1e-6, sensitivity=1.0)
     start = time.perf_counter()
     draws = sampler.release(123.456, 10_000)
@@ -258,7 +265,7 @@ def test_property_draws_lie_in_the_exact_support(tiny_noise, value, h_exp):
     assert set(sampler.release(value, 50).tolist()) <= set(pmf)
 
 
-# ------------------------------------------------------------------------------------------ constructors
+# ------------------------------------------------------------------------------------- constructors
 def test_from_file_takes_the_guarantee_from_the_certificate(tmp_path, noise_l2):
     cert = dpdro.certificate.certificate(
         noise_l2, epsilon=1.0, delta=0.05, sensitivity=1.0, loss="l2"
