@@ -51,9 +51,10 @@ ideal pair (X_i + ψ, X_i), ψ = φ clipped to [−kh, kh] (ψ ≠ 0 when φ ≠
 the continuous parts differ in total variation by at most τ + |φ − ψ|Σ_j d_j on the P side
 (shifting a piecewise-constant density by ζ costs at most ζ·TV(p)/2 ≤ ζΣ_j d_j) and by at most τ
 on the Q side; hence P(A) ≤ P_i(A) + τ_P and Q_i(A) ≤ Q(A) + τ_Q for every A, so
-R(x) ≤ R*(x + τ_Q) + τ_P. R′ is concave, so it is again realised by a discrete pair. τ ≤ Σ_j m_j·2(η_j + η_{j+1})/min(w_j, w_j′) (two uniforms whose ends
-move by η, η′ differ by at most 2(η + η′)/min(w, w′) in TV). τ = 0 when the edges are exact lattice
-points (e.g. β a power of two), which is the common case.
+R(x) ≤ R*(x + τ_Q) + τ_P. R′ is concave, so it is again realised by a discrete pair.
+τ ≤ Σ_j m_j·2(η_j + η_{j+1})/min(w_j, w_j′) (two uniforms whose ends move by η, η′ differ by at
+most 2(η + η′)/min(w, w′) in TV). τ = 0 when the edges are exact lattice points (e.g. β a power of
+two), which is the common case.
 
 Exactness. The ideal masses are the binary rationals of the noise's floats, normalised as
 :func:`dpdro.certify_delta` does (cells (1 − a)p_j/Σp, atom a); all ROC points and the hull are
