@@ -528,10 +528,8 @@ def _noise_plans(
     """Designs at δ₀ = split·δ/k and ε₀ searched upward from basic composition's ε/k (module
     docstring)."""
     delta0 = delta if k == 1 else split * delta / k
-    ok, bad = (
-        None,
-        None,
-    )  # (log ε₀, log ε_k) of the best feasible and the smallest infeasible ε₀ tried
+    # (log ε₀, log ε_k) of the best feasible and of the smallest infeasible ε₀ tried
+    ok, bad = None, None
     x = math.log(epsilon / k)
     for _ in range(designs):
         eps0 = math.exp(x)
@@ -540,7 +538,21 @@ def _noise_plans(
             rel_gap=rel_gap,
             time_limit=time_limit,
         )
-        d_k, e_k = _compose(res.noise, sensitivity, k, eps0, epsilon, delta, max_interval)
+        try:  # one release is its own composition: its certificate, exact
+            d_k, e_k = (
+                (certify_delta(res.noise, epsilon, sensitivity), epsilon)
+                if k == 1
+                else _compose(res.noise, sensitivity, k, eps0, epsilon, delta, max_interval)
+            )
+        except ValueError as exc:  # a noise without a lattice has no dominating pair here
+            yield {
+                "epsilon0": eps0,
+                "delta0": delta0,
+                "feasible": False,
+                "error": str(exc),
+                "noise": res.noise,
+            }
+            return
         feasible = d_k <= delta
         yield {
             "epsilon0": eps0,
@@ -690,10 +702,10 @@ def design_for_releases(
         ):
             noise = row.pop("noise")
             history.append(row)
-            feasible = (
-                row["feasible"] if k > 1 else certify_delta(noise, epsilon, sensitivity) <= delta
+            better = (
+                best_noise is None or row.get("expected_loss", math.inf) < best_noise.expected_loss
             )
-            if feasible and (best_noise is None or row["expected_loss"] < best_noise.expected_loss):
+            if row["feasible"] and better:
                 best_noise = ReleasePlan(
                     "optimal_noise",
                     row["expected_loss"],

@@ -387,3 +387,19 @@ def test_design_rejects_bad_input():
         design_for_releases(2, 1.0, 1e-5, loss="l3")
     with pytest.raises(ValueError, match="max_interval must be finite and > 0"):
         aligned_interval(1.0, max_interval=0)
+
+
+def test_a_noise_without_a_lattice_is_recorded_not_released(monkeypatch):
+    """If a design ever returned a noise without a lattice (no dominating pair), the search records
+    why and releases the Gaussian plan instead of failing or releasing an unaccounted noise."""
+    import dpdro.composition as comp
+
+    tulap = Tulap(epsilon=0.5, delta=1e-6).to_piecewise_uniform()
+
+    class Result:
+        noise, gap = tulap, 0.0
+
+    monkeypatch.setattr(comp, "optimal_noise", lambda *a, **k: Result())
+    d = comp.design_for_releases(2, 1.0, 1e-5, splits=(0.5,))
+    assert d.noise is None and d.mechanism == "analytic_gaussian" and d.ratio == math.inf
+    assert d.history[0]["feasible"] is False and "lattice" in d.history[0]["error"]
