@@ -228,8 +228,8 @@ class Catalog:
                 )
         raise ValueError(
             f"no stored noise re-certifies at epsilon = {epsilon!r}, delta = {delta!r}, "
-            f"sensitivity = "
-            f"{sensitivity!r}: the catalog is corrupt; rebuild it with scripts/build_catalog.py"
+            f"sensitivity = {sensitivity!r}: the catalog is corrupt; rebuild it with "
+            "scripts/build_catalog.py"
         )
 
     def worst_gap(self, loss: str) -> float:

@@ -89,8 +89,7 @@ def certificate(
     if certified > delta:
         raise ValueError(
             f"noise must be ({epsilon!r}, {delta!r})-DP at sensitivity {sensitivity!r}: "
-            "certify_delta "
-            f"gives {certified!r} > delta = {delta!r}"
+            f"certify_delta gives {certified!r} > delta = {delta!r}"
         )
     expected = noise.expected_loss(loss)
     upper = expected if upper_bound is None else float(upper_bound)

@@ -263,8 +263,7 @@ def cmd_sample(args) -> None:
     if args.seed is not None:
         _say(
             "warning: seeded draws (--seed) are reproducible and NOT for deployment; omit --seed "
-            "for "
-            "secure draws"
+            "for secure draws"
         )
     sampler = SecureSampler(
         noise,
@@ -700,8 +699,7 @@ def main(argv=None) -> int:
         message = " ".join(str(exc).split())
         print(
             f"dpdro: internal error: {type(exc).__name__}: {message} (please report it with the "
-            "command "
-            "line)",
+            "command line)",
             file=sys.stderr,
         )
         return 1

@@ -658,11 +658,9 @@ def design_for_releases(
     ----------
     .. [1] J. Dong, A. Roth and W. Su, "Gaussian differential privacy", JRSS-B 2022, Corollary 3.3.
     .. [2] B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for differential privacy",
-           ICML
-       2018, Theorem 8.
+       ICML 2018, Theorem 8.
     .. [3] Y. Zhu, J. Dong and Y.-X. Wang, "Optimal accounting of differential privacy via
-           characteristic
-       function", AISTATS 2022 (dominating pairs compose).
+       characteristic function", AISTATS 2022 (dominating pairs compose).
     .. [4] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
        optimization" (problem P, Observation 1: the single-release optimum).
     """

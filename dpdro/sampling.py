@@ -392,8 +392,7 @@ class SecureSampler:
         if points > _MAX_PMF_POINTS:
             raise ValueError(
                 f"release_pmf would list about {points:.3g} points (at most {_MAX_PMF_POINTS} "
-                "allowed); "
-                f"use a coarser resolution than {self.resolution!r}"
+                f"allowed); use a coarser resolution than {self.resolution!r}"
             )
         law = defaultdict(Fraction)
         if atom:

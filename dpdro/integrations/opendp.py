@@ -37,7 +37,7 @@ References
 ----------
 .. [1] OpenDP, ``opendp.measurements.make_user_measurement`` (features ``contrib``,
    ``honest-but-curious``), ``opendp.measures.approximate``, ``opendp.context.register`` (the
-   Context   API's plugins).
+   Context API's plugins).
 .. [2] M. Gaboardi, M. Hay and S. Vadhan, "A programming framework for OpenDP", 2020.
 """
 
