@@ -31,18 +31,20 @@ Hence, with ε_{i′} ≤ ε ≤ ε_{i″} and δ_{j′} ≤ δ ≤ δ_{j″}: t
 δ, Δf) ≤ U. And L_{i″j″} ≤ OPT(ε_{i″}, δ_{j″}, 1) ≤ OPT(ε, δ, 1) by (a), so Δf^k·L_{i″j″} ≤ OPT(ε,
 δ, Δf) by (b). □
 
-Bracket width. The gap U/L − 1 is largest for a request just above a grid point in both coordinates
-(U from that point, L from the next point up in both): it is at most
-max_ij U_ij / L_{i+1,j+1} − 1 over the grid cells (and U_ij/L_ij − 1 on the top and right edges),
-which :meth:`Catalog.worst_gap` computes and the tests check against random requests.
+Bracket width. With U*_ij the smallest U over the grid points at or below (ε_i, δ_j) and L*_ij the
+largest L at or above it (what a lookup pairs), a request at a grid point gets U*_ij/L*_ij − 1
+(:meth:`Catalog.point_gap`: at most the point's own U_ij/L_ij − 1, smaller where a neighbour's
+noise or bound is better). The gap is largest for a request just above a grid point in both
+coordinates (U from that point, L from the next point up in both): it is at most
+max_ij U*_ij / L*_{i+1,j+1} − 1 over the grid cells (and U*_ij/L*_ij − 1 on the top and right
+edges), which :meth:`Catalog.worst_gap` computes and the tests check against random requests.
 
 The shipped grid (:mod:`repro.catalog_build`) is made of round values, the ones practitioners type:
 28 values of ε from 0.05 to 10 and 19 of δ from 1e-10 to 0.1 (1 and 5 per decade), each point
-designed at a 0.1% target and certified within 1% (:meth:`Catalog.point_gap`). A request at a grid
-point gets that bracket; a request between grid points gets a conservative one that can be much
-wider where the optimum changes fast (small ε, ℓ2: :meth:`Catalog.summary` prints the worst), and a
-design for exactly those settings (``dpdro.optimal_noise``, ``dpdro design``) is then the better
-answer.
+designed at a 0.1% target; a request at a grid point gets a certified bracket within 1%. A request
+between grid points gets a conservative one that can be much wider where the optimum changes fast
+(small ε, ℓ2: :meth:`Catalog.summary` prints the worst), and a design for exactly those settings
+(``dpdro.optimal_noise``, ``dpdro design``) is then the better answer.
 """
 
 from __future__ import annotations
@@ -232,24 +234,31 @@ class Catalog:
             "scripts/build_catalog.py"
         )
 
-    def worst_gap(self, loss: str) -> float:
-        """max U/L − 1 over all requests in the covered range (module docstring, bracket width): the
-        worst case is a request just above (ε_i, δ_j), with U_ij against L at (ε_{i+1}, δ_{j+1})."""
+    def _envelopes(self, loss: str) -> tuple[np.ndarray, np.ndarray]:
+        """(U*, L*): U*_ij = min U over the points ≤ (ε_i, δ_j), L*_ij = max L over the points
+        ≥ (ε_i, δ_j) rounded down: what a lookup pairs (module docstring)."""
         u, low = self.upper[loss], self.lower[loss]
-        nxt = np.maximum.accumulate(np.maximum.accumulate(low[::-1, ::-1], axis=0), axis=1)[
-            ::-1, ::-1
-        ]
         best_u = np.minimum.accumulate(np.minimum.accumulate(u, axis=0), axis=1)
+        rev = low[::-1, ::-1]
+        best_l = np.maximum.accumulate(np.maximum.accumulate(rev, axis=0), axis=1)[::-1, ::-1]
+        return best_u, np.nextafter(best_l, -math.inf)
+
+    def worst_gap(self, loss: str) -> float:
+        """max U/L − 1 over all requests in the covered range (module docstring, bracket width):
+        the worst case is a request just above (ε_i, δ_j), with U*_ij against L* at
+        (ε_{i+1}, δ_{j+1})."""
+        best_u, best_l = self._envelopes(loss)
         # a request in the cell [ε_i, ε_{i+1}) × [δ_j, δ_{j+1}) (or on the top/right edge)
-        ii = np.minimum(np.arange(u.shape[0]) + 1, u.shape[0] - 1)
-        jj = np.minimum(np.arange(u.shape[1]) + 1, u.shape[1] - 1)
-        return float(
-            np.max(best_u / np.nextafter(nxt[np.ix_(ii, jj)], -math.inf)) - 1.0
-        )  # L rounded down
+        ii = np.minimum(np.arange(best_u.shape[0]) + 1, best_u.shape[0] - 1)
+        jj = np.minimum(np.arange(best_u.shape[1]) + 1, best_u.shape[1] - 1)
+        return float(np.max(best_u / best_l[np.ix_(ii, jj)]) - 1.0)
 
     def point_gap(self, loss: str) -> float:
-        """max U_ij/L_ij − 1 over the grid points: the bracket of a request at a grid point."""
-        return float(np.max(self.upper[loss] / np.nextafter(self.lower[loss], -math.inf)) - 1.0)
+        """max U*_ij/L*_ij − 1 over the grid points: the worst bracket of a request at a grid point
+        (at most that point's own U_ij/L_ij − 1; smaller where a neighbour's noise or bound is
+        better)."""
+        best_u, best_l = self._envelopes(loss)
+        return float(np.max(best_u / best_l) - 1.0)
 
     def summary(self) -> str:
         """The covered range, the grid, and the worst bracket at and between grid points, per
