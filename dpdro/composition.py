@@ -111,10 +111,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._validation import check_finite, check_int, check_noise, check_open_unit, check_positive
+from ._validation import check_finite, check_int, check_open_unit, check_positive
 from .losses import make_loss
 from .mechanisms import AnalyticGaussian, gaussian_delta
-from .noise import PiecewiseUniform
+from .noise import PiecewiseUniform, check_noise
 from .optimal import optimal_noise
 from .privacy import certify_delta, find_lattice
 from .problem import Problem

@@ -137,9 +137,8 @@ def test_wheel_holds_only_dpdro_and_works_from_another_directory(tmp_path):
         [str(py), "-c", CHECK], cwd=elsewhere, capture_output=True, text=True, env=env, timeout=300
     )
     assert run.returncode == 0 and run.stdout.startswith("ok"), run.stdout + run.stderr
-    exe = py.parent / (
-        "dpdro.exe" if os.name == "nt" else "dpdro"
-    )  # the console script of the wheel
+    # the console script of the wheel
+    exe = py.parent / ("dpdro.exe" if os.name == "nt" else "dpdro")
     run = subprocess.run(
         [str(exe), "catalog", "list"],
         cwd=elsewhere,
