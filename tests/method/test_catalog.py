@@ -39,7 +39,9 @@ def test_packaged_file_is_small_and_covers_the_practical_plane(cat):
     assert cat.losses == LOSSES
     assert cat.epsilon_range == (0.05, 10.0) and cat.delta_range == (1e-10, 0.1)
     assert set(ROUND_EPSILONS) <= set(cat.epsilons) and set(ROUND_DELTAS) <= set(cat.deltas)
-    assert all(float(f"{e:.2g}") == e for e in cat.epsilons)  # round values only
+    # round values only: multiples of 0.05 (0.05, 0.1, ..., 1.25, 1.75, ...), one or two per step
+    assert all(float(f"{e:.3g}") == e for e in cat.epsilons)
+    assert all(math.isclose(e / 0.05, round(e / 0.05), abs_tol=1e-9) for e in cat.epsilons)
     assert all(float(f"{d:.1g}") == d for d in cat.deltas)
     assert np.all(np.diff(cat.epsilons) > 0) and np.all(np.diff(cat.deltas) > 0)
     assert {"rel_gap", "time_limit", "sensitivity"} <= set(cat.grid)
@@ -118,7 +120,13 @@ def test_worst_case_requests_just_below_grid_points(cat, loss):
             eps, delta = cat.epsilons[i + 1] * (1 - 1e-12), cat.deltas[j + 1] * (1 - 1e-12)
             found = lookup(epsilon=eps, delta=delta, loss=loss)
             _check(found, eps, delta, 1.0, loss)
-            assert found.source == (cat.epsilons[i], cat.deltas[j])
+            # the best stored noise at or below (ε_i, δ_j): a neighbour's where it beats the point's
+            src = (
+                list(cat.epsilons).index(found.source[0]),
+                list(cat.deltas).index(found.source[1]),
+            )
+            assert src[0] <= i and src[1] <= j
+            assert found.upper == cat.upper[loss][src] == cat.upper[loss][: i + 1, : j + 1].min()
             worst = max(worst, found.gap)
     corner = lookup(epsilon=cat.epsilons[-1], delta=cat.deltas[-1], loss=loss)
     assert corner.source == corner.bound_source == (cat.epsilons[-1], cat.deltas[-1])
@@ -183,14 +191,15 @@ def test_a_stored_noise_that_fails_to_certify_is_skipped_never_released(cat):
     bad = copy.deepcopy(doc)
     for e in bad["entries"]:
         if e["loss"] == "l1" and (e["i"], e["j"]) == (i, j):
-            e["noise"]["edges"] = [0.5 * x for x in e["noise"]["edges"]]  # squeezed: not private
-            e["noise"]["grid"] = e["noise"]["grid"] * 0.5
+            # squeezed tenfold: not private (a halved noise of ε/2 would be private at ε)
+            e["noise"]["edges"] = [0.1 * x for x in e["noise"]["edges"]]
+            e["noise"]["grid"] = e["noise"]["grid"] * 0.1
     found = Catalog(bad).lookup(epsilon=eps, delta=delta, loss="l1")
     assert found.source != (eps, delta) and found.certified_delta <= delta
     for e in bad["entries"]:
         if e["loss"] == "l1":
-            e["noise"]["edges"] = [0.5 * x for x in e["noise"]["edges"]]
-            e["noise"]["grid"] = e["noise"]["grid"] * 0.5
+            e["noise"]["edges"] = [0.1 * x for x in e["noise"]["edges"]]
+            e["noise"]["grid"] = e["noise"]["grid"] * 0.1
     with pytest.raises(ValueError, match="no stored noise re-certifies at epsilon"):
         Catalog(bad).lookup(epsilon=eps, delta=delta, loss="l1")
 
