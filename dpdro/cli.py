@@ -398,33 +398,9 @@ def cmd_compare(args) -> None:
     )
 
 
-def cmd_compose(args) -> None:
-    _check_design_range(args)
-    if (
-        args.epsilon / args.releases < EPSILON_RANGE[0]
-        or args.delta / args.releases < DELTA_RANGE[0]
-    ):
-        raise UsageError(
-            f"epsilon/releases and delta/releases must be at least {EPSILON_RANGE[0]:g} and "
-            f"{DELTA_RANGE[0]:g} (each release is designed), got {args.epsilon!r}/"
-            f"{args.releases} and {args.delta!r}/{args.releases}"
-        )
-    _check_output(args.output)
-    _say(
-        f"designing for {args.releases} releases, jointly (epsilon, delta) = ({args.epsilon:g}, "
-        f"{args.delta:g})-DP, {args.loss}, time limit {args.time_limit:g} s per design"
-    )
-    t0 = time.perf_counter()
-    d = design_for_releases(
-        args.releases,
-        args.epsilon,
-        args.delta,
-        args.sensitivity,
-        args.loss,
-        rel_gap=args.gap,
-        time_limit=args.time_limit,
-    )
-    _say(f"done in {time.perf_counter() - t0:.1f} s ({len(d.history)} designs)")
+def _compose_report(args, d) -> tuple[list[str], dict]:
+    """The lines ``dpdro compose`` prints and the JSON it emits for the design ``d``
+    (:class:`dpdro.composition.CompositionDesign`)."""
     what = "E|X|" if args.loss == "l1" else "E X^2"
     g, n = d.gaussian, d.noise
     lines = [
@@ -468,6 +444,38 @@ def cmd_compose(args) -> None:
             "composed_delta": n.composed_delta,
         },
     }
+    return lines, payload
+
+
+def cmd_compose(args) -> None:
+    _check_design_range(args)
+    if (
+        args.epsilon / args.releases < EPSILON_RANGE[0]
+        or args.delta / args.releases < DELTA_RANGE[0]
+    ):
+        raise UsageError(
+            f"epsilon/releases and delta/releases must be at least {EPSILON_RANGE[0]:g} and "
+            f"{DELTA_RANGE[0]:g} (each release is designed), got {args.epsilon!r}/"
+            f"{args.releases} and {args.delta!r}/{args.releases}"
+        )
+    _check_output(args.output)
+    _say(
+        f"designing for {args.releases} releases, jointly (epsilon, delta) = ({args.epsilon:g}, "
+        f"{args.delta:g})-DP, {args.loss}, time limit {args.time_limit:g} s per design"
+    )
+    t0 = time.perf_counter()
+    d = design_for_releases(
+        args.releases,
+        args.epsilon,
+        args.delta,
+        args.sensitivity,
+        args.loss,
+        rel_gap=args.gap,
+        time_limit=args.time_limit,
+    )
+    _say(f"done in {time.perf_counter() - t0:.1f} s ({len(d.history)} designs)")
+    lines, payload = _compose_report(args, d)
+    n = d.noise
     if args.output is not None and n is not None:
         cert = certificate(
             n.noise, epsilon=n.epsilon, delta=n.delta, sensitivity=args.sensitivity, loss=args.loss
@@ -528,6 +536,8 @@ def cmd_catalog_list(args) -> None:
 
 # ----------------------------------------------------------------------------- the parser
 def _parser() -> _Parser:
+    # Long because it declares the whole command-line contract (DESIGN.md) in one place: every
+    # subcommand with its options, in the order `dpdro --help` lists them.
     ap = _Parser(
         prog="dpdro",
         description="Certified optimal noise for (epsilon, delta)-differential privacy.",
