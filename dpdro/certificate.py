@@ -1,5 +1,5 @@
-r"""Noise files: a released noise with its certificate, as a versioned JSON document that is re-checked
-whenever it is read.
+r"""Noise files: a released noise with its certificate, as a versioned JSON document that is
+re-checked whenever it is read.
 
 A document is a JSON object
 
@@ -27,14 +27,26 @@ which the file does not contain; it is recorded, not re-derived, and it is not a
 from __future__ import annotations
 
 import datetime
+import json
 import math
+import os
 from importlib import metadata
+from pathlib import Path
 
 from ._validation import check_choice, check_open_unit, check_positive
 from .noise import PiecewiseUniform
 from .privacy import certify_delta
 
-__all__ = ["FORMAT", "VERSION", "LOSSES", "certificate", "document", "read_document", "software_versions"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "LOSSES",
+    "certificate",
+    "document",
+    "read_document",
+    "read_file",
+    "software_versions",
+]
 
 FORMAT = "dpdro-noise"
 VERSION = 1
@@ -53,8 +65,16 @@ def software_versions() -> dict:
     return out
 
 
-def certificate(noise: PiecewiseUniform, *, epsilon, delta, sensitivity, loss, upper_bound=None,
-                lower_bound=None) -> dict:
+def certificate(
+    noise: PiecewiseUniform,
+    *,
+    epsilon,
+    delta,
+    sensitivity,
+    loss,
+    upper_bound=None,
+    lower_bound=None,
+) -> dict:
     """The certificate of ``noise`` for (ε, δ, Δf) and ``loss`` ("l1" or "l2"), computed afresh.
 
     ``upper_bound`` defaults to the expected loss; ``lower_bound`` (a certified lower bound on the
@@ -67,21 +87,37 @@ def certificate(noise: PiecewiseUniform, *, epsilon, delta, sensitivity, loss, u
     loss = check_choice("loss", loss, LOSSES)
     certified = certify_delta(noise, epsilon, sensitivity)
     if certified > delta:
-        raise ValueError(f"noise must be ({epsilon!r}, {delta!r})-DP at sensitivity {sensitivity!r}: certify_delta "
-                         f"gives {certified!r} > delta = {delta!r}")
+        raise ValueError(
+            f"noise must be ({epsilon!r}, {delta!r})-DP at sensitivity {sensitivity!r}: "
+            f"certify_delta gives {certified!r} > delta = {delta!r}"
+        )
     expected = noise.expected_loss(loss)
     upper = expected if upper_bound is None else float(upper_bound)
     lower = None if lower_bound is None else float(lower_bound)
     gap = None if lower is None or lower <= 0 else (upper - lower) / lower
-    return {"epsilon": epsilon, "delta": delta, "sensitivity": sensitivity, "loss": loss,
-            "certified_delta": certified, "expected_loss": expected, "upper_bound": upper,
-            "lower_bound": lower, "gap": gap}
+    return {
+        "epsilon": epsilon,
+        "delta": delta,
+        "sensitivity": sensitivity,
+        "loss": loss,
+        "certified_delta": certified,
+        "expected_loss": expected,
+        "upper_bound": upper,
+        "lower_bound": lower,
+        "gap": gap,
+    }
 
 
 def document(noise: PiecewiseUniform, cert: dict) -> dict:
     """The versioned JSON document of ``noise`` and its certificate (see the module docstring)."""
-    return {"format": FORMAT, "version": VERSION, "noise": noise.to_dict(), "certificate": cert,
-            "software": software_versions(), "created": datetime.date.today().isoformat()}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "noise": noise.to_dict(),
+        "certificate": cert,
+        "software": software_versions(),
+        "created": datetime.date.today().isoformat(),
+    }
 
 
 def _field(doc, key: str, kinds: tuple, what: str, where: str = ""):
@@ -99,22 +135,68 @@ def read_document(doc) -> tuple[PiecewiseUniform, dict]:
         found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
         raise ValueError(f"format must be {FORMAT!r} (a dpdro noise file), got {found!r}")
     if doc.get("version") != VERSION:
-        raise ValueError(f"version must be {VERSION} (this dpdro reads version {VERSION}), got {doc.get('version')!r}")
+        raise ValueError(
+            f"version must be {VERSION} (this dpdro reads version {VERSION}), "
+            f"got {doc.get('version')!r}"
+        )
     cert = _field(doc, "certificate", (dict,), "a JSON object")
     try:
         noise = PiecewiseUniform.from_dict(_field(doc, "noise", (dict,), "a JSON object"))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"noise must be a valid PiecewiseUniform: {exc}") from None
-    for key in ("epsilon", "delta", "sensitivity", "certified_delta", "expected_loss", "upper_bound"):
+    for key in (
+        "epsilon",
+        "delta",
+        "sensitivity",
+        "certified_delta",
+        "expected_loss",
+        "upper_bound",
+    ):
         _field(cert, key, (int, float), "a number", "certificate.")
-    fresh = certificate(noise, epsilon=cert["epsilon"], delta=cert["delta"], sensitivity=cert["sensitivity"],
-                        loss=cert.get("loss"), upper_bound=cert["upper_bound"], lower_bound=cert.get("lower_bound"))
+    fresh = certificate(
+        noise,
+        epsilon=cert["epsilon"],
+        delta=cert["delta"],
+        sensitivity=cert["sensitivity"],
+        loss=cert.get("loss"),
+        upper_bound=cert["upper_bound"],
+        lower_bound=cert.get("lower_bound"),
+    )
     for key in ("certified_delta", "expected_loss"):
         if not math.isclose(fresh[key], cert[key], rel_tol=_RTOL, abs_tol=1e-300):
-            raise ValueError(f"certificate.{key} must equal the value recomputed from the stored noise, "
-                             f"{fresh[key]!r}, got {cert[key]!r} (the file was edited or is corrupt)")
+            raise ValueError(
+                f"certificate.{key} must equal the value recomputed from the stored noise, "
+                f"{fresh[key]!r}, got {cert[key]!r} (the file was edited or is corrupt)"
+            )
     upper, lower = fresh["upper_bound"], fresh["lower_bound"]
     if upper < fresh["expected_loss"] * (1 - _RTOL) or (lower is not None and lower > upper):
-        raise ValueError(f"certificate bounds must satisfy lower_bound <= expected_loss <= upper_bound = "
-                         f"{fresh['expected_loss']!r}, got lower_bound = {lower!r}, upper_bound = {upper!r}")
+        raise ValueError(
+            f"certificate bounds must satisfy lower_bound <= expected_loss <= upper_bound = "
+            f"{fresh['expected_loss']!r}, got lower_bound = {lower!r}, upper_bound = {upper!r}"
+        )
     return noise, fresh
+
+
+def read_file(path: str | os.PathLike) -> tuple[PiecewiseUniform, dict]:
+    """(noise, certificate) of the noise file at ``path``, re-certified (:func:`read_document`).
+
+    Raises
+    ------
+    ValueError
+        One sentence naming the file and what is wrong with it: unreadable, not UTF-8, not JSON, or
+        refused by :func:`read_document`.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(
+            f"noise file must be a readable UTF-8 file, got {str(path)!r} ({exc})"
+        ) from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"noise file must contain JSON, got {str(path)!r} ({exc})") from None
+    try:
+        return read_document(doc)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"noise file {str(path)!r} is refused: {exc}") from None

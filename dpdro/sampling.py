@@ -26,10 +26,10 @@ f + X (the supremum over test functions g is attained at the indicator of {dγ_f
 So the certificate of the noise at Δf is the certificate of the release; this is the
 post-processing property of (ε, δ)-DP (Dwork and Roth 2014, Proposition 2.1). □
 
-Moments. E[R_h(t)] = t and Var[R_h(t)] = h²θ(1 − θ) ≤ h²/4, so E M(f) = f + E X and
-Var M(f) = Var X + h²·E[θ(1 − θ)] with θ = frac((f + X)/h) (see :meth:`SecureSampler.release_variance`).
-Law. P(M(f) = nh) = E Λ((f + X)/h − n) with the hat function Λ(s) = (1 − |s|)_+
-(see :meth:`SecureSampler.release_pmf`).
+Moments. E[R_h(t)] = t and Var[R_h(t)] = h²θ(1 − θ) ≤ h²/4, so E M(f) = f + E X and Var M(f) = Var
+X + h²·E[θ(1 − θ)] with θ = frac((f + X)/h) (see :meth:`SecureSampler.release_variance`). Law.
+P(M(f) = nh) = E Λ((f + X)/h − n) with the hat function Λ(s) = (1 − |s|)_+ (see
+:meth:`SecureSampler.release_pmf`).
 
 Theorem 2 (the sampler draws exactly that law). Every float is a binary rational, so
 a = A/2^e, p_j = P_j/2^E and the cell ends are binary rationals, and so is f (a float or an int).
@@ -65,13 +65,13 @@ cryptographically secure generator): use this in deployment. An integer seed giv
 state can be recovered from its outputs). Any object with ``getrandbits(k)`` and ``randrange(n)``
 (the :class:`random.Random` interface) is accepted too.
 
-Alternative considered. OpenDP (and the first suggestion of issue 17) rounds f to a grid and adds exact
-lattice noise, certified at the enlarged sensitivity Δf + h. For a piecewise-uniform noise on a
-lattice of step β this costs privacy: the lattice noise h·⌊X/h⌋ has, at lattice shifts, exactly
-the δ(φ) of X, so its certificate is ``certify_delta(noise, ε, Δf + h)``, which exceeds the target
-δ for an optimised (tight) noise unless the noise is redesigned for Δf + h. Randomized rounding of
-f + X keeps the certificate at Δf, at the price of a variance increase of at most h²/4 (h = 2^-20
-of the smallest cell by default) and 128 random bits per round instead of a lattice draw.
+Alternative considered. OpenDP (and the first suggestion of issue 17) rounds f to a grid and adds
+exact lattice noise, certified at the enlarged sensitivity Δf + h. For a piecewise-uniform noise on
+a lattice of step β this costs privacy: the lattice noise h·⌊X/h⌋ has, at lattice shifts, exactly
+the δ(φ) of X, so its certificate is ``certify_delta(noise, ε, Δf + h)``, which exceeds the target δ
+for an optimised (tight) noise unless the noise is redesigned for Δf + h. Randomized rounding of f +
+X keeps the certificate at Δf, at the price of a variance increase of at most h²/4 (h = 2^-20 of the
+smallest cell by default) and 128 random bits per round instead of a lattice draw.
 
 References
 ----------
@@ -98,6 +98,7 @@ from fractions import Fraction
 import numpy as np
 
 from ._validation import check_finite, check_open_unit, check_positive
+from .certificate import read_file
 from .noise import check_noise
 from .privacy import certify_delta
 
@@ -107,13 +108,15 @@ _MAX_PMF_POINTS = 1_000_000
 
 
 def _binary(x) -> tuple[int, int]:
-    """(n, k) with x = n / 2^k exactly, for a finite float (k >= 0 since float denominators are powers of two)."""
+    """(n, k) with x = n / 2^k exactly, for a finite float (k >= 0 since float denominators are
+    powers of two)."""
     num, den = float(x).as_integer_ratio()
     return num, den.bit_length() - 1
 
 
 def _value(value) -> tuple[int, int]:
-    """The query answer as (n, k) with f = n / 2^k exactly: ints are taken exactly, floats must be finite."""
+    """The query answer as (n, k) with f = n / 2^k exactly: ints are taken exactly, floats must be
+    finite."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return int(value), 0
     return _binary(check_finite("value", value))
@@ -133,8 +136,10 @@ def _rng(rng):
         return random.Random(int(rng))
     if callable(getattr(rng, "getrandbits", None)) and callable(getattr(rng, "randrange", None)):
         return rng
-    raise TypeError("rng must be None (secure: secrets.SystemRandom), an int seed (reproducible, not for "
-                    f"deployment) or an object with getrandbits(k) and randrange(n), got {type(rng).__name__}")
+    raise TypeError(
+        "rng must be None (secure: secrets.SystemRandom), an int seed (reproducible, not for "
+        f"deployment) or an object with getrandbits(k) and randrange(n), got {type(rng).__name__}"
+    )
 
 
 def _check_resolution(resolution) -> tuple[float, int]:
@@ -143,8 +148,10 @@ def _check_resolution(resolution) -> tuple[float, int]:
     mant, exp = math.frexp(h)
     if mant != 0.5:
         below = math.ldexp(1.0, exp - 1)
-        raise ValueError(f"resolution must be a power of two 2^k (k an integer) so that releases are exact "
-                         f"floats, got {resolution!r}; the nearest smaller valid value is {below!r}")
+        raise ValueError(
+            f"resolution must be a power of two 2^k (k an integer) so that releases are exact "
+            f"floats, got {resolution!r}; the nearest smaller valid value is {below!r}"
+        )
     return h, 1 - exp
 
 
@@ -167,7 +174,8 @@ def _frac_moment(t: Fraction) -> Fraction:
 
 
 class SecureSampler:
-    r"""Release f + noise exactly and securely, as the randomized rounding R_h(f + X) (module docstring).
+    r"""Release f + noise exactly and securely, as the randomized rounding R_h(f + X) (module
+    docstring).
 
     Parameters
     ----------
@@ -211,7 +219,9 @@ class SecureSampler:
     ['1/32', '7/32', '1/4', '1/4', '7/32', '1/32']
     """
 
-    _chunk_bits = 64  # bits of V and of U read per round (the law does not depend on it; tests lower it)
+    _chunk_bits = (
+        64  # bits of V and of U read per round (the law does not depend on it; tests lower it)
+    )
 
     def __init__(self, noise, *, epsilon, delta, sensitivity, resolution=None, rng=None):
         self.noise = check_noise("noise", noise)
@@ -220,8 +230,11 @@ class SecureSampler:
         self.sensitivity = check_positive("sensitivity", sensitivity)
         self.certified_delta = certify_delta(noise, self.epsilon, self.sensitivity)
         if self.certified_delta > self.delta:
-            raise ValueError(f"noise is not ({self.epsilon!r}, {self.delta!r})-DP at sensitivity {self.sensitivity!r}: "
-                             f"certify_delta gives {self.certified_delta!r} > delta = {self.delta!r}")
+            raise ValueError(
+                f"noise is not ({self.epsilon!r}, {self.delta!r})-DP at sensitivity "
+                f"{self.sensitivity!r}: "
+                f"certify_delta gives {self.certified_delta!r} > delta = {self.delta!r}"
+            )
         live = noise.probs > 0
         if resolution is None:
             smallest = float(np.min(np.diff(noise.edges)[live]))
@@ -232,20 +245,73 @@ class SecureSampler:
         self._atom_num, self._atom_bits = _binary(noise.atom)
         pairs = [_binary(p) for p in noise.probs]
         top = max(k for _, k in pairs)
-        self._cum = list(itertools.accumulate(n << (top - k) for n, k in pairs))  # Python ints, exact
+        self._cum = list(
+            itertools.accumulate(n << (top - k) for n, k in pairs)
+        )  # Python ints, exact
         edges = [_binary(e) for e in noise.edges]
         self._edge_bits = max(k for _, k in edges)
         self._edges = [n << (self._edge_bits - k) for n, k in edges]
 
+    # --------------------------------------------------------------------------------- constructors
+    @classmethod
+    def from_file(cls, path, *, resolution=None, rng=None) -> SecureSampler:
+        """The sampler of a noise file (``dpdro design``, :func:`dpdro.certificate.document`): ε, δ
+        and Δf are the file's certificate, which is re-checked when the file is read
+        (:func:`dpdro.certificate.read_file`) and again by the constructor.
+
+        Raises ``ValueError`` naming the file for an unreadable, malformed, edited or non-private
+        file.
+        """
+        noise, cert = read_file(path)
+        return cls(
+            noise,
+            epsilon=cert["epsilon"],
+            delta=cert["delta"],
+            sensitivity=cert["sensitivity"],
+            resolution=resolution,
+            rng=rng,
+        )
+
+    @classmethod
+    def from_noise(cls, noise, *, resolution=None, rng=None) -> SecureSampler:
+        """The sampler of a noise that records its guarantee in ``noise.metadata`` (``epsilon``,
+        ``delta``, ``sensitivity``), as the noises of :func:`dpdro.optimal_noise`,
+        :func:`dpdro.catalog.lookup` and :func:`dpdro.composition.design_for_releases` do. The
+        recorded numbers are not trusted: the constructor certifies the noise at them.
+
+        Raises ``ValueError`` if the metadata lacks one of them.
+        """
+        noise = check_noise("noise", noise)
+        missing = [key for key in ("epsilon", "delta", "sensitivity") if key not in noise.metadata]
+        if missing:
+            raise ValueError(
+                f"noise.metadata must record epsilon, delta and sensitivity (as dpdro's designs "
+                f"do), got {sorted(noise.metadata)}; pass them to SecureSampler(noise, ...) instead"
+            )
+        meta = noise.metadata
+        return cls(
+            noise,
+            epsilon=meta["epsilon"],
+            delta=meta["delta"],
+            sensitivity=meta["sensitivity"],
+            resolution=resolution,
+            rng=rng,
+        )
+
     # ---------------------------------------------------------------------------------- sampling
     def _floor(self, c: int, w: int, d: int) -> int:
-        """⌊c/2^d + (w/2^d)·V + U⌋ for independent V, U ~ Uniform[0, 1), exactly (Theorem 2, step 3)."""
+        """⌊c/2^d + (w/2^d)·V + U⌋ for independent V, U ~ Uniform[0, 1), exactly (Theorem 2, step
+        3)."""
         rng, chunk = self._rng, self._chunk_bits
         v = u = m = 0
         unit = 1 << d
         while True:
             bits = rng.getrandbits(2 * chunk)
-            v, u, m = (v << chunk) | (bits >> chunk), (u << chunk) | (bits & ((1 << chunk) - 1)), m + chunk
+            v, u, m = (
+                (v << chunk) | (bits >> chunk),
+                (u << chunk) | (bits & ((1 << chunk) - 1)),
+                m + chunk,
+            )
             s = d + m
             low = (c << m) + w * v + (u << d)  # ℓ·2^s
             n = low >> s
@@ -261,7 +327,10 @@ class SecureSampler:
             c, w = f, 0
         else:
             j = bisect.bisect_right(self._cum, rng.randrange(self._cum[-1]))
-            lo, hi = self._edges[j] << (k - self._edge_bits), self._edges[j + 1] << (k - self._edge_bits)
+            lo, hi = (
+                self._edges[j] << (k - self._edge_bits),
+                self._edges[j + 1] << (k - self._edge_bits),
+            )
             c, w = f + lo, hi - lo
         d = k - self._r  # (f + X)/h = (c + wV)/2^d
         if d < 0:
@@ -304,7 +373,9 @@ class SecureSampler:
         probs = [Fraction(float(p)) for p in self.noise.probs]
         total = sum(probs)
         edges = [Fraction(float(e)) for e in self.noise.edges]
-        cells = [(edges[j], edges[j + 1], (1 - atom) * p / total) for j, p in enumerate(probs) if p > 0]
+        cells = [
+            (edges[j], edges[j + 1], (1 - atom) * p / total) for j, p in enumerate(probs) if p > 0
+        ]
         return cells, atom
 
     def release_pmf(self, value) -> dict:
@@ -320,8 +391,10 @@ class SecureSampler:
         cells, atom = self._cells()
         points = sum(float((b - a) / h) + 2 for a, b, _ in cells)
         if points > _MAX_PMF_POINTS:
-            raise ValueError(f"release_pmf would list about {points:.3g} points (at most {_MAX_PMF_POINTS} allowed); "
-                             f"use a coarser resolution than {self.resolution!r}")
+            raise ValueError(
+                f"release_pmf would list about {points:.3g} points (at most {_MAX_PMF_POINTS} "
+                f"allowed); use a coarser resolution than {self.resolution!r}"
+            )
         law = defaultdict(Fraction)
         if atom:
             t = f / h
@@ -360,5 +433,8 @@ class SecureSampler:
         return float(second - mean * mean + h * h * rounding)
 
     def __repr__(self) -> str:
-        return (f"SecureSampler({self.noise!r}, epsilon={self.epsilon!r}, certified_delta={self.certified_delta!r}, "
-                f"sensitivity={self.sensitivity!r}, resolution=2^{-self._r})")
+        return (
+            f"SecureSampler({self.noise!r}, epsilon={self.epsilon!r}, "
+            f"certified_delta={self.certified_delta!r}, "
+            f"sensitivity={self.sensitivity!r}, resolution=2^{-self._r})"
+        )

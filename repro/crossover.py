@@ -1,117 +1,140 @@
-r"""k releases at a fixed total (ε, δ): when does the optimal single-shot noise stop beating the Gaussian?
+r"""k releases under a total (ε, δ): when is the Gaussian the better choice than optimal noise?
 
-A query of sensitivity Δf = 1 is answered k times (k independent releases, composed adaptively), and
-the k answers together must be (ε_T, δ_T)-DP. Two strategies:
+A query of sensitivity Δf = 1 is answered k times (possibly adaptively), and the k answers together
+must be (ε_T, δ_T)-DP. :func:`dpdro.composition.design_for_releases` builds both plans and says
+which has the smaller expected loss per release:
 
-* **Analytic Gaussian.** k releases of N(0, σ²) compose exactly to one Gaussian release of a query
-  with (ℓ2) sensitivity √k (the privacy loss of the k-fold product at the worst shift (1, …, 1) is
-  that of N(0, σ²) at shift √k, and no adaptive sequence is worse: Dong, Roth and Su 2022,
-  Corollary 3.3). So the smallest σ is the analytic Gaussian σ at (ε_T, δ_T) and sensitivity √k
-  (:class:`dpdro.mechanisms.AnalyticGaussian`), exactly; dp_accounting's Gaussian PLD composed k times
-  agrees (checked in the tests).
-* **Optimal single-shot noise.** Split the budget by basic composition: each release gets
-  (ε₀, δ₀) = (ε_T/k, δ_T/(2k)); k releases of an (ε₀, δ₀)-DP noise are (ε_T, δ_T/2)-DP, and the
-  other half of δ_T is slack. X is the optimal (ε₀, δ₀) noise (:func:`dpdro.optimal_noise`, within
-  its certified gap). The exact accounting may allow a narrower noise: the released noise is X/Δ with
-  Δ = m·β ≤ 4 the largest multiple of X's grid step β for which k releases of X at sensitivity Δ
-  (equivalently, of X/Δ at sensitivity 1), composed with the dominating-pair privacy loss
-  distribution of :mod:`dpdro.composition` (valid for every shift |φ| ≤ Δf) in dp_accounting, are
-  (ε_T, δ_T)-DP. Every number is certified: the noise's δ by :func:`dpdro.certify_delta`, the
-  composition by the pessimistic PLD, the loss exactly.
+* the analytic Gaussian at sensitivity √k (Gaussian noise composes exactly: k releases are one
+  release of a query of sensitivity √k), its composed δ exact;
+* the certified optimal noise at per-release budgets (ε₀, δ₀) searched from basic composition's
+  (ε_T/k, f·δ_T/k) upward, each candidate accounted by the dominating-pair privacy loss distribution
+  composed k times in dp_accounting (valid for every shift, exact at the grid points).
 
-The per-release losses E c(X₂/Δ₂) = E c(X₂)/Δ₂^p (p = 1 for ℓ1, 2 for ℓ2) and E c(N(0, σ²)) are
-compared; ``ratio`` > 1 means the Gaussian is better.
+The study (:data:`FAMILY`, one task per loss, ε_T and k; ``scripts/run_crossover.py``) covers k in
+:data:`KS`, ε_T in :data:`EPSILONS` and δ_T = :data:`DELTA`, for E|X| and E X²; each task's file
+under ``results/composition/crossover/`` holds both plans, the search history and the released noise
+(so a reader can re-certify it), with provenance. Chapter "Composing many releases" loads them.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from fractions import Fraction
 from pathlib import Path
 
-import dpdro
-from dpdro.composition import epsilon_for_composition
-from dpdro.mechanisms import AnalyticGaussian
+from dpdro.composition import DominatingPair, design_for_releases
 
 from .paths import RESULTS
-from .provenance import provenance, read_json, write_json_atomic
+from .provenance import provenance, read_json
+from .sweep import Family, Option
 
-__all__ = ["CROSSOVER", "gaussian_for_composition", "calibrated_sensitivity", "crossover_point", "compute_crossover",
-           "load_crossover"]
+__all__ = [
+    "KS",
+    "EPSILONS",
+    "DELTA",
+    "LOSSES",
+    "OUT",
+    "FAMILY",
+    "crossover_point",
+    "load_crossover",
+    "privacy_buckets_pld",
+]
 
-CROSSOVER = RESULTS / "composition" / "crossover"
-_POWER = {"l1": 1, "l2": 2}
-
-
-def gaussian_for_composition(k: int, epsilon: float, delta: float) -> AnalyticGaussian:
-    """The smallest Gaussian whose k-fold composition (sensitivity 1 each) is (ε, δ)-DP: the analytic
-    Gaussian at sensitivity √k (module docstring)."""
-    return AnalyticGaussian(epsilon=epsilon, delta=delta, sensitivity=math.sqrt(k))
-
-
-def calibrated_sensitivity(noise, k: int, epsilon: float, delta: float, *, start: int, max_m: int) -> int:
-    """The largest m ≤ ``max_m`` such that k releases of ``noise`` at sensitivity m·β (β = noise.grid)
-    compose to (ε, δ)-DP (0 if none does): doubling from m = ``start``, then bisection; composition is
-    monotone in the sensitivity (a larger one allows more shifts)."""
-    ok = lambda m: epsilon_for_composition(noise, m * noise.grid, k, delta) <= epsilon  # noqa: E731
-    lo, hi = 0, start  # ok(lo) or lo = 0; hi untested
-    while hi <= max_m and ok(hi):
-        lo, hi = hi, min(2 * hi, max_m + 1) if hi < max_m else max_m + 1
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
-    return lo
+KS = (1, 2, 3, 5, 7, 10, 15, 20, 50, 100)
+EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
+DELTA = 1e-5
+LOSSES = ("l1", "l2")
+OUT = RESULTS / "composition" / "crossover"
+_CI = {"ks": (1, 10), "epsilons": (1.0,)}
 
 
-def _design(epsilon: float, delta: float, loss: str, rel_gap: float, time_limit: float):
-    return dpdro.optimal_noise(dpdro.Problem(epsilon=epsilon, delta=delta, loss=loss), rel_gap=rel_gap,
-                               time_limit=time_limit)
-
-
-def crossover_point(k: int, loss: str, epsilon: float, delta: float, *, rel_gap: float = 0.02,
-                    time_limit: float = 60.0) -> dict:
-    """One k: the two strategies of the module docstring, with every certified number and the noise."""
+def crossover_point(k: int, epsilon: float, delta: float, loss: str) -> dict:
+    """One (k, ε_T, δ_T, loss): :func:`dpdro.composition.design_for_releases` with its defaults, as
+    JSON."""
     t0 = time.perf_counter()
-    eps0, delta0 = epsilon / k, delta / (2 * k)
-    res = dpdro.optimal_noise(dpdro.Problem(epsilon=eps0, delta=delta0, loss=loss), rel_gap=rel_gap,
-                              time_limit=time_limit)
-    noise = res.noise
-    steps = round(1 / noise.grid)
-    m = calibrated_sensitivity(noise, k, epsilon, delta, start=steps, max_m=4 * steps)
-    if m < steps:  # pragma: no cover - basic composition guarantees m = steps works
-        raise RuntimeError(f"k = {k} releases of the ({eps0}, {delta0}) noise do not compose to ({epsilon}, {delta})")
-    scale = m * noise.grid  # the release X/Δ at Δf = 1
-    composed = epsilon_for_composition(noise, scale, k, delta)
-    ours = noise.expected_loss(loss) / scale ** _POWER[loss]
-    gauss = gaussian_for_composition(k, epsilon, delta)
-    return {"k": k, "loss": loss, "epsilon_total": epsilon, "delta_total": delta, "epsilon0": eps0, "delta0": delta0,
-            "design_upper": res.upper.value, "design_lower": res.lower.value, "design_gap": res.gap,
-            "sensitivity_scale": scale, "composed_epsilon": composed, "loss_optimal_noise": ours,
-            "gaussian_sigma": gauss.sigma, "loss_gaussian": gauss.expected_loss(loss),
-            "ratio": ours / gauss.expected_loss(loss), "noise": noise.to_dict(),
-            "provenance": provenance(seconds=time.perf_counter() - t0)}
+    d = design_for_releases(k, epsilon, delta, loss=loss)
+    n, g = d.noise, d.gaussian
+    return {
+        "k": k,
+        "epsilon": epsilon,
+        "delta": delta,
+        "loss": loss,
+        "winner": d.mechanism,
+        "ratio": d.ratio,
+        "gaussian": {
+            "sigma": g.sigma,
+            "expected_loss": g.expected_loss,
+            "composed_delta": g.composed_delta,
+        },
+        "optimal_noise": None
+        if n is None
+        else {
+            "epsilon0": n.epsilon,
+            "delta0": n.delta,
+            "expected_loss": n.expected_loss,
+            "composed_delta": n.composed_delta,
+            "noise": n.noise.to_dict(),
+        },
+        "history": list(d.history),
+        "seconds": round(time.perf_counter() - t0, 2),
+    }
 
 
-def _path(out: Path, loss: str, k: int) -> Path:
-    return out / f"{loss}_k={k}.json"
+def _tasks(root: Path, scale: str, opts: dict) -> list:
+    """One task per (loss, ε_T, k), at δ_T = :data:`DELTA`."""
+    ks, epsilons = (KS, EPSILONS) if scale == "paper" else (_CI["ks"], _CI["epsilons"])
+    losses = tuple(opts["losses"].split(",")) if opts.get("losses") else LOSSES
+    folder = OUT if scale == "paper" else Path(root) / "crossover"
+    return [
+        FAMILY.task(
+            f"{loss}_eps={e:g}_k={k}",
+            dict(k=k, epsilon=e, delta=DELTA, loss=loss),
+            folder / f"{loss}_eps={e:g}_k={k}.json",
+        )
+        for loss in losses
+        for e in epsilons
+        for k in ks
+    ]
 
 
-def compute_crossover(ks, losses=("l1", "l2"), *, epsilon: float = 4.0, delta: float = 1e-3, rel_gap: float = 0.02,
-                      time_limit: float = 60.0, out: Path = CROSSOVER, verbose: bool = True) -> None:
-    """:func:`crossover_point` for every k and loss, one JSON file each (atomic), skipping stored ones."""
-    for loss in losses:
-        for k in ks:
-            path = _path(out, loss, k)
-            if path.exists():
-                continue
-            row = crossover_point(k, loss, epsilon, delta, rel_gap=rel_gap, time_limit=time_limit)
-            write_json_atomic(path, row)
-            if verbose:
-                print(f"{loss} k={k}: eps0={row['epsilon0']:.4g} ours={row['loss_optimal_noise']:.4g} "
-                      f"gauss={row['loss_gaussian']:.4g} ratio={row['ratio']:.3f}", flush=True)
+def compute(params: dict) -> dict:
+    """One task: :func:`crossover_point`, with provenance."""
+    row = crossover_point(params["k"], params["epsilon"], params["delta"], params["loss"])
+    return {**row, "provenance": provenance(seconds=row["seconds"])}
 
 
-def load_crossover(out: Path = CROSSOVER) -> list[dict]:
-    """The stored points, sorted by loss and k."""
-    rows = [read_json(p) for p in sorted(out.glob("*.json"))]
-    return sorted(rows, key=lambda r: (r["loss"], r["k"]))
+FAMILY = Family(
+    name="crossover",
+    title="Composition: optimal noise or analytic Gaussian for k releases under "
+    "a total budget, one task per (loss, total ε, k)",
+    list_tasks=_tasks,
+    compute=compute,
+    options=(Option("losses", "comma-separated losses (default l1,l2)"),),
+)
+
+
+def load_crossover(out: Path = OUT) -> list[dict]:
+    """The stored points, sorted by loss, total ε and k."""
+    rows = [read_json(p) for p in sorted(Path(out).glob("*.json"))]
+    return sorted(rows, key=lambda r: (r["loss"], r["epsilon"], r["k"]))
+
+
+def privacy_buckets_pld(pair: DominatingPair, step: float = 1e-4):
+    """The PLD dpdro built before connect-the-dots, for the book's comparison: every privacy loss of
+    the pair overestimated by a few ulps of the logs of its numerator and denominator and rounded
+    **up** to the grid sℤ ("privacy buckets", as dp_accounting's ``pessimistic_estimate``), masses
+    rounded up to floats. Valid, but a loss exactly at a grid point ε moves to ε + s."""
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    grid = Fraction(step)
+    buckets: dict[int, Fraction] = {}
+    for p, q in zip(pair.p, pair.q, strict=False):
+        lt, lb = math.log(p.numerator * q.denominator), math.log(p.denominator * q.numerator)
+        loss = lt - lb + 8 * (math.ulp(lt) + math.ulp(lb)) + math.ulp(abs(lt - lb))
+        i = math.ceil(Fraction(loss) / grid)
+        buckets[i] = buckets.get(i, Fraction(0)) + p
+    rounded = {i: math.nextafter(float(m), math.inf) for i, m in buckets.items()}
+    return PrivacyLossDistribution.create_from_rounded_probability(
+        rounded, math.nextafter(float(pair.infinity_mass), math.inf), step
+    )

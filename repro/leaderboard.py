@@ -28,6 +28,7 @@ MECHANISMS = ("dpdro", *BASELINES)
 LABELS = {"dpdro": "dpdro (optimised)", "laplace": "Laplace", "gaussian": "Gaussian",
           "analytic_gaussian": "analytic Gaussian", "truncated_laplace": "truncated Laplace",
           "staircase": "staircase", "tulap": "Tulap"}
+LOSS_LABELS = {"l1": "ℓ1", "l2": "ℓ2"}
 
 
 def leaderboard(cells: dict | None = None) -> list[dict]:
@@ -79,29 +80,43 @@ def leaderboard_summary(rows: list[dict]) -> list[dict]:
     return out
 
 
-def leaderboard_figure(rows: list[dict], losses=("l1", "l2")):
-    """Heat maps of the certified gap over the (ε, δ) plane: one row per loss, one column per mechanism,
-    a shared logarithmic colour scale; cells where a mechanism is not (ε, δ)-DP are left blank."""
+def leaderboard_figure(rows: list[dict], losses=("l1", "l2"), columns: int = 4):
+    """Heat maps of the certified gap over the (ε, δ) plane, drawn at the book's column width
+    (6.5 in): for each loss, its mechanisms in rows of ``columns`` panels, the losses one under the
+    other; a shared logarithmic colour scale; cells where a mechanism is not (ε, δ)-DP are blank."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import LogNorm
 
     norm = LogNorm(vmin=1e-3, vmax=1e2)
-    fig, axes = plt.subplots(len(losses), len(MECHANISMS), figsize=(13, 2.3 * len(losses) + 0.9),
-                             sharex=True, sharey=True, squeeze=False, layout="constrained")
+    per_loss = -(-len(MECHANISMS) // columns)  # rows of panels for one loss
+    fig, grid_axes = plt.subplots(
+        per_loss * len(losses),
+        columns,
+        figsize=(6.5, 1.55 * per_loss * len(losses) + 0.8),
+        squeeze=False,
+        layout="constrained",
+    )
+    panels = []
     for r, loss in enumerate(losses):
         for c, name in enumerate(MECHANISMS):
-            ax = axes[r, c]
+            ax = grid_axes[r * per_loss + c // columns, c % columns]
+            panels.append(ax)
             eps, deltas, grid = leaderboard_grid(rows, loss, name)
-            image = ax.imshow(np.clip(grid.T, 1e-3, 1e2), origin="lower", norm=norm, cmap="viridis", aspect="auto")
+            image = ax.imshow(
+                np.clip(grid.T, 1e-3, 1e2), origin="lower", norm=norm, cmap="viridis", aspect="auto"
+            )
             ax.set_xticks([0, len(eps) - 1], [f"{eps[0]:g}", f"{eps[-1]:g}"], fontsize=9)
             ax.set_yticks([0, len(deltas) - 1], [f"{deltas[0]:g}", f"{deltas[-1]:g}"], fontsize=9)
-            if r == 0:
-                ax.set_title(LABELS[name], fontsize=10)
-            if c == 0:
-                ax.set_ylabel(f"{loss}: δ", fontsize=10)
-            if r == len(losses) - 1:
-                ax.set_xlabel("ε", fontsize=10)
-    bar = fig.colorbar(image, ax=axes, shrink=0.9, pad=0.01)
+            ax.set_title(LABELS[name], fontsize=9)
+            if c % columns == 0:
+                ax.set_ylabel(f"{LOSS_LABELS.get(loss, loss)}: δ", fontsize=10)
+            else:
+                ax.tick_params(labelleft=False)
+            ax.set_xlabel("ε", fontsize=9, labelpad=-8)
+    for ax in grid_axes.flat:
+        if ax not in panels:
+            fig.delaxes(ax)
+    bar = fig.colorbar(image, ax=panels, location="bottom", shrink=0.6, aspect=40)
     bar.set_label("certified gap E/D − 1", fontsize=10)
     bar.ax.tick_params(labelsize=9)
     return fig

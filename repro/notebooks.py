@@ -110,7 +110,7 @@ def output_differences(path: str | Path, rev: str = "HEAD") -> tuple[list[str], 
 def dpdro_cli(*args: str, cwd: str | Path | None = None) -> int:
     """Run ``dpdro ARGS`` (as ``python -m dpdro``, the same entry point as the console script) in a
     subprocess, the way a reader types it, and print the command line, its stderr (progress,
-    warnings, errors) and its stdout, lines longer than the book's 88 columns wrapped (continuation
+    warnings, errors) and its stdout, lines longer than the book's 80 columns wrapped (continuation
     lines indented by four spaces). Returns the exit status."""
     import sys
     import textwrap
@@ -118,5 +118,5 @@ def dpdro_cli(*args: str, cwd: str | Path | None = None) -> int:
     out = subprocess.run([sys.executable, "-m", "dpdro", *args], capture_output=True, text=True, cwd=cwd,
                          stdin=subprocess.DEVNULL)
     lines = ["$ dpdro " + " ".join(args), *(out.stderr + out.stdout).rstrip().splitlines()]
-    print("\n".join(textwrap.fill(line, 88, subsequent_indent="    ", break_on_hyphens=False) for line in lines))
+    print("\n".join(textwrap.fill(line, 80, subsequent_indent="    ", break_on_hyphens=False) for line in lines))
     return out.returncode

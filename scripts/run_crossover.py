@@ -1,32 +1,37 @@
-"""k releases at a fixed total (ε, δ): the optimal single-shot noise against the analytic Gaussian.
+"""k releases under a total (ε, δ): optimal noise or analytic Gaussian, whichever wins.
 
-A thin command line over :mod:`repro.crossover` (the method is in its docstring): for every k and
-loss, a certified design at the basic-composition budget (ε/k, δ/(2k)), narrowed as far as the
-dominating-pair PLD composed k times in dp_accounting allows, and the analytic Gaussian at
-sensitivity √k; one JSON file per (loss, k) in results/composition/crossover/,
-skipped when present. Chapter "Using dpdro" loads them.
+A thin command line over :mod:`repro.crossover` (the method is in its docstring and in
+``dpdro.composition.design_for_releases``), run by the sweep runner: one task per (loss, total ε,
+k), each written to its own file under results/composition/crossover/ and skipped when present, so a
+killed run resumes. Chapter "Composing many releases" loads them. About ten minutes on one core:
 
-    nice -n 10 .venv/bin/python scripts/run_crossover.py --loss l2 --time-limit 60   # one worker per loss
+    nice -n 19 .venv/bin/python scripts/run_crossover.py --jobs 1
 """
 
 from __future__ import annotations
 
 import argparse
 
-from repro.crossover import compute_crossover
+from repro import sweep
+from repro.crossover import FAMILY
+from repro.paths import RESULTS
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--k", nargs="+", type=int, default=[1, 2, 3, 5, 7, 10, 20, 50, 100])
-    ap.add_argument("--loss", nargs="+", default=["l1", "l2"], choices=["l1", "l2"])
-    ap.add_argument("--epsilon", type=float, default=4.0, help="total epsilon of the k releases")
-    ap.add_argument("--delta", type=float, default=1e-3, help="total delta of the k releases")
-    ap.add_argument("--gap", type=float, default=0.02, help="rel_gap of each design")
-    ap.add_argument("--time-limit", type=float, default=60.0, help="time_limit of each design (seconds)")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--losses", default=None, help="comma-separated losses (default l1,l2)")
+    ap.add_argument("--jobs", type=int, default=1, help="points computed in parallel (default 1)")
+    ap.add_argument(
+        "--scale", choices=sweep.SCALES, default="paper", help="'ci': a few points under _build/"
+    )
     args = ap.parse_args(argv)
-    compute_crossover(args.k, args.loss, epsilon=args.epsilon, delta=args.delta, rel_gap=args.gap,
-                      time_limit=args.time_limit)
+    root = RESULTS if args.scale == "paper" else sweep.CI_ROOT
+    tasks = FAMILY.tasks(root, args.scale, {"losses": args.losses})
+    report = sweep.run(tasks, jobs=args.jobs, registry={FAMILY.name: FAMILY})
+    if report.failed or report.not_run:
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,9 @@ staircase; :class:`CertifiedNoise` adds any certified :class:`dpdro.PiecewiseUni
 example the optimal (ε, δ) noise of :func:`dpdro.optimal_noise`) as one more
 :class:`diffprivlib.mechanisms.base.DPMechanism`, usable wherever diffprivlib code calls
 ``randomise``, and accountable with diffprivlib's :class:`~diffprivlib.accountant.BudgetAccountant`.
+
+Install diffprivlib with the ``diffprivlib`` extra of dpdro (``pip install ".[diffprivlib]"`` in a
+checkout); diffprivlib 0.6.6 needs scikit-learn below 1.9, which that extra pins.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ __all__ = ["CertifiedNoise"]
 
 
 class CertifiedNoise(DPMechanism):
-    r"""Add a certified piecewise-uniform noise: the release is R_h(value + X) (exact randomized rounding).
+    r"""Add a certified piecewise-uniform noise: the release is R_h(value + X) (exact randomized
+    rounding).
 
     Parameters
     ----------
@@ -66,11 +70,35 @@ class CertifiedNoise(DPMechanism):
         self.sensitivity = self._check_sensitivity(sensitivity)
         self.noise = noise
         self.resolution = resolution
-        rng = self._rng if isinstance(self._rng, secrets.SystemRandom) else random.Random(
-            int.from_bytes(self._rng.bytes(32), "big"))
-        self._sampler = SecureSampler(noise, epsilon=self.epsilon, delta=self.delta, sensitivity=self.sensitivity,
-                                      resolution=resolution, rng=rng)
+        rng = (
+            self._rng
+            if isinstance(self._rng, secrets.SystemRandom)
+            else random.Random(int.from_bytes(self._rng.bytes(32), "big"))
+        )
+        self._sampler = SecureSampler(
+            noise,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            sensitivity=self.sensitivity,
+            resolution=resolution,
+            rng=rng,
+        )
         self.certified_delta = self._sampler.certified_delta
+
+    @classmethod
+    def from_noise(cls, noise, *, resolution=None, random_state=None) -> CertifiedNoise:
+        """The mechanism of a noise that records ε, δ and Δf in its ``metadata`` (as dpdro's
+        designs, catalog lookups and composition plans do); they are certified again on
+        construction."""
+        recorded = SecureSampler.from_noise(noise)
+        return cls(
+            epsilon=recorded.epsilon,
+            delta=recorded.delta,
+            sensitivity=recorded.sensitivity,
+            noise=noise,
+            resolution=resolution,
+            random_state=random_state,
+        )
 
     @classmethod
     def _check_epsilon_delta(cls, epsilon, delta):

@@ -41,7 +41,8 @@ def noise_atom():
 
 def _chi_square_pvalue(draws, pmf):
     """Pearson goodness of fit of draws against an exact pmf {value: probability}, merging adjacent
-    support points until every bin expects at least 5 draws. Draws outside the support fail loudly."""
+    support points until every bin expects at least 5 draws. Draws outside the support fail
+    loudly."""
     n = len(draws)
     counts = defaultdict(int)
     for x in draws:

@@ -1,4 +1,5 @@
-"""The dominating pair and its dp_accounting PLD: dominance over every shift, tightness, composition."""
+"""The dominating pair and its dp_accounting PLD: dominance over every shift, tightness,
+composition."""
 
 import math
 from fractions import Fraction
@@ -10,8 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpdro
-from dpdro.composition import dominating_pair, epsilon_for_composition, privacy_loss_distribution
-from dpdro.mechanisms import Tulap
+from dpdro.composition import (
+    aligned_interval,
+    design_for_releases,
+    dominating_pair,
+    epsilon_for_composition,
+    privacy_loss_distribution,
+)
+from dpdro.mechanisms import AnalyticGaussian, Tulap
 
 EPSILONS = [-0.5, 0.0, 0.1, 0.5, 1.0, 2.0, 4.0]
 
@@ -33,7 +40,10 @@ def lattice_masses(noise):
 def shift_pair(g, atom, s):
     """Lemma 1's discrete pair for X + s·h against X: {outcome: (P-mass, Q-mass)}."""
     n = len(g)
-    pair = {i: (g[i - s] if 0 <= i - s < n else 0, g[i] if 0 <= i < n else 0) for i in range(min(0, s), max(n, n + s))}
+    pair = {
+        i: (g[i - s] if 0 <= i - s < n else 0, g[i] if 0 <= i < n else 0)
+        for i in range(min(0, s), max(n, n + s))
+    }
     if atom:
         pair["atom of X + sh"], pair["atom of X"] = (atom, 0), (0, atom)
     return pair
@@ -48,7 +58,9 @@ def shift_pld(pair, pessimistic):
     """dp_accounting's own PLD of one shift pair (upper = P = X + sh, lower = Q = X)."""
     upper = {o: math.log(p) for o, (p, q) in pair.items() if p}
     lower = {o: math.log(q) for o, (p, q) in pair.items() if q}
-    return pld_lib.from_two_probability_mass_functions(lower, upper, pessimistic_estimate=pessimistic)
+    return pld_lib.from_two_probability_mass_functions(
+        lower, upper, pessimistic_estimate=pessimistic
+    )
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +71,9 @@ def comb():
 
 
 # ------------------------------------------------------------------------------------------ k = 1
-@pytest.mark.parametrize("fixture", ["noise_l2", "noise_small_delta", "noise_atom", "noise_decimal_grid"])
+@pytest.mark.parametrize(
+    "fixture", ["noise_l2", "noise_small_delta", "noise_atom", "noise_decimal_grid"]
+)
 def test_single_release_dominates_and_matches_the_certificate(request, fixture):
     noise = request.getfixturevalue(fixture)
     pair = dominating_pair(noise, 1.0)
@@ -68,12 +82,16 @@ def test_single_release_dominates_and_matches_the_certificate(request, fixture):
         h_pair = pair.hockey_stick(eps)
         if eps > 0:
             profile = dpdro.privacy_profile(noise, eps, 1.0)
-            lower = float(np.max(profile.deltas - profile.error_bound))  # the true δ(ε) is at least this
+            lower = float(
+                np.max(profile.deltas - profile.error_bound)
+            )  # the true δ(ε) is at least this
             assert h_pair >= lower - 1e-16
             assert h_pair <= dpdro.certify_delta(noise, eps, 1.0) + 1e-12  # tight, not just valid
         d_pld = pld.get_delta_for_epsilon(eps)
         assert d_pld >= h_pair * (1 - 1e-12)  # pessimistic rounding of the library's PLD
-        assert d_pld <= pair.hockey_stick(eps - 1e-4) + 1e-12  # losses move up by at most one grid step
+        assert (
+            d_pld <= pair.hockey_stick(eps - 1e-4) + 1e-12
+        )  # losses move up by at most one grid step
 
 
 @pytest.mark.parametrize("fixture", ["noise_l2", "noise_atom"])
@@ -89,7 +107,9 @@ def test_dominates_every_lattice_shift_pld(request, fixture):
     for s in range(-k, k + 1):
         if s == 0 and not atom:
             continue
-        theirs = np.asarray(shift_pld(shift_pair(g, atom, s), pessimistic=False).get_delta_for_epsilon(eps))
+        theirs = np.asarray(
+            shift_pld(shift_pair(g, atom, s), pessimistic=False).get_delta_for_epsilon(eps)
+        )
         assert np.all(ours_delta >= theirs - 1e-15), s
         worst = np.maximum(worst, theirs)
     assert np.allclose(ours_delta, worst, rtol=2e-3, atol=1e-12)  # and the envelope is attained
@@ -111,8 +131,8 @@ def test_worst_shift_not_delta_f_is_handled(comb):
 
 
 def test_float_lattice_falling_short_of_the_sensitivity():
-    """Grid 0.3 and Δf = 0.9: as binary fractions 3 × 0.3 < 0.9, so Lemma 3's shift slack ζ > 0 is used;
-    the pair still dominates the certified profile and stays within 1e-12 of it."""
+    """Grid 0.3 and Δf = 0.9: as binary fractions 3 × 0.3 < 0.9, so Lemma 3's shift slack ζ > 0 is
+    used; the pair still dominates the certified profile and stays within 1e-12 of it."""
     weights = np.exp(-np.abs(np.arange(-20, 20) + 0.5) / 4.0)
     noise = dpdro.PiecewiseUniform(np.arange(-20, 21) * 0.3, weights / weights.sum(), grid=0.3)
     assert 3 * Fraction(0.3) < Fraction(0.9)
@@ -120,24 +140,31 @@ def test_float_lattice_falling_short_of_the_sensitivity():
     for eps in (0.2, 0.5, 1.0):
         profile = dpdro.privacy_profile(noise, eps, 0.9)
         assert pair.hockey_stick(eps) >= float(np.max(profile.deltas - profile.error_bound))
-        assert pair.hockey_stick(eps) == pytest.approx(dpdro.certify_delta(noise, eps, 0.9), abs=1e-12)
+        assert pair.hockey_stick(eps) == pytest.approx(
+            dpdro.certify_delta(noise, eps, 0.9), abs=1e-12
+        )
 
 
-# ------------------------------------------------------------------------------------------ composition
+# -------------------------------------------------------------------------------------- composition
 def test_laplace_like_noise_composes_like_laplace():
     """Laplace(1) discretised on (1/8)ℤ and truncated at ±40 composes within 0.5% of dp_accounting's
     Laplace PLD (the flat central cells make it marginally more private at large k)."""
     h, half = 1 / 8, 40.0
     left = np.arange(0.0, half, h)
     right = 0.5 * (np.exp(-left) - np.exp(-(left + h)))
-    noise = dpdro.PiecewiseUniform(np.arange(-half, half + h / 2, h),
-                                   np.concatenate((right[::-1], right)) / (2 * right.sum()), grid=h)
+    noise = dpdro.PiecewiseUniform(
+        np.arange(-half, half + h / 2, h),
+        np.concatenate((right[::-1], right)) / (2 * right.sum()),
+        grid=h,
+    )
     laplace = pld_lib.from_laplace_mechanism(1.0, sensitivity=1.0)
     for k in (1, 10, 100):
         ours = epsilon_for_composition(noise, 1.0, k, 1e-6)
         reference = (laplace.self_compose(k) if k > 1 else laplace).get_epsilon_for_delta(1e-6)
         assert ours == pytest.approx(reference, rel=5e-3)
-    assert epsilon_for_composition(noise, 1.0, 1, 1e-6) <= 1.0 + 2e-4  # pure ε = 1 up to the truncation
+    assert (
+        epsilon_for_composition(noise, 1.0, 1, 1e-6) <= 1.0 + 2e-4
+    )  # pure ε = 1 up to the truncation
 
 
 def test_composition_of_optimised_noise(noise_small_delta):
@@ -147,12 +174,17 @@ def test_composition_of_optimised_noise(noise_small_delta):
     assert 0.99 < one <= 1.0 + 2e-4
     eps = [epsilon_for_composition(noise_small_delta, 1.0, k, 1e-4) for k in (2, 5, 20)]
     assert eps[0] < eps[1] < eps[2] < 20.0
-    assert math.isinf(epsilon_for_composition(noise_small_delta, 1.0, 20, 1e-5))  # 20 × 8.5e-7 > 1e-5
+    assert math.isinf(
+        epsilon_for_composition(noise_small_delta, 1.0, 20, 1e-5)
+    )  # 20 × 8.5e-7 > 1e-5
 
 
 def test_rejects_bad_input(noise_l2):
     tulap = Tulap(epsilon=1.0, delta=1e-3).to_piecewise_uniform()
-    with pytest.raises(ValueError, match="noise must have its edges on a lattice hℤ with h dividing the sensitivity"):
+    with pytest.raises(
+        ValueError,
+        match="noise must have its edges on a lattice hℤ with h dividing the sensitivity",
+    ):
         dominating_pair(tulap, 1.0)
     with pytest.raises(TypeError, match="noise must be a dpdro.PiecewiseUniform"):
         dominating_pair([1.0], 1.0)
@@ -160,7 +192,9 @@ def test_rejects_bad_input(noise_l2):
         dominating_pair(noise_l2, 0)
     with pytest.raises(ValueError, match=r"k must be a positive integer \(>= 1\), got 0"):
         epsilon_for_composition(noise_l2, 1.0, 0, 1e-6)
-    with pytest.raises(TypeError, match=r"k must be a positive integer \(>= 1\), got 2.5 of type float"):
+    with pytest.raises(
+        TypeError, match=r"k must be a positive integer \(>= 1\), got 2.5 of type float"
+    ):
         epsilon_for_composition(noise_l2, 1.0, 2.5, 1e-6)
     with pytest.raises(ValueError, match=r"delta must lie in the open interval \(0, 1\), got 0"):
         epsilon_for_composition(noise_l2, 1.0, 2, 0)
@@ -169,15 +203,203 @@ def test_rejects_bad_input(noise_l2):
 
 
 @settings(max_examples=30, deadline=None)
-@given(masses=st.lists(st.integers(0, 20), min_size=2, max_size=9).filter(lambda m: sum(m) > 0),
-       k=st.integers(1, 3), atom=st.sampled_from([0.0, 0.25]), eps=st.floats(-1.0, 3.0))
+@given(
+    masses=st.lists(st.integers(0, 20), min_size=2, max_size=9).filter(lambda m: sum(m) > 0),
+    k=st.integers(1, 3),
+    atom=st.sampled_from([0.0, 0.25]),
+    eps=st.floats(-1.0, 3.0),
+)
 def test_property_pair_is_the_exact_envelope_of_all_shifts(masses, k, atom, eps):
-    """Random lattice noises: H(P*‖Q*) equals the maximum over all lattice shifts, in exact rationals."""
+    """Random lattice noises: H(P*‖Q*) equals the maximum over all lattice shifts, in exact
+    rationals."""
     m = np.array(masses, float)
-    noise = dpdro.PiecewiseUniform(np.arange(len(m) + 1) - len(m) // 2, (1 - atom) * m / m.sum(), grid=1.0, atom=atom)
+    noise = dpdro.PiecewiseUniform(
+        np.arange(len(m) + 1) - len(m) // 2, (1 - atom) * m / m.sum(), grid=1.0, atom=atom
+    )
     pair = dominating_pair(noise, float(k))
     g, a, _ = lattice_masses(noise)
     envelope = max(exact_hockey_stick(shift_pair(g, a, s), eps) for s in range(-k, k + 1) if s or a)
     assert pair.hockey_stick(eps) == pytest.approx(float(envelope), rel=1e-13, abs=1e-15)
     assert pair.infinity_mass + sum(pair.p) == 1
     assert sum(pair.q) <= 1
+
+
+# ----------------------------------------------------------------------------------- discretisation
+@pytest.fixture(scope="module")
+def designed():
+    """The default designs at (ε, δ) = (1, 1e-6), ℓ1 and ℓ2: most of their mass has privacy loss
+    ε."""
+    return {
+        loss: dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=1e-6, loss=loss)).noise
+        for loss in ("l1", "l2")
+    }
+
+
+@pytest.mark.parametrize("loss", ["l1", "l2"])
+def test_single_release_reports_its_certified_delta(designed, loss):
+    """Issue 28: one release of a noise certified at (1, 1e-6) must report δ(1) within 1% of its
+    certificate. The PLD (default interval 1e-4, on which ε = 1 lies) reports it to 1e-6
+    relative."""
+    noise = designed[loss]
+    certified = dpdro.certify_delta(noise, 1.0, 1.0)
+    pair = dominating_pair(noise, 1.0)
+    reported = privacy_loss_distribution(noise, 1.0).get_delta_for_epsilon(1.0)
+    assert pair.hockey_stick(1.0) * (1 - 1e-12) <= reported <= certified * (1 + 1e-6)
+    assert epsilon_for_composition(noise, 1.0, 1, certified * (1 + 1e-9)) <= 1.0 + 1e-12
+
+
+@pytest.mark.parametrize("loss", ["l1", "l2"])
+def test_the_cause_rounding_losses_up_moves_the_mass_at_epsilon(designed, loss):
+    """The old discretisation rounded every loss up to the grid: the mass at loss ε (71% here) moved
+    to ε + s and added about s·P(loss = ε) to δ(ε): 7e-5 for a noise certified at 1e-6."""
+    noise = designed[loss]
+    pair = dominating_pair(noise, 1.0)
+    step = 1e-4
+    at_eps = sum(
+        float(p) for p, q in zip(pair.p, pair.q, strict=False) if abs(math.log(p / q) - 1.0) < 1e-12
+    )
+    assert at_eps > 0.5
+    buckets = {}
+    for p, q in zip(pair.p, pair.q, strict=False):
+        i = math.ceil((math.log(p / q) + 1e-15) / step)
+        buckets[i] = buckets.get(i, 0.0) + float(p)
+    rounded_up = pld_lib.PrivacyLossDistribution.create_from_rounded_probability(
+        buckets, float(pair.infinity_mass), step
+    )
+    excess = rounded_up.get_delta_for_epsilon(1.0) - float(pair.infinity_mass)
+    assert excess == pytest.approx(at_eps * -math.expm1(-step), rel=0.01)
+    assert rounded_up.get_delta_for_epsilon(1.0) > 50 * dpdro.certify_delta(noise, 1.0, 1.0)
+
+
+def test_off_grid_epsilon_is_exact_with_an_aligned_interval(noise_small_delta):
+    """ε = 0.7305 is not a multiple of 1e-4 in binary; aligned_interval puts it on the grid, where
+    the PLD equals the pair's hockey-stick divergence."""
+    eps = 0.7305
+    step = aligned_interval(eps)
+    assert step <= 1e-4 and round(eps / step) * step == pytest.approx(eps, rel=1e-15)
+    pair = dominating_pair(noise_small_delta, 1.0)
+    exact = pair.hockey_stick(eps)
+    aligned = privacy_loss_distribution(noise_small_delta, 1.0, value_discretization_interval=step)
+    assert aligned.get_delta_for_epsilon(eps) == pytest.approx(exact, rel=1e-9)
+    assert (
+        privacy_loss_distribution(
+            noise_small_delta, 1.0, value_discretization_interval=3e-3
+        ).get_delta_for_epsilon(eps)
+        >= exact
+    )
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    masses=st.lists(st.integers(0, 20), min_size=2, max_size=9).filter(lambda m: sum(m) > 0),
+    atom=st.sampled_from([0.0, 0.25]),
+    step=st.sampled_from([0.05, 0.01, 1e-3]),
+    m=st.integers(-20, 60),
+    t=st.floats(0.0, 1.0),
+)
+def test_property_connect_the_dots_exact_on_the_grid_pessimistic_between(masses, atom, step, m, t):
+    """Lemma 4: the PLD's δ equals H_{e^ε}(P*‖Q*) at grid points ε = m·s and is never below it."""
+    w = np.array(masses, float)
+    noise = dpdro.PiecewiseUniform(
+        np.arange(len(w) + 1) - len(w) // 2, (1 - atom) * w / w.sum(), grid=1.0, atom=atom
+    )
+    pair = dominating_pair(noise, 1.0)
+    pld = pair.to_pld(step)
+    on_grid = m * step
+    assert pld.get_delta_for_epsilon(on_grid) == pytest.approx(
+        pair.hockey_stick(on_grid), rel=1e-9, abs=1e-14
+    )
+    between = (m + t) * step
+    assert pld.get_delta_for_epsilon(between) >= pair.hockey_stick(between) - 1e-14
+
+
+# ---------------------------------------------------------------------------- design for k releases
+def test_design_for_one_release_is_the_single_release_optimum():
+    d = design_for_releases(1, 1.0, 1e-6, loss="l2")
+    assert d.mechanism == "optimal_noise" and d.best is d.noise
+    assert (d.noise.epsilon, d.noise.delta) == (1.0, 1e-6) and len(d.history) == 1
+    assert dpdro.certify_delta(d.noise.noise, 1.0, 1.0) <= 1e-6
+    assert d.noise.composed_delta == pytest.approx(
+        dpdro.certify_delta(d.noise.noise, 1.0, 1.0), rel=1e-6
+    )
+    assert d.ratio < 0.2  # one release: the optimal noise's E X^2 is a fraction of the Gaussian's
+
+
+def test_design_for_ten_releases_at_a_small_budget_prefers_the_gaussian():
+    """k = 10 at a total (1, 1e-5): the Gaussian composes like √k and wins (by about 41% for E X^2);
+    both plans are certified, and the noise plan is at least as good as basic composition."""
+    k, eps, delta = 10, 1.0, 1e-5
+    d = design_for_releases(k, eps, delta, loss="l2", splits=(0.9,))
+    assert d.mechanism == "analytic_gaussian" and d.best is d.gaussian and 1.3 < d.ratio < 1.5
+    gauss = AnalyticGaussian(epsilon=eps, delta=delta, sensitivity=math.sqrt(k))
+    assert d.gaussian.sigma == gauss.sigma and d.gaussian.composed_delta <= delta
+    assert d.gaussian.expected_loss == pytest.approx(gauss.sigma**2)
+    # dp_accounting's own Gaussian PLD composed k times agrees with the exact √k rule
+    theirs = pld_lib.from_gaussian_mechanism(
+        gauss.sigma, value_discretization_interval=1e-4
+    ).self_compose(k)
+    assert theirs.get_delta_for_epsilon(eps) == pytest.approx(delta, rel=0.01)
+    plan = d.noise
+    assert plan.epsilon >= eps / k and plan.delta == pytest.approx(0.9 * delta / k)
+    assert dpdro.certify_delta(plan.noise, plan.epsilon, 1.0) <= plan.delta
+    again = privacy_loss_distribution(plan.noise, 1.0).self_compose(k).get_delta_for_epsilon(eps)
+    assert plan.composed_delta <= delta and again <= delta * (1 + 1e-9)
+    assert plan.expected_loss == pytest.approx(plan.noise.expected_loss("l2"), rel=1e-12)
+
+
+def test_design_for_ten_releases_at_a_large_budget_prefers_the_optimal_noise():
+    d = design_for_releases(10, 10.0, 1e-5, sensitivity=2.0, loss="l1", splits=(0.9,))
+    assert d.mechanism == "optimal_noise" and d.ratio < 1
+    plan = d.noise
+    assert dpdro.certify_delta(plan.noise, plan.epsilon, 2.0) <= plan.delta
+    assert (
+        privacy_loss_distribution(plan.noise, 2.0).self_compose(10).get_delta_for_epsilon(10.0)
+        <= 1e-5
+    )
+    assert (
+        d.gaussian.sigma
+        == AnalyticGaussian(epsilon=10.0, delta=1e-5, sensitivity=2 * math.sqrt(10)).sigma
+    )
+
+
+def test_design_searches_beyond_basic_composition_when_it_pays():
+    """At k = 20 and a total (4, 0.05) the composed ε of the basic-composition design is well below
+    4: the search raises ε₀ above 4/20 until the composition uses the budget."""
+    d = design_for_releases(20, 4.0, 0.05, loss="l2", splits=(0.3,))
+    first, plan = d.history[0], d.noise
+    assert first["epsilon0"] == pytest.approx(0.2) and first["composed_epsilon"] < 3.0
+    assert plan.epsilon > 0.3 and plan.expected_loss < 0.5 * first["expected_loss"]
+    assert plan.composed_delta <= 0.05
+    assert all(h["feasible"] == (h["composed_delta"] <= 0.05) for h in d.history)
+
+
+def test_design_rejects_bad_input():
+    with pytest.raises(ValueError, match=r"k must be a positive integer \(>= 1\), got 0"):
+        design_for_releases(0, 1.0, 1e-5)
+    with pytest.raises(ValueError, match=r"delta must lie in the open interval \(0, 1\), got 1.5"):
+        design_for_releases(2, 1.0, 1.5)
+    with pytest.raises(
+        ValueError,
+        match=r"splits must be a non-empty sequence of numbers in \(0, 1\], got \(0.0,\)",
+    ):
+        design_for_releases(2, 1.0, 1e-5, splits=(0.0,))
+    with pytest.raises(ValueError, match="loss must be 'l1', 'l2'"):
+        design_for_releases(2, 1.0, 1e-5, loss="l3")
+    with pytest.raises(ValueError, match="max_interval must be finite and > 0"):
+        aligned_interval(1.0, max_interval=0)
+
+
+def test_a_noise_without_a_lattice_is_recorded_not_released(monkeypatch):
+    """If a design ever returned a noise without a lattice (no dominating pair), the search records
+    why and releases the Gaussian plan instead of failing or releasing an unaccounted noise."""
+    import dpdro.composition as comp
+
+    tulap = Tulap(epsilon=0.5, delta=1e-6).to_piecewise_uniform()
+
+    class Result:
+        noise, gap = tulap, 0.0
+
+    monkeypatch.setattr(comp, "optimal_noise", lambda *a, **k: Result())
+    d = comp.design_for_releases(2, 1.0, 1e-5, splits=(0.5,))
+    assert d.noise is None and d.mechanism == "analytic_gaussian" and d.ratio == math.inf
+    assert d.history[0]["feasible"] is False and "lattice" in d.history[0]["error"]

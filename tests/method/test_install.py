@@ -85,6 +85,27 @@ def test_wheel_holds_only_dpdro_and_works_from_another_directory(tmp_path):
     assert "dpdro/data/catalog.json.gz" in names  # the catalog is package data
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "dpdro = dpdro.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    # one extra per library: OpenDP users are not held to diffprivlib's scikit-learn < 1.9
+    metadata = (
+        zipfile.ZipFile(wheel)
+        .read(next(n for n in names if n.endswith(".dist-info/METADATA")))
+        .decode()
+    )
+    requires = [
+        line.split(":", 1)[1].strip()
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist:")
+    ]
+    extras = {}
+    for req in requires:
+        name, _, marker = req.partition(";")
+        extra = marker.split("extra ==")[1].strip().strip("'\"") if "extra ==" in marker else None
+        extras.setdefault(extra, []).append(name.strip())
+    assert {"accounting", "opendp", "diffprivlib", "integrations"} <= set(extras)
+    assert extras["opendp"] == ["opendp>=0.13"] and extras["accounting"] == ["dp-accounting>=0.4"]
+    assert [r for r in requires if r.startswith("scikit-learn")] == [
+        'scikit-learn<1.9; extra == "diffprivlib"'
+    ]
 
     py = _venv(tmp_path / "venv")
     env = {

@@ -23,7 +23,9 @@ def test_is_a_diffprivlib_mechanism(mech, noise_l2):
     assert isinstance(mech, DPMechanism)
     assert mech.certified_delta == dpdro.certify_delta(noise_l2, 1.0, 1.0) <= mech.delta
     text = repr(mech)
-    assert text.startswith("dpdro.integrations.diffprivlib.CertifiedNoise(epsilon=1.0, delta=0.05, sensitivity=1.0")
+    assert text.startswith(
+        "dpdro.integrations.diffprivlib.CertifiedNoise(epsilon=1.0, delta=0.05, sensitivity=1.0"
+    )
     twin = mech.copy()
     assert isinstance(twin, CertifiedNoise) and twin.certified_delta == mech.certified_delta
     assert isinstance(mech.randomise(3), float)
@@ -33,7 +35,9 @@ def test_rejects_bad_input(noise_l2):
     with pytest.raises(ValueError, match=r"certify_delta gives 0.0499.* > delta = 0.01"):
         CertifiedNoise(epsilon=1.0, delta=0.01, sensitivity=1.0, noise=noise_l2)
     with pytest.raises(ValueError, match=r"certify_delta gives .* > delta = 0.05"):
-        CertifiedNoise(epsilon=1.0, delta=0.05, sensitivity=2.0, noise=noise_l2)  # noise too small for Δf = 2
+        CertifiedNoise(
+            epsilon=1.0, delta=0.05, sensitivity=2.0, noise=noise_l2
+        )  # noise too small for Δf = 2
     with pytest.raises(ValueError, match="epsilon must be finite and > 0, got 0"):
         CertifiedNoise(epsilon=0, delta=0.05, sensitivity=1.0, noise=noise_l2)
     with pytest.raises(ValueError, match=r"delta must lie in the open interval \(0, 1\), got 0"):
@@ -61,8 +65,9 @@ def test_random_state_convention(noise_l2):
 
 
 def test_bias_variance_mse_match_empirical_moments(noise_l2):
-    mech = CertifiedNoise(epsilon=1.0, delta=0.05, sensitivity=1.0, noise=noise_l2, random_state=3,
-                          resolution=0.25)
+    mech = CertifiedNoise(
+        epsilon=1.0, delta=0.05, sensitivity=1.0, noise=noise_l2, random_state=3, resolution=0.25
+    )
     value = 10.1
     draws = np.array([mech.randomise(value) for _ in range(40_000)])
     se_mean = math.sqrt(mech.variance(value) / draws.size)
@@ -74,7 +79,8 @@ def test_bias_variance_mse_match_empirical_moments(noise_l2):
 
 def test_workflow_side_by_side_with_laplace_under_a_budget_accountant(noise_l2):
     """A diffprivlib-style loop: clip, sum, randomise, spend from one BudgetAccountant. At (ε, δ) =
-    (1, 0.05) the certified optimised noise has about half the MSE of diffprivlib's Laplace at ε = 1."""
+    (1, 0.05) the certified optimised noise has about half the MSE of diffprivlib's Laplace at ε =
+    1."""
     rng = np.random.default_rng(0)
     accountant = BudgetAccountant(epsilon=30.0, delta=0.41)
     ours = CertifiedNoise(epsilon=1.0, delta=0.05, sensitivity=1.0, noise=noise_l2, random_state=1)
@@ -96,3 +102,11 @@ def test_workflow_side_by_side_with_laplace_under_a_budget_accountant(noise_l2):
     many_ours = np.array([ours.randomise(0.0) for _ in range(20_000)])
     many_laplace = np.array([laplace.randomise(0.0) for _ in range(20_000)])
     assert np.mean(many_ours**2) < 0.6 * np.mean(many_laplace**2)
+
+
+def test_from_noise_takes_the_recorded_guarantee():
+    res = dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=1e-3, sensitivity=2.0, loss="l2"))
+    mech = CertifiedNoise.from_noise(res.noise, random_state=3)
+    assert (mech.epsilon, mech.delta, mech.sensitivity) == (1.0, 1e-3, 2.0)
+    assert mech.certified_delta == dpdro.certify_delta(res.noise, 1.0, 2.0)
+    assert isinstance(mech.randomise(10.0), float)
