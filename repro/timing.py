@@ -6,14 +6,7 @@ and trends, not seconds.
   per instance and summarised against the engine's targets, plus :func:`monolithic_comparison`.
 * :func:`time_cutting_plane`: Algorithm 1 with single-event cuts (the paper's algorithm) against the
   whole-shift cuts on one partition (chapter 15).
-* :func:`data_dependent_benchmark`: the default data-dependent call
-  (:func:`dpdro.data_dependent.optimal_noise` with a 5% target and a time limit) on the three Figure 3
-  instances, with the time at which its certified bracket first reached a 10% and a 5% gap.
-* :func:`data_dependent_path`: the data-dependent bounds P′(π, β) and D′(π, β) on the Figure 3
-  instances (:func:`repro.figure3.problem_for`) along the refinement path β = 1, 1/2, …; the time to a
-  gap g is the cumulative wall-clock time at the first step whose relative gap is ≤ g (the paper:
-  "across all instances, it took up to 5.82 secs (980.44 secs) to reduce the gap between our upper and
-  lower bounds to 10% (5%)", C++/Gurobi, median over 10 repetitions).
+* the data-dependent driver is timed by ``scripts/benchmark_data_dependent.py`` itself.
 * :func:`pcd_report` (``scripts/benchmark_pcd.py``): DP proximal coordinate descent, the time per
   simulation-step of the reference implementation (:func:`repro.brute.pcd_train_reference`) and of
   :func:`repro.experiments.pcd_train` measured in one run, the data-dependent (OPT) sampler per call,
@@ -23,21 +16,18 @@ and trends, not seconds.
 from __future__ import annotations
 
 import math
-import os
 import platform
 import time
 
 import dpdro
-from dpdro import data_dependent as dd
 from dpdro.bounds import BoundingLP
 from dpdro.cutting_plane import run_cutting_plane
 from dpdro.mechanisms import truncated_laplace_half_width
 
-from .figure3 import PAPER, problem_for
 from .provenance import provenance, write_json_atomic
 
-__all__ = ["REGIMES", "time_cutting_plane", "engine_report", "monolithic_comparison", "data_dependent_path",
-           "data_dependent_report", "data_dependent_benchmark", "PCD_BUDGET_HOURS", "pcd_paper_scale",
+__all__ = ["REGIMES", "time_cutting_plane", "engine_report", "monolithic_comparison", "PCD_BUDGET_HOURS",
+           "pcd_paper_scale",
            "pcd_step_times", "dd_sampler_times", "table3_cpu_hours", "pcd_report"]
 
 REGIMES = [(5.0, 0.25), (1.0, 0.2), (0.2, 0.05)]
@@ -149,92 +139,6 @@ def engine_report(*, targets=(0.01, 0.001), losses=LOSSES_DEFAULT, epsilons=None
     if out:
         write_json_atomic(out, data)
     return data
-
-
-def data_dependent_path(eps, delta, betas, cap, targets, verbose=True) -> dict:
-    """P′ and D′ of one Figure 3 regime along ``betas`` until every target gap is reached or the
-    cumulative time exceeds ``cap`` (a step still running is cut by the cutting-plane time limit)."""
-    prob = problem_for(eps, delta)
-    A = round(truncated_laplace_half_width(epsilon=eps, delta=delta, sensitivity=prob.sensitivity))
-    rows, reached = [], {t: None for t in targets}
-    total = 0.0
-    for beta in betas:
-        remaining = cap - total
-        if remaining <= 0:
-            break
-        part = dpdro.Partition.uniform(L=int(round(A / beta)), beta=beta)
-        K = prob.grouping(beta).K
-        t0 = time.perf_counter()
-        try:
-            ub = dd.upper_bound(prob, part, time_limit=remaining)
-            upper = ub.value
-        except RuntimeError:
-            upper = None
-        t_up = time.perf_counter() - t0
-        if upper is None:
-            total += t_up
-            rows.append(dict(beta=beta, K=K, N=part.n_cells, upper=None, lower=None, gap=None,
-                             seconds=t_up, cumulative=total))
-            if verbose:
-                print(f"  β=1/{round(1 / beta):<3d} K={K:<4d} N={part.n_cells:<5d} upper bound hit the time cap "
-                      f"({total:.1f} s)", flush=True)
-            break
-        t1 = time.perf_counter()
-        lb = dd.lower_bound(prob, part, coefficients="infimum", time_limit=max(1.0, cap - total - t_up))
-        t_lo = time.perf_counter() - t1
-        total += t_up + t_lo
-        gap = (upper - lb.value) / lb.value if lb.value > 0 else math.inf
-        try:  # the data-independent P on the nearest-integer support can be infeasible (ε = 1, β = 1/8)
-            di_up = dpdro.upper_bound(prob.base_problem, part).value
-        except dpdro.InfeasibleError:
-            di_up = math.nan
-        di_lo = dpdro.lower_bound(prob.base_problem, part).value
-        row = dict(beta=beta, K=K, N=part.n_cells, upper=upper, lower=lb.value, gap=gap, seconds_upper=t_up,
-                   seconds_lower=t_lo, cumulative=total, di_upper=di_up, di_lower=di_lo,
-                   certified_delta=ub.certified_delta, repair_weight=ub.repair_weight)
-        rows.append(row)
-        for t in targets:
-            if reached[t] is None and gap <= t:
-                reached[t] = dict(beta=beta, K=K, seconds=total)
-        if verbose:
-            print(f"  β=1/{round(1 / beta):<3d} K={K:<4d} N={part.n_cells:<5d} P′={upper:<10.5f} D′={lb.value:<10.5f} "
-                  f"gap={100 * gap:8.2f}%  t(P′)={t_up:7.2f}s t(D′)={t_lo:7.2f}s cum={total:8.2f}s | "
-                  f"P={di_up:.5f} D={di_lo:.5f}", flush=True)
-        if all(v is not None for v in reached.values()):
-            break
-    return dict(epsilon=eps, delta=delta, support_half_width=A, rows=rows,
-                reached={str(k): v for k, v in reached.items()})
-
-
-def data_dependent_report(betas, cap: float, regimes=REGIMES, targets=(0.10, 0.05), out=None) -> list:
-    """:func:`data_dependent_path` for every regime, then the time to each target gap against the paper's;
-    with ``out`` the results are also written there (JSON with provenance)."""
-    print(f"dpdro {dpdro.__version__}, Python {platform.python_version()}, {platform.machine()}, "
-          f"cap {cap:g} s per instance, β ∈ {{1, …, 1/{round(1 / betas[-1])}}}", flush=True)
-    results = []
-    for eps, delta in regimes:
-        print(f"(ε, δ) = ({eps:g}, {delta:g}), Δf = 2, Φ = [0, 4), ℓ1", flush=True)
-        results.append(data_dependent_path(eps, delta, betas, cap, targets))
-    print()
-    head = (f"{'eps':>5} {'delta':>5} | {'time to 10% (s)':>16} {'at (K, β)':>12} | {'time to 5% (s)':>15} "
-            f"{'at (K, β)':>12} | {'final gap %':>11}")
-    print(head)
-    print("-" * len(head))
-    for r in results:
-        cells = []
-        for t in ("0.1", "0.05"):
-            v = r["reached"][t]
-            cells.append(("not reached", "") if v is None
-                         else (f"{v['seconds']:.2f}", f"({v['K']}, 1/{round(1 / v['beta'])})"))
-        last = [x for x in r["rows"] if x.get("gap") is not None]
-        fg = f"{100 * last[-1]['gap']:.2f}" if last else "-"
-        print(f"{r['epsilon']:5g} {r['delta']:5g} | {cells[0][0]:>16} {cells[0][1]:>12} | {cells[1][0]:>15} "
-              f"{cells[1][1]:>12} | {fg:>11}")
-    print(f"paper (max over the three instances, C++/Gurobi): 10% in ≤ {PAPER['max seconds to 10% gap']} s, "
-          f"5% in ≤ {PAPER['max seconds to 5% gap']} s")
-    if out:
-        write_json_atomic(out, dict(provenance=provenance(), cap=cap, betas=betas, results=results, paper=PAPER))
-    return results
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -492,66 +396,3 @@ def pcd_report(step_datasets=("adult", "breast-cancer"), *, sims: int = 1000, re
         write_json_atomic(out, dict(report, provenance=provenance(sims=sims, repeats=repeats, estimate_T=estimate_T)))
     return report
 
-
-DD_GOALS = {0.10: 10.0, 0.05: 60.0}  # issue 16: seconds to a valid 10% / 5% gap on this machine
-
-
-def data_dependent_benchmark(regimes=REGIMES, targets=(0.10, 0.05), time_limit: float = 300.0, out=None) -> list:
-    """The default data-dependent call on each Figure 3 instance, ``dd.optimal_noise(problem,
-    rel_gap=min(targets), time_limit=time_limit)``, in one run: per refinement step the best certified
-    upper bound, the best valid lower bound (D′_R) and their gap; per instance the cumulative time at
-    which the bracket first reached each target (the driver's own progress record, so both targets come
-    from the same run). Every released mechanism is re-certified here. With ``out`` the results are
-    written as JSON with provenance."""
-    print(f"dpdro {dpdro.__version__}, Python {platform.python_version()}, {platform.machine()}, "
-          f"load average {os.getloadavg()[0]:.2f}, time limit {time_limit:g} s per instance", flush=True)
-    results = []
-    for eps, delta in regimes:
-        prob = problem_for(eps, delta)
-        print(f"(ε, δ) = ({eps:g}, {delta:g}), Δf = 2, Φ = [0, 4), ℓ1", flush=True)
-        reached = {t: None for t in targets}
-
-        def progress(row):
-            for t in targets:  # a step's lower bound may close the gap before its upper bound is solved
-                if reached[t] is None and row["gap_after_lower"] <= t:
-                    reached[t] = dict(seconds=row["cumulative_after_lower"], beta=row["beta"], K=row["K"])
-                elif reached[t] is None and row["gap"] <= t:
-                    reached[t] = dict(seconds=row["cumulative"], beta=row["beta"], K=row["K"])
-            up = "—" if row["upper"] is None else f"{row['upper']:.5f}"
-            lo = "—" if row["lower"] is None else f"{row['lower']:.5f}"
-            print(f"  β=1/{round(1 / row['beta']):<3d} K={row['K']:<4d} upper={up:<9} lower={lo:<9} "
-                  f"best gap={100 * row['gap']:7.2f}%  t(lower)={row['seconds_lower']:6.1f}s "
-                  f"t(upper)={row['seconds_upper']:6.1f}s cum={row['cumulative']:7.1f}s", flush=True)
-
-        t0 = time.perf_counter()
-        res = dd.optimal_noise(prob, rel_gap=min(targets), time_limit=time_limit, progress=progress)
-        seconds = time.perf_counter() - t0
-        certified = None if res.mechanism is None else res.mechanism.certify()
-        if certified is not None and not certified <= delta:  # pragma: no cover - every release is certified
-            raise RuntimeError(f"released mechanism is not private at {(eps, delta)}")
-        results.append(dict(epsilon=eps, delta=delta, seconds=seconds, stopped=res.stopped, gap=res.gap,
-                            upper=None if res.upper is None else res.upper.value,
-                            lower=None if res.lower is None else res.lower.value, certified_delta=certified,
-                            reached={str(t): v for t, v in reached.items()}, history=res.history))
-    print()
-    head = (f"{'eps':>5} {'delta':>5} | {'10% (s)':>8} {'at β':>6} | {'5% (s)':>8} {'at β':>6} | "
-            f"{'final gap %':>11} {'upper':>9} {'lower':>9} | stopped")
-    print(head)
-    print("-" * len(head))
-    for r in results:
-        cells = []
-        for t in targets:
-            v = r["reached"][str(t)]
-            cells.append(("—", "") if v is None else (f"{v['seconds']:.1f}", f"1/{round(1 / v['beta'])}"))
-        up = "—" if r["upper"] is None else f"{r['upper']:.5f}"
-        lo = "—" if r["lower"] is None else f"{r['lower']:.5f}"
-        print(f"{r['epsilon']:5g} {r['delta']:5g} | {cells[0][0]:>8} {cells[0][1]:>6} | {cells[1][0]:>8} "
-              f"{cells[1][1]:>6} | {100 * r['gap']:11.2f} {up:>9} {lo:>9} | {r['stopped']}")
-    print("'—': not reached within the time limit. Goals of issue 16 on this machine: a valid 10% gap within "
-          f"{DD_GOALS[0.10]:g} s and 5% within {DD_GOALS[0.05]:g} s per instance. The paper (C++/Gurobi, its lower "
-          f"curve P′ − β/2, not a bound): 10% in ≤ {PAPER['max seconds to 10% gap']} s, 5% in ≤ "
-          f"{PAPER['max seconds to 5% gap']} s.")
-    if out:
-        write_json_atomic(out, dict(provenance=provenance(), time_limit=time_limit, targets=list(targets),
-                                    goals={str(k): v for k, v in DD_GOALS.items()}, results=results, paper=PAPER))
-    return results

@@ -13,8 +13,12 @@ Modules: :mod:`~dpdro.data_dependent.problem` (the problem P′ and its pieces),
 :mod:`~dpdro.data_dependent.bounds` (solving them and releasing a certified mechanism),
 :mod:`~dpdro.data_dependent.optimal` (:func:`optimal_noise`, the driver that refines β until a
 target gap or a time limit), :mod:`~dpdro.data_dependent.oracle` (Algorithms 3 and G.1),
-:mod:`~dpdro.data_dependent.privacy` (exact certificates of a family of noises) and
-:mod:`~dpdro.data_dependent.mechanism` (the released mechanism).
+:mod:`~dpdro.data_dependent.privacy` (exact certificates of both kinds of mechanism),
+:mod:`~dpdro.data_dependent.mechanism` (the released mechanism, of kind "noise" or "output"),
+:mod:`~dpdro.data_dependent.output` (the output family, a second restriction of P′ with one output
+law per piece, and the clamped D′_R in output coordinates), :mod:`~dpdro.data_dependent.costs`
+(their exact objective coefficients) and :mod:`~dpdro.data_dependent.anchors` (the constant
+mechanism and the clamped data-independent noise).
 
 The noise may depend on the query output ϕ ∈ Φ = [phi_lo, phi_hi). Problem P′ (Observation 2) is
 

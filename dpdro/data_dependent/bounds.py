@@ -1,5 +1,17 @@
-r"""Solve P′(π, β) and D′(π, β) by Algorithm 1: a released, certified mechanism and a valid lower
-bound."""
+r"""Solve the bounding LPs by Algorithm 1: released, certified mechanisms and valid lower bounds.
+
+Two upper-bound families, each a restriction of P′ with its own exact certificate, released
+through the one release path of :mod:`dpdro.release`:
+
+* ``family="noise"``: the paper's P′(π, β) (one noise per piece, Appendix C.3, Algorithm G.1);
+* ``family="output"``: one output law per piece plus the query value itself
+  (:mod:`dpdro.data_dependent.output`), on the output cells of width β.
+
+Lower bounds: the randomized-rounding bound D′_R (in output coordinates and on the clamped problem
+where the losses allow, :mod:`~dpdro.data_dependent.output`; otherwise in noise coordinates,
+:mod:`~dpdro.data_dependent.lp`) and D′ of Proposition 7. :func:`output_bounds` solves the clamped
+D′_R and the output family on one shared model.
+"""
 
 from __future__ import annotations
 
@@ -13,13 +25,22 @@ from ..cutting_plane import run_cutting_plane
 from ..monotone import monotone_noise
 from ..noise import PiecewiseUniform
 from ..partition import Partition
-from ..release import LowerBound, ReleaseFamily, UpperBound, best_lower_bound, mix_noises, release
+from ..release import (
+    LowerBound,
+    ReleaseError,
+    ReleaseFamily,
+    UpperBound,
+    best_lower_bound,
+    mix_noises,
+    release,
+)
 from .lp import DDBoundingLP
 from .mechanism import Mechanism
+from .output import OutputLP
 from .privacy import privacy_profile
 from .problem import Problem
 
-__all__ = ["UpperBound", "LowerBound", "upper_bound", "lower_bound"]
+__all__ = ["UpperBound", "LowerBound", "upper_bound", "lower_bound", "output_bounds"]
 
 
 def _cp_defaults(lp: DDBoundingLP) -> dict:
@@ -27,6 +48,8 @@ def _cp_defaults(lp: DDBoundingLP) -> dict:
     e.g. Figure 3 with K ≥ 32) lazy cuts on *every* violated group per round were 2–3× faster than
     4 full + 256 lazy; with few groups of long segments (Figure 5's 9 pieces) the latter was 2×
     faster."""
+    if isinstance(lp, OutputLP):  # every violated pair, its worst cells only
+        return dict(full_per_round=0, lazy_per_round=10**9)
     if lp.n_groups > 1500:
         return dict(full_per_round=1, lazy_per_round=10**9)
     return dict(full_per_round=4, lazy_per_round=256)
@@ -316,3 +339,235 @@ def _lower_attempt(
         partition=partition,
         grouped=grouped,
     )
+
+
+# ---------------------------------------------------------------------------- the output family
+class _OutputRelease(ReleaseFamily):
+    """The output family (:class:`OutputLP` in upper mode) as a
+    :class:`dpdro.release.ReleaseFamily`:
+    the released object is a :class:`Mechanism` of kind "output" (clamped), certified by
+    :func:`privacy_profile`; the anchor without a solve is the constant law (0-DP)."""
+
+    def __init__(self, lp: OutputLP, *, tol: float):
+        self.lp, self.problem, self.tol = lp, lp.problem, tol
+        self.lp.use("upper")
+        # the exact costs of every piece (not the symmetrised ones of the LP), for the release
+        self._costs = lp.full_costs("upper")
+
+    def _mechanism(self, P: np.ndarray) -> Mechanism:
+        lp, prob = self.lp, self.problem
+        K, beta = lp.K, lp.beta
+        P = np.clip(P, 0.0, None)
+        total = P.sum(axis=1, keepdims=True)
+        P = P / total
+        edges = np.arange(-1, K + 2) * beta
+        laws = [
+            PiecewiseUniform(edges, P[i, : K + 2] / P[i, : K + 2].sum(), grid=beta)
+            for i in range(lp.M)
+        ]
+        return Mechanism(
+            tuple(laws), np.array([prob.phi_lo]), prob.epsilon, prob.delta, prob.sensitivity,
+            kind="output", query_atoms=P[:, K + 2], clamp=True, edge_ticks=lp.lam,
+            edge_step=beta,
+        )
+
+    def noise(self, x: np.ndarray) -> Mechanism:
+        return self._mechanism(self.lp.probabilities(x))
+
+    def solve(self, budget: TimeBudget) -> np.ndarray:
+        return run_cutting_plane(self.lp, tol=self.tol, time_limit=budget.left(),
+                                 **_cp_defaults(self.lp)).x
+
+    def certify(self, mech: Mechanism) -> tuple[float, float]:
+        prof = privacy_profile(mech.noises, mech.piece_edges, mech.epsilon, mech.sensitivity,
+                               **mech._certificate_options())
+        return prof.delta, prof.error_bound
+
+    def mix(self, a: Mechanism, b: Mechanism, weight: float) -> Mechanism:
+        return self._mechanism((1.0 - weight) * self._table(a) + weight * self._table(b))
+
+    def _table(self, mech: Mechanism) -> np.ndarray:
+        """The LP's (q_l(−1) … q_l(K), a_l) of a released mechanism."""
+        a = mech.query_atoms[:, None]
+        return np.hstack([(1.0 - a) * np.array([nz.probs for nz in mech.noises]), a])
+
+    def piece_losses(self, mech: Mechanism) -> np.ndarray:
+        """The w-average loss over each piece (its share of the objective over its weight)."""
+        return np.sum(self._costs * self._table(mech), axis=1) / self.lp.weights
+
+    def expected_loss(self, mech: Mechanism) -> float:
+        return float(np.sum(self._costs * self._table(mech)))
+
+    def fallback_anchor(self):
+        """The constant law on the cheapest output cell: 0-DP (every pair's δ is 0)."""
+        if self.problem.cap is not None:
+            return None
+        j = int(np.argmin(self._costs[:, : self.lp.K + 2].sum(axis=0)))
+        P = np.zeros((self.lp.M, self.lp.n_c))
+        P[:, j] = 1.0
+        return self._mechanism(P)
+
+    def result(self, mech: Mechanism) -> dict:
+        if self.problem.cap is not None:
+            self._check_caps(mech)
+        return dict(mechanism=mech, piece_losses=self.piece_losses(mech), weights=self.lp.weights)
+
+    def _check_caps(self, mech: Mechanism) -> None:
+        """The caps at the two ends of every piece, exactly (:meth:`OutputLP.cap_matrix`)."""
+        table = self._table(mech)
+        values = np.einsum("lpj,lj->lp", self.lp.cap_matrix(), table)
+        if np.any(values > self.problem.cap):
+            raise RuntimeError(
+                f"released mechanism exceeds the cap {self.problem.cap:g} (max "
+                f"{values.max():.12g}); solver tolerance too large"
+            )
+
+
+def _output_upper(lp: OutputLP, res, budget: TimeBudget, tol: float) -> UpperBound:
+    """Release the output family's LP point ``res.x`` (Algorithm 1 converged)."""
+    return release(
+        _OutputRelease(lp, tol=tol), res.x, budget, lp_value=res.objective,
+        iterations=res.iterations, simplex_iterations=res.simplex_iterations, history=res.history,
+    )
+
+
+def _output_lower(lp: OutputLP, res, budget: TimeBudget) -> LowerBound:
+    """The clamped D′_R bound of the last relaxation solved (valid whether or not Algorithm 1
+    converged)."""
+    return LowerBound(
+        value=lp.dual_bound(res.row_duals), lp_value=res.objective, seconds=budget.elapsed(),
+        coefficients="rounding", iterations=res.iterations,
+        simplex_iterations=res.simplex_iterations, history=res.history,
+        p=lp.probabilities(res.x)[:, : lp.K + 2], grouped=False,
+    )
+
+
+def output_bounds(
+    problem: Problem,
+    beta: float,
+    *,
+    upper: bool = True,
+    lower: bool = True,
+    tol: float = 1e-9,
+    time_limit: float | None = None,
+) -> tuple[LowerBound | None, UpperBound | None]:
+    """The clamped D′_R lower bound and the output family's certified mechanism on the grid β,
+    from one shared model (:mod:`dpdro.data_dependent.output`): Algorithm 1 on the lower bound's
+    costs, then again from the same rows and basis on the upper bound's.
+
+    Parameters
+    ----------
+    problem : the data-dependent problem P′ (losses non-increasing on (−∞, 0] and non-decreasing
+        on [0, ∞); the upper bound also needs a uniform or piecewise-constant weight).
+    beta : the grid: fine pieces and output cells of width β (β divides |Φ| and Δf).
+    upper, lower : which bounds to compute (both share one model only without caps and with the
+        fine pieces; otherwise each has its own).
+    tol : the largest privacy shortfall accepted by Algorithm 1.
+    time_limit : seconds for the whole call. When it runs out during the lower bound, the bound of
+        the last relaxation solved is returned (valid, possibly weaker) and no upper bound;
+        TimeoutError if not even the first relaxation was solved.
+
+    Returns
+    -------
+    (LowerBound or None, UpperBound or None).
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Observation 2 (problem P′), Section 3.2 and Appendix C.3.
+    """
+    budget = TimeBudget(check_optional_positive("time_limit", time_limit))
+    return output_rounds(problem, beta, budget=budget, lower=lower, upper=lambda: upper, tol=tol)
+
+
+def output_rounds(
+    problem: Problem,
+    beta: float,
+    *,
+    budget: TimeBudget,
+    lower: bool = True,
+    upper=lambda: True,
+    stall: float = 0.0,
+    tol: float = 1e-9,
+    on_lower=None,
+    on_upper=None,
+    pause=None,
+    resume=lambda: True,
+) -> tuple[LowerBound | None, UpperBound | None]:
+    """:func:`output_bounds` within ``budget``, for the driver.
+
+    The lower bound's rounds of Algorithm 1 stop early once a round raises the bound by less than
+    ``stall`` (relative; every relaxation gives a valid bound). ``pause(objective, predicted)``
+    may pause them earlier, given the objective and the predicted raise of the next round (the
+    last raise times the ratio of the last two): the upper bound is then solved first, and the
+    lower bound's rounds resume afterwards from the same rows if ``resume()`` says so (the next
+    round of a slowly converging relaxation can cost more than all the others together).
+    ``on_lower`` and ``on_upper`` receive each bound as soon as it is known; ``upper()`` says,
+    once the lower bound is known, whether the upper bound is still wanted."""
+    lb = ub = low = None
+    paused = False
+    if lower:
+        low = OutputLP(problem, beta, "lower")
+        res, paused = _lower_rounds(low, budget, stall, tol, pause)
+        lb = _output_lower(low, res, budget)
+        if on_lower is not None:
+            on_lower(lb)
+    if upper() and not budget.expired():
+        ub = _output_upper_solve(problem, beta, low, budget, tol)
+        if ub is not None and on_upper is not None:
+            on_upper(ub)
+    if paused and resume() and not budget.expired():
+        low.use("lower")
+        res, _ = _lower_rounds(low, budget, stall, tol, None, res)
+        lb = _output_lower(low, res, budget)
+        if on_lower is not None:
+            on_lower(lb)
+    return lb, ub
+
+
+def _output_upper_solve(problem, beta, lp, budget: TimeBudget, tol: float) -> UpperBound | None:
+    """The output family on the lower bound's model ``lp`` where it has the upper mode (its rows
+    serve both), on a model of its own otherwise; ``None`` when it is not released in time."""
+    if lp is None or "upper" not in lp.modes:
+        lp = OutputLP(problem, beta, "upper")
+    lp.use("upper")
+    try:
+        res = run_cutting_plane(lp, tol=tol, time_limit=budget.left(), **_cp_defaults(lp))
+    except TimeoutError:
+        return None
+    if not res.converged:
+        return None
+    try:
+        return _output_upper(lp, res, budget, tol)
+    except (ReleaseError, TimeoutError):
+        return None
+
+
+def _lower_rounds(lp: OutputLP, budget: TimeBudget, stall: float, tol: float, pause=None,
+                  res=None):
+    """Rounds of Algorithm 1 (one per call of :func:`run_cutting_plane`, continuing ``res``) until
+    it converges, the time is spent, a round raises the objective by less than ``stall`` relative
+    to it, or ``pause`` says so (:func:`output_rounds`). Returns the last result and whether it
+    was paused."""
+    raises: list[float] = []
+    while True:
+        try:
+            new = run_cutting_plane(lp, tol=tol, time_limit=budget.left(), max_iter=1,
+                                    **_cp_defaults(lp))
+        except TimeoutError:
+            if res is None:
+                raise
+            return res, False
+        if res is not None:  # one history for all the rounds
+            new.history = res.history + [(len(res.history) + 1,) + h[1:] for h in new.history]
+            new.iterations = res.iterations + new.iterations
+            new.simplex_iterations = max(new.simplex_iterations, res.simplex_iterations)
+            raises.append(new.objective - res.objective)
+        res = new
+        if res.converged or budget.expired():
+            return res, False
+        if raises and raises[-1] <= stall * abs(res.objective):
+            return res, False
+        if pause is not None and len(raises) >= 2 and raises[-2] > 0:
+            if pause(res.objective, raises[-1] * max(0.0, raises[-1]) / raises[-2]):
+                return res, True

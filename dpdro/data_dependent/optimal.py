@@ -2,22 +2,39 @@ r"""A driver for the data-dependent problem P′: refine the grid until a target
 
 :func:`optimal_noise` is the data-dependent counterpart of :func:`dpdro.optimal_noise`. Along the
 refinement path β = β₀, β₀/2, β₀/4, … (β₀ the largest power-of-two fraction of a common divisor of
-Δf and |Φ| that is at most Δf/2) it solves, on the uniform partition of the support [−A, A + β) with
-A the truncated Laplace half-width rounded up (the paper's support, Section 5.1),
+Δf and |Φ| that is at most Δf/2) it keeps the best certified mechanism of every valid restriction
+it solves and the best valid lower bound:
 
-* the randomized-rounding lower bound D′_R(L, β) (:func:`dpdro.data_dependent.lower_bound`, one
-  distribution per fine piece Φ_k(β), a valid lower bound on P′ whatever the support), and
-* the upper bound P′(L, β) with the problem's pieces (fine pieces of width β unless the problem
-  fixes them), a point mass at 0 in every piece's noise (``atom=True``, unless the problem is
-  monotone) and, for symmetric losses, the cells centred on the grid points (``centred=True``) of
-  :func:`dpdro.data_dependent.upper_bound`: a certified mechanism.
+Lower bound
+    The randomized-rounding bound D′_R on the fine pieces of width β: in output coordinates on the
+    clamped problem (:mod:`dpdro.data_dependent.output`) when the losses are non-increasing on
+    (−∞, 0] and non-decreasing on [0, ∞), in noise coordinates otherwise
+    (:func:`dpdro.data_dependent.lower_bound`). Every relaxation Algorithm 1 solves is itself a
+    valid bound, so the rounds stop once an extra round raises the bound by less than a twentieth of
+    the target gap, or when the time is spent: the bound is then that of the last relaxation.
+    They pause, for the output family to be solved first, once the next round is predicted (the
+    last raise times the ratio of the last two) to raise the bound by less than a quarter of the
+    bracket's width, and resume after it while the gap is above the target: on Figure 3's (5,
+    0.25) at K = 64 the fifth round alone took 46 s of the lower bound's 73 s and raised it by
+    0.1%.
 
-Each step solves the lower bound first (it is the cheaper LP) and skips the upper bound when the
-bracket is already within the target. It keeps the best certified mechanism and the best lower bound
-seen, and stops as soon as (upper − lower)/lower ≤ ``rel_gap``, when the time limit is spent, or at
-the end of the path. Both bounds get the time left as their own limit, so the call returns within
-the limit up to the time of building one LP (measured and tested). A step cut short contributes
-nothing: the result is the best bracket certified so far.
+Upper bounds (each a restriction of P′, each released certified; neither dominates)
+    * the output family (:mod:`~dpdro.data_dependent.output`): one output law per piece plus the
+      query value itself, on the model of the lower bound with the other costs;
+    * the paper's noise family P′(π, β) (:func:`~dpdro.data_dependent.upper_bound`) on the
+      support [−A, A + β), A the truncated Laplace half-width rounded up, with a point mass at 0
+      and, for symmetric losses, cells centred on the grid points; solved while it is competitive
+      (at the first step, and as long as it was within the target of the output family at the
+      previous one);
+    * two anchors without a refinement: the constant mechanism (0-DP, the output family's law on one
+      cell) and the data-independent optimal noise (:func:`dpdro.optimal_noise`, within a tenth of
+      the time) added to every query value and clamped to Φ.
+
+Each step stops as soon as (upper − lower)/lower ≤ ``rel_gap``; ``trace`` records every
+improvement of the bracket with its time. Every solve gets the time left, so the call returns
+within the limit up to the time of building one LP; a bound cut short contributes nothing except
+the lower bound of a relaxation, which is valid. The bounds kept are the best of all
+steps: a finer grid never makes them worse.
 """
 
 from __future__ import annotations
@@ -32,8 +49,10 @@ from .._closed_forms import truncated_laplace_half_width
 from .._validation import check_optional_positive, check_positive
 from ..partition import Partition
 from ..problem import InfeasibleError
-from ..release import LowerBound, UpperBound
-from .bounds import lower_bound, upper_bound
+from ..release import LowerBound, ReleaseError, UpperBound
+from .anchors import anchor_bounds
+from .bounds import lower_bound, output_rounds, upper_bound
+from .output import output_obstacle
 from .problem import Problem
 
 __all__ = ["DDOptimalNoise", "default_betas", "optimal_noise"]
@@ -47,11 +66,18 @@ class DDOptimalNoise:
     upper: UpperBound | None
     lower: LowerBound | None
     seconds: float
-    # one dict per step: beta, K, upper, lower, seconds_lower, seconds_upper, cumulative (seconds
-    # since the call), gap (of the best bracket after the step), gap_after_lower and
-    # cumulative_after_lower (the same once the step's lower bound is in, before its upper bound)
+    # one dict per step: beta, K, lower, output, noise (each bound of the step, None if not
+    # solved), seconds_lower and seconds_output (seconds into the step at which the step's last
+    # lower bound and its output-family bound were known), seconds_noise (the noise family's
+    # solve), cumulative (seconds since the call), best_upper, best_lower, family (of the best
+    # upper bound) and gap (of the best bracket after the step); gap_after_lower and
+    # cumulative_after_lower once the step's lower bound is in
     history: list = field(default_factory=list)
     stopped: str = ""  # "gap", "time limit", "end of path"
+    family: str = ""  # of the best upper bound: "output", "noise", "constant", "clamped noise"
+    # (seconds since the call, best upper, best lower) each time either improves
+    trace: list = field(default_factory=list)
+    clock: TimeBudget | None = field(default=None, repr=False)
 
     @property
     def mechanism(self):
@@ -64,6 +90,26 @@ class DDOptimalNoise:
         if self.upper is None or self.lower is None or not self.lower.value > 0:
             return math.inf
         return (self.upper.value - self.lower.value) / self.lower.value
+
+    def offer_upper(self, bound: UpperBound | None, family: str) -> None:
+        """Keep ``bound`` if it is better than the best so far."""
+        if bound is not None and (self.upper is None or bound.value < self.upper.value):
+            self.upper, self.family = bound, family
+            self._record()
+
+    def offer_lower(self, bound: LowerBound | None) -> None:
+        """Keep ``bound`` if it is better than the best so far."""
+        if bound is not None and (self.lower is None or bound.value > self.lower.value):
+            self.lower = bound
+            self._record()
+
+    def _record(self) -> None:
+        if self.clock is not None:
+            self.trace.append((
+                self.clock.elapsed(),
+                None if self.upper is None else self.upper.value,
+                None if self.lower is None else self.lower.value,
+            ))
 
 
 def default_betas(problem: Problem, n: int = 8) -> list[float]:
@@ -99,9 +145,14 @@ def optimal_noise(
     time_limit : seconds for the whole call (``None``: no limit).
     betas : the refinement path (each β must divide Δf and the piece edges); default
         :func:`default_betas`.
-    support_half_width : A of the support [−A, A + β) (default: the truncated Laplace half-width
-        rounded up); the upper bound's support is enlarged by half when it is infeasible.
+    support_half_width : A of the noise family's support [−A, A + β) (default: the truncated
+        Laplace half-width rounded up); enlarged by half when it is infeasible.
     progress : optional callable receiving each step's dict as it is done.
+
+    Returns
+    -------
+    DDOptimalNoise: the best certified mechanism (``mechanism``, whose ``kind`` says which family
+    it is; ``family``), the best lower bound, the gap, one history entry per step.
 
     References
     ----------
@@ -130,10 +181,15 @@ def optimal_noise(
                 - 1e-9
             )
         )
-    best = DDOptimalNoise(None, None, 0.0)
-    stopped = "end of path"
+    best = DDOptimalNoise(None, None, 0.0, clock=budget)
+    for bound, family in anchor_bounds(problem, betas[0], rel_gap, budget):
+        best.offer_upper(bound, family)
+    stopped, state = "end of path", _PathState()
     for beta in betas:
-        row = _step(problem, beta, A, rel_gap, best, budget)
+        if budget.expired():
+            stopped = "time limit"
+            break
+        row = _step(problem, beta, A, rel_gap, best, budget, state)
         best.history.append(row)
         if progress is not None:
             progress(dict(row))
@@ -143,58 +199,110 @@ def optimal_noise(
         if budget.expired():
             stopped = "time limit"
             break
-    return DDOptimalNoise(best.upper, best.lower, budget.elapsed(), best.history, stopped)
+    best.seconds, best.stopped = budget.elapsed(), stopped
+    return best
 
 
-def _step(
-    problem: Problem,
-    beta: float,
-    A: float,
-    rel_gap: float,
-    best: DDOptimalNoise,
-    budget: TimeBudget,
-) -> dict:
-    """One step of the path: the lower bound, then (unless the bracket already meets ``rel_gap``)
-    the upper bound on supports enlarged by half while infeasible; ``best`` keeps the better
-    bounds. The step's history entry (module docstring)."""
-    row = dict(beta=beta, K=problem.grouping(beta).K, upper=None, lower=None)
-    L = int(math.ceil(A / beta - 1e-9))
+@dataclass
+class _PathState:
+    """What the path remembers between steps: the last bound of each upper family."""
+
+    output: float | None = None
+    noise: float | None = None
+
+    def noise_competitive(self, rel_gap: float) -> bool:
+        """Solve the noise family at the first step and while it was within the target of the
+        output family at the previous one (or the output family is not available)."""
+        if self.noise is None or self.output is None:
+            return True
+        return self.noise <= (1.0 + rel_gap) * self.output
+
+
+def _step(problem, beta, A, rel_gap, best, budget, state) -> dict:
+    """One step of the path (module docstring); ``best`` keeps the better bounds. The step's history
+    entry (see :class:`DDOptimalNoise`)."""
+    row = dict(beta=beta, K=problem.grouping(beta).K, lower=None, output=None, noise=None)
+    t0 = time.perf_counter()
+    solve_noise = state.noise_competitive(rel_gap)
+
+    def on_lower(lb):
+        best.offer_lower(lb)
+        row["lower"] = None if lb is None else lb.value
+        row["seconds_lower"] = time.perf_counter() - t0
+        row["gap_after_lower"] = best.gap
+        row["cumulative_after_lower"] = budget.elapsed()
+
+    def on_upper(ub):
+        best.offer_upper(ub, "output")
+        row["seconds_output"] = time.perf_counter() - t0
+
+    ub_out = _lower_and_output(problem, beta, rel_gap, best, budget, on_lower, on_upper)
+    row["output"] = state.output = None if ub_out is None else ub_out.value
     t1 = time.perf_counter()
-    try:
-        lb = lower_bound(problem, Partition.uniform(L=L, beta=beta), time_limit=budget.left())
-        row["lower"] = lb.value
-        if best.lower is None or lb.value > best.lower.value:
-            best.lower = lb
-    except TimeoutError:
-        pass
-    row["seconds_lower"] = time.perf_counter() - t1
-    t2 = time.perf_counter()
-    # the lower bound is the cheaper side: with it the bracket may already be within the target
-    row["gap_after_lower"] = best.gap
-    row["cumulative_after_lower"] = budget.elapsed()
-    if row["gap_after_lower"] > rel_gap and not budget.expired():
-        centred = bool(problem.loss is not None and problem.loss.symmetric and not problem.monotone)
-        for grow in (1.0, 1.5, 2.25):
-            try:
-                part = Partition.uniform(L=int(math.ceil(grow * A / beta - 1e-9)), beta=beta)
-                ub = upper_bound(
-                    problem,
-                    part,
-                    centred=centred,
-                    atom=not problem.monotone,
-                    time_limit=budget.left(),
-                )
-                row["upper"] = ub.value
-                if best.upper is None or ub.value < best.upper.value:
-                    best.upper = ub
-                break
-            except InfeasibleError:
-                continue
-            except (TimeoutError, RuntimeError):
-                break
-    row["seconds_upper"] = time.perf_counter() - t2
+    if best.gap > rel_gap and not budget.expired() and solve_noise:
+        ub = _noise_upper(problem, beta, A, budget)
+        row["noise"] = state.noise = None if ub is None else ub.value
+        best.offer_upper(ub, "noise")
+    elif not solve_noise:
+        state.noise = None if state.output is None else math.inf
+    row["seconds_noise"] = time.perf_counter() - t1
     row["cumulative"] = budget.elapsed()
     row["best_upper"] = None if best.upper is None else best.upper.value
     row["best_lower"] = None if best.lower is None else best.lower.value
+    row["family"] = best.family
     row["gap"] = best.gap
     return row
+
+
+def _lower_and_output(problem, beta, rel_gap, best, budget, on_lower, on_upper):
+    """The step's lower bound (handed to ``on_lower`` as soon as it is known) and, from the same
+    model, the output family's mechanism when the bracket is not yet within the target."""
+    if output_obstacle(problem, "lower"):
+        try:
+            lb = lower_bound(problem, _fine_partition(problem, beta), time_limit=budget.left())
+        except TimeoutError:
+            lb = None
+        on_lower(lb)
+        return None
+
+    def pause(objective, predicted):
+        # the lower side is no longer what keeps the bracket open: the upper bound first
+        return best.upper is not None and predicted <= (best.upper.value - objective) / 4
+
+    try:
+        _, ub = output_rounds(
+            problem, beta, stall=rel_gap / 20, budget=budget, on_lower=on_lower,
+            upper=lambda: best.gap > rel_gap and not output_obstacle(problem, "upper"),
+            on_upper=on_upper, pause=pause,
+            resume=lambda: best.gap > rel_gap,
+        )
+    except TimeoutError:
+        on_lower(None)
+        return None
+    return ub
+
+
+def _fine_partition(problem: Problem, beta: float) -> Partition:
+    """Cells of width β around the noise's support (the lower bound in noise coordinates)."""
+    A = truncated_laplace_half_width(
+        epsilon=problem.epsilon, delta=problem.delta, sensitivity=problem.sensitivity
+    )
+    return Partition.uniform(L=int(math.ceil(math.ceil(A - 1e-9) / beta - 1e-9)), beta=beta)
+
+
+def _noise_upper(problem, beta, A, budget) -> UpperBound | None:
+    """The noise family P′(π, β) on supports enlarged by half while infeasible; ``None`` when it
+    cannot be released in time."""
+    centred = bool(problem.loss is not None and problem.loss.symmetric and not problem.monotone)
+    for grow in (1.0, 1.5, 2.25):
+        try:
+            part = Partition.uniform(L=int(math.ceil(grow * A / beta - 1e-9)), beta=beta)
+            return upper_bound(
+                problem, part, centred=centred, atom=not problem.monotone,
+                time_limit=budget.left(),
+            )
+        except InfeasibleError:
+            continue
+        except (TimeoutError, RuntimeError, ReleaseError):
+            return None
+    return None

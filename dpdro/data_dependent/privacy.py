@@ -1,14 +1,32 @@
 r"""Exact (ε, δ) certificates of a data-dependent mechanism, independent of any LP.
 
-The mechanism adds ``noises[l]`` when the query value lies in the piece [e_l, e_{l+1}). A noise may
-have an atom a_l at 0: for φ ≠ 0 it adds a_l to δ_{l,l′}(φ), and since every admissible range of φ
-is an open interval this is its contribution to the supremum as well. For each
-ordered pair (l, l′) the admissible shifts are φ ∈ (e_l′ − e_{l+1}, e_{l′+1} − e_l) ∩ [−Δf, Δf]
-(some ϕ in piece l has ϕ + φ in piece l′), and the smallest δ of the pair is the supremum over them
-of δ_{l,l′}(φ) = ∫ (p_l(y) − e^ε p_l′(y − φ))_+ dy. It is computed with the lattice sum of
-:mod:`dpdro.privacy` (:func:`~dpdro.privacy.hockey_stick_sums` on the masses per lattice cell, with
-its rigorous floating-point error bound), so a family and a single noise are certified by the same
-arithmetic.
+Noise mechanisms (``kind="noise"``, the paper's P′(π, β))
+    The mechanism adds ``noises[l]`` when the query value lies in the piece [e_l, e_{l+1}). A noise
+    may have an atom a_l at 0: for φ ≠ 0 it adds a_l to δ_{l,l′}(φ), and since every admissible
+    range of φ is an open interval this is its contribution to the supremum as well. For each
+    ordered pair (l, l′) the admissible shifts are φ ∈ (e_l′ − e_{l+1}, e_{l′+1} − e_l) ∩ [−Δf, Δf]
+    (some ϕ in piece l has ϕ + φ in piece l′), and the smallest δ of the pair is the supremum over
+    them of δ_{l,l′}(φ) = ∫ (p_l(y) − e^ε p_l′(y − φ))_+ dy.
+
+Output mechanisms (``kind="output"``, :mod:`dpdro.data_dependent.output`)
+    For ϕ in piece l the mechanism releases ϕ itself with probability a_l (``query_atoms``) and
+    otherwise e_0 + Z_l, Z_l ~ ``noises[l]`` (coordinates relative to the first edge). For query
+    values ϕ ≠ ϕ′ in pieces l and l′ (gap between the pieces < Δf, l = l′ included) the smallest δ
+    is a_l + ∫ (q_l − e^ε q_l′)₊ with no shift at all (the point mass at ϕ is in every worst
+    event; the laws q do not depend on where ϕ lies in its piece).
+
+Both are computed with the lattice sum of :mod:`dpdro.privacy`
+(:func:`~dpdro.privacy.hockey_stick_sums` on the masses per lattice cell, with its rigorous
+floating-point error bound), so a family and a single noise are certified by the same arithmetic.
+Releasing clamp(Y) = min(max(Y, e_0), e_M) instead of Y is post-processing: the certificate of Y
+holds for it.
+
+Scale-free
+    The pairs and shifts come from the piece edges *relative to the first one*, in lattice ticks.
+    Given as exact ticks (``edge_ticks``, with their step), nothing in the certificate depends on
+    where the range lies: a family moved to edges near 10⁶ or 10¹² certifies exactly as at 0.
+    Given as floats, their offset from the lattice is computed exactly and charged to the error
+    bound.
 """
 
 from __future__ import annotations
@@ -57,21 +75,34 @@ class PrivacyProfile:
 
 
 def privacy_profile(
-    noises: Sequence[PiecewiseUniform], piece_edges, epsilon: float, sensitivity: float
+    noises: Sequence[PiecewiseUniform],
+    piece_edges,
+    epsilon: float,
+    sensitivity: float,
+    *,
+    kind: str = "noise",
+    query_atoms=None,
+    edge_ticks=None,
+    edge_step: float | None = None,
 ) -> PrivacyProfile:
-    """Exact privacy profile of the data-dependent mechanism that adds ``noises[l]`` when the query
-    value lies in [piece_edges[l], piece_edges[l+1]).
+    """Exact privacy profile of a data-dependent mechanism (module docstring): the largest δ of
+    every ordered pair of pieces.
 
-    δ_{l,l′}(φ) is continuous and piecewise affine with breakpoints on the noises' common lattice,
-    so its supremum over the admissible shifts (module docstring) is its maximum over the lattice
-    points of the closed range. Computed from the densities alone (no LP), with a rigorous
-    floating-point error bound as in :mod:`dpdro.privacy`.
+    For noise mechanisms δ_{l,l′}(φ) is continuous and piecewise affine with breakpoints on the
+    noises' common lattice, so its supremum over the admissible shifts is its maximum over the
+    lattice points of the closed range; output mechanisms need no shift. Computed from the
+    densities alone (no LP), with a rigorous floating-point error bound as in :mod:`dpdro.privacy`.
 
     Parameters
     ----------
-    noises : one :class:`dpdro.PiecewiseUniform` per piece, on commensurable lattices.
-    piece_edges : the M + 1 edges of the pieces of Φ (on the noises' lattice relative to the first).
+    noises : one :class:`dpdro.PiecewiseUniform` per piece, on commensurable lattices (output
+        mechanisms: the laws Z_l relative to the first edge).
+    piece_edges : the M + 1 edges of the pieces of Φ.
     epsilon, sensitivity : ε > 0 and Δf > 0.
+    kind : ``"noise"`` (Y = ϕ + X_l) or ``"output"`` (Y = e_0 + Z_l, or ϕ with probability a_l).
+    query_atoms : a_l per piece (output mechanisms; default 0).
+    edge_ticks, edge_step : the piece edges relative to the first one exactly, as integers times
+        ``edge_step`` (default: inferred from the floats, their offset charged to the error bound).
 
     References
     ----------
@@ -81,6 +112,8 @@ def privacy_profile(
     noises = list(noises)
     if not noises or not all(isinstance(n, PiecewiseUniform) for n in noises):
         raise TypeError("noises must be a non-empty sequence of dpdro.PiecewiseUniform")
+    if kind not in ("noise", "output"):
+        raise ValueError(f"kind must be 'noise' or 'output', got {kind!r}")
     e = np.asarray(piece_edges, dtype=float)
     if e.ndim != 1 or e.size != len(noises) + 1 or np.any(np.diff(e) <= 0):
         raise ValueError(
@@ -95,21 +128,61 @@ def privacy_profile(
     G = np.zeros((len(noises), n))  # masses per lattice cell, one row per noise
     for i, (nz, t) in enumerate(zip(noises, ticks, strict=False)):
         G[i, t[0] - lo : t[-1] - lo] = lattice_masses(nz, t)
+    et, eta_phi = _edge_ticks(e, h, edge_ticks, edge_step)
+    atoms = np.array([nz.atom for nz in noises])
+    e_lo = exp_down(epsilon)
+    if kind == "noise":
+        L1, L2, s_lo, s_hi = _pairs(et, len(noises), kd)
+        best, best_err, best_s = _worst_shifts(G, L1, L2, s_lo, s_hi, kd, e_lo)
+        # atoms at 0: for φ ≠ 0 the atom a_l is in every worst event, and every admissible range is
+        # an open interval (φ ≠ 0 arbitrarily close to each of its points), so δ_{l,l′} = a_l +
+        # the continuous part
+        best = best + atoms[L1]
+    else:
+        a = np.zeros(len(noises)) if query_atoms is None else np.asarray(query_atoms, float)
+        if a.shape != (len(noises),) or np.any(a < 0) or np.any(a > 1):
+            raise ValueError(f"query_atoms must be {len(noises)} values in [0, 1], got {a}")
+        L1, L2 = _output_pairs(et, len(noises), kd, strict=eta_phi == 0)
+        # the release law is a_l·(point ϕ) + (1 − a_l)·Z_l
+        G = G * (1.0 - a)[:, None]
+        atoms = atoms * (1.0 - a)
+        best, best_err = np.zeros(L1.size), np.zeros(L1.size)
+        step = max(1, 4_000_000 // max(1, n))
+        for c in range(0, L1.size, step):
+            sl = slice(c, c + step)
+            best[sl], best_err[sl] = hockey_stick_sums(G[L1[sl]], G[L2[sl]], e_lo)
+        # the laws' own atoms sit at the same point e_0 for every piece
+        best = best + np.maximum(atoms[L1] - e_lo * atoms[L2], 0.0) + a[L1]
+        best_s, eta_phi = np.zeros(L1.size, dtype=np.int64), 0.0
+        # the scaling by 1 − a_l: one more rounding per term, at most u·(1 + e^ε) in every sum
+        best_err = best_err + _U * (1.0 + math.exp(epsilon))
+        atoms = np.maximum(atoms, a)
+    err = _error_bound(noises, ticks, h, best, best_err, n, kd, epsilon, sensitivity, eta_phi)
+    if np.any(atoms > 0):
+        err += 2 * _U * (float(np.max(best)) + 1.0)  # the addition of the atoms
+    return PrivacyProfile(np.column_stack((L1, L2)), best, best_s * h, float(err))
+
+
+def _edge_ticks(e: np.ndarray, h: float, edge_ticks, edge_step) -> tuple[np.ndarray, float]:
+    """The piece edges relative to the first one in ticks of h, and their offset from the lattice
+    (0 when given exactly)."""
+    if edge_ticks is not None:
+        t = np.asarray(edge_ticks)
+        if edge_step is None or t.shape != e.shape or not np.issubdtype(t.dtype, np.integer):
+            raise ValueError("edge_ticks must be integers, one per piece edge, with edge_step")
+        r = float(edge_step) / h
+        if abs(r - round(r)) > 1e-9 * max(1.0, r):
+            raise ValueError("edge_step must be a multiple of the noises' lattice step")
+        t = (t - t[0]) * int(round(r))
+        if np.any(np.diff(t) <= 0):
+            raise ValueError("edge_ticks must be strictly increasing")
+        return t.astype(np.int64), 0.0
     et = np.round((e - e[0]) / h).astype(np.int64)
-    # the admissible shifts come from the piece edges relative to the first one, checked exactly: no
-    # error grows with the magnitude of the edges
+    # the admissible shifts come from the piece edges relative to the first one, checked exactly
     eta_phi = lattice_offset(e, et, h, origin=e[0])
     if eta_phi > 1e-6 * h:
         raise ValueError("piece_edges must lie on the noises' lattice (relative to piece_edges[0])")
-    L1, L2, s_lo, s_hi = _pairs(et, len(noises), kd)
-    best, best_err, best_s = _worst_shifts(G, L1, L2, s_lo, s_hi, kd, exp_down(epsilon))
-    # atoms at 0: for φ ≠ 0 the atom a_l is in every worst event, and every admissible range is an
-    # open interval (φ ≠ 0 arbitrarily close to each of its points), so δ_{l,l′} = a_l + the
-    # continuous part
-    atoms = np.array([nz.atom for nz in noises])
-    best = best + atoms[L1]
-    err = _error_bound(noises, ticks, h, best, best_err, n, kd, epsilon, sensitivity, eta_phi)
-    return PrivacyProfile(np.column_stack((L1, L2)), best, best_s * h, float(err))
+    return et, eta_phi
 
 
 def _common_lattice(
@@ -141,6 +214,16 @@ def _pairs(et: np.ndarray, M: int, kd: int):
     s_hi = np.minimum(et[L2 + 1] - et[L1], kd)
     keep = s_lo <= s_hi
     return L1[keep], L2[keep], s_lo[keep], s_hi[keep]
+
+
+def _output_pairs(et: np.ndarray, M: int, kd: int, *, strict: bool):
+    """Every ordered pair of pieces containing query values at distance ≤ Δf: gap < Δf (≤ when the
+    edges are only known up to a rounding offset, to be safe)."""
+    L1, L2 = np.meshgrid(np.arange(M), np.arange(M), indexing="ij")
+    L1, L2 = L1.ravel(), L2.ravel()
+    gap = np.maximum(et[L2] - et[L1 + 1], et[L1] - et[L2 + 1])
+    keep = gap < kd if strict else gap <= kd
+    return L1[keep], L2[keep]
 
 
 def _worst_shifts(G: np.ndarray, L1, L2, s_lo, s_hi, kd: int, e_lo: float):
@@ -200,16 +283,15 @@ def _error_bound(
         min(2 * 2 * n_edges * max_dens, (1.0 + math.exp(epsilon)) * 2 * tv),
     )
     err += math.exp(epsilon) * min(2 * 2 * n_edges * max_dens, 2 * tv) * eta_phi
-    if any(nz.atom > 0 for nz in noises):
-        err += 2 * _U * (dmax + 1.0)  # the addition of the atoms
     return err
 
 
 def certify_delta(
-    noises: Sequence[PiecewiseUniform], piece_edges, epsilon: float, sensitivity: float
+    noises: Sequence[PiecewiseUniform], piece_edges, epsilon: float, sensitivity: float, **kwargs
 ) -> float:
     """The smallest δ for which the data-dependent mechanism is (ε, δ)-DP (rounded up); see
-    :func:`privacy_profile`.
+    :func:`privacy_profile` (whose keyword arguments ``kind``, ``query_atoms``, ``edge_ticks`` and
+    ``edge_step`` it accepts).
 
     Parameters
     ----------
@@ -223,4 +305,4 @@ def certify_delta(
        optimization", Observation 2 (the constraints of P′ between the noises of
        query values ϕ and ϕ + φ).
     """
-    return privacy_profile(noises, piece_edges, epsilon, sensitivity).delta
+    return privacy_profile(noises, piece_edges, epsilon, sensitivity, **kwargs).delta

@@ -198,6 +198,28 @@ class Problem:
             / total
         )
 
+    def weight_segments(self, a: float, b: float) -> list[tuple[float, float, float]]:
+        """The normalised weight on [φ_lo + a, φ_lo + b) (coordinates relative to φ_lo) as
+        sub-intervals of constant density, ``[(s0, s1, density), …]``. ValueError for a callable
+        weight (its shape inside an interval is not known exactly)."""
+        kind = self._weight[0]
+        if kind == "uniform":
+            return [(float(a), float(b), 1.0 / (self.phi_hi - self.phi_lo))]
+        if kind == "callable":
+            raise ValueError(
+                "the output family needs a uniform or piecewise-constant weight (edges, values); "
+                "a callable weight's shape inside a piece is not known exactly"
+            )
+        (we, wv), total = self._weight[1], self._weight[2]
+        rel = we - self.phi_lo
+        cuts = np.unique(np.concatenate(([a, b], rel[(rel > a) & (rel < b)])))
+        mids = 0.5 * (cuts[:-1] + cuts[1:])
+        idx = np.clip(np.searchsorted(rel, mids, side="right") - 1, 0, wv.size - 1)
+        return [
+            (float(s0), float(s1), float(wv[i] / total))
+            for s0, s1, i in zip(cuts[:-1], cuts[1:], idx, strict=True)
+        ]
+
     def weight_infima(self, edges) -> np.ndarray:
         """inf of the normalised w over each interval (for the lower bound's coefficients w̲_k)."""
         e = np.asarray(edges, dtype=float)
