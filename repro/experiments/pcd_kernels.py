@@ -27,7 +27,8 @@ import numpy as np
 from numba import njit, prange, types
 from numba.core.extending import intrinsic, overload
 
-__all__ = ["BLOCK", "fused_step", "fused_step_parallel", "logistic_neg"]
+__all__ = ["BLOCK", "fused_step", "fused_step_parallel", "logistic_neg", "pcd_iteration",
+           "pcd_iteration_parallel"]
 
 BLOCK = 256  # samples per partial sum of the query (float32 within a block, float64 across blocks)
 _LOG2E = 1.4426950408889634
@@ -149,3 +150,109 @@ def fused_step_parallel(M, YX, jprev, delta, j, q):
     """:func:`fused_step` with the simulations spread over numba's threads (``prange``)."""
     for s in prange(M.shape[0]):
         q[s] = _fused_row(M[s], YX[jprev[s]], YX[j[s]], delta[s])
+
+
+# ---------------------------------------------------------------------- one iteration per kernel call
+# The scalar part of a step (piece, noise, proximal step, running sum of the iterates) is compiled
+# without fast-math flags, as separate functions: the same IEEE operations in the same order as the
+# numpy code of ``repro.experiments.pcd`` (no contraction to FMA), so both paths agree bit for bit.
+
+
+@njit(error_model="numpy", cache=True)
+def _piece(q, lo, scale, top, edges):
+    """The piece of query ``q`` (:class:`repro.experiments.NoiseTable`)."""
+    t = min(max((q - lo) / scale, 0.0), top)
+    return np.searchsorted(edges, t, side="right") - 1
+
+
+@njit(error_model="numpy", cache=True)
+def _noisy_prox(q, noise, old, n, eta, thr):
+    """h_j after the proximal step with the noisy query q + noise: sign(z)·max(|z| − ηλ, 0),
+    z = h_j − η·(q + noise)/n."""
+    z = old - eta * (q + noise) / n
+    return np.sign(z) * max(abs(z) - thr, 0.0)
+
+
+@njit(error_model="numpy", cache=True)
+def _accumulate(hsum, h):
+    for i in range(h.size):
+        hsum[i] += h[i]
+
+
+@njit(inline="always")
+def _simulation(m, YX, js, h, hsum, q, s, scaled, lo, scale, top, edges, check_lo, check_hi, n,
+                eta, thr):
+    """The K steps of simulation ``s`` of one iteration, in turn, on its margin row ``m``; returns
+    the number of queries outside ``[check_lo, check_hi]``."""
+    bad = 0
+    dl = m.dtype.type(0)
+    jprev = js[0]
+    for k in range(js.size):
+        j = js[k]
+        qk = _fused_row(m, YX[jprev], YX[j], dl)
+        q[k, s] = qk
+        p = 0
+        if scaled.shape[0] > 1:
+            if not (check_lo <= qk <= check_hi):
+                bad += 1
+            p = _piece(qk, lo, scale, top, edges)
+        old = h[j]
+        new = _noisy_prox(qk, scaled[p, k, s], old, n, eta, thr)
+        h[j] = new
+        dl = m.dtype.type(new - old)
+        jprev = j
+        _accumulate(hsum, h)
+    return bad
+
+
+@njit(**_KERNEL_OPTIONS)
+def pcd_iteration(M, YX, order, H, Hsum, q, scaled, lo, scale, top, edges, check_lo, check_hi, n,
+                  eta, thr):
+    """One iteration of DP proximal coordinate descent for every simulation, noise included.
+
+    Simulation s runs its K steps back to back: the fused pass of :func:`fused_step` on its
+    margin row ``M[s]`` (which stays in cache), then the noisy query
+    ``q + scaled[piece(q), k, s]`` (:class:`repro.experiments.NoiseTable`) and the proximal step
+    h_j ← sign(z)·max(|z| − ηλ, 0), z = h_j − η·q̃/n; after each step ``Hsum[s] += H[s]``.
+
+    Parameters
+    ----------
+    M : ndarray, shape (S, n), float32 or float64
+        Margins y_i h_s^⊤x_i at the start of the iteration; updated in place (the last update is
+        not applied, as in :func:`fused_step`'s use).
+    YX : ndarray, shape (d, n), same dtype as ``M``
+        Row l holds y_i x_il.
+    order : ndarray of int64, shape (S, K)
+        The coordinates of each simulation's steps.
+    H, Hsum : ndarray of float64, shape (S, d)
+        The iterates (updated in place) and the running sum of the inner iterates (added to).
+    q : ndarray of float64, shape (K, S)
+        Output: the true queries.
+    scaled : ndarray of float64, shape (P, K, S)
+        The noise of each piece for each step and simulation.
+    lo, scale, top, edges, check_lo, check_hi : float, float, float, ndarray, float, float
+        Piece lookup and accepted range of the queries (used when P > 1).
+    n, eta, thr : float
+        Samples, step η and ηλ.
+
+    Returns
+    -------
+    int
+        The number of queries outside ``[check_lo, check_hi]`` (an error for the caller).
+    """
+    bad = 0
+    for s in range(M.shape[0]):
+        bad += _simulation(M[s], YX, order[s], H[s], Hsum[s], q, s, scaled, lo, scale, top, edges,
+                           check_lo, check_hi, n, eta, thr)
+    return bad
+
+
+@njit(parallel=True, **_KERNEL_OPTIONS)
+def pcd_iteration_parallel(M, YX, order, H, Hsum, q, scaled, lo, scale, top, edges, check_lo,
+                           check_hi, n, eta, thr):
+    """:func:`pcd_iteration` with the simulations spread over numba's threads (``prange``)."""
+    bad = 0
+    for s in prange(M.shape[0]):
+        bad += _simulation(M[s], YX, order[s], H[s], Hsum[s], q, s, scaled, lo, scale, top, edges,
+                           check_lo, check_hi, n, eta, thr)
+    return bad
