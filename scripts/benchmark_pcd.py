@@ -38,7 +38,8 @@ def main(argv=None):
     ap.add_argument("--datasets", default="adult,breast-cancer",
                     help="parts 1 (the first) and 2 (comma-separated)")
     ap.add_argument("--sims", type=int, default=1000, help="simulations S per run (default 1000)")
-    ap.add_argument("--repeats", type=int, default=3, help="interleaved rounds of part 2 (default 3)")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="interleaved rounds of part 2 (default 3)")
     ap.add_argument("--min-seconds", type=float, default=2.0,
                     help="least duration of a timed run in part 2")
     ap.add_argument("--estimate-T", type=int, default=10, help="iterations of the runs of part 3")

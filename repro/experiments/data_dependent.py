@@ -11,34 +11,36 @@ How (OPT) is built (choices, each documented here and in the chapters):
   homogeneous) this is exact, as for OPT. A mechanism designed for a range [0, R′) ⊇ [0, R] is also
   DP on [0, R] (restriction), so R is rounded *up* to a small set of keys and one problem is solved
   per key (``DDFamily.key``).
-* Pieces (Algorithm G.1) and weights: the appendix optimises "7 noise distributions" on a partition of
-  Φ "designed non-uniformly", with "50 equally sized intervals" of the noise support. For naïve Bayes
-  we use 7 pieces, fine near the two *ends* of Φ, [0, .5, 1, 2, R−2, R−1, R−.5, R] (Δf units) when
-  R ≥ 5.2, and 7 (or R/β, if fewer) equal pieces for smaller R: with the ℓ1 loss a data-dependent
-  noise can only gain where the range ends (inside a piece wider than Δf + β the constraints are
-  those of the data-independent problem), and near 0 is where small counts and standard deviations
-  are. For coordinate descent we follow the appendix: fine pieces at the centre of Φ (query values
-  accumulate around 0), coarse tails, one handcrafted loss per piece (coordinate_descent_losses below:
-  ℓ1 up to the knee, slope 1000 on the sign-flipping side), knee 1 (the
-  paper's knee is not given). Default design: the appendix's 42 pieces for cylinder-bands (width 0.5
-  on [−10, 10), 0 an edge). The alternative "seven" design (−n, −3, −1, −0.2, 0.2, 1, 3, n, the
-  appendix's "7 intervals") has a piece around 0 penalised on both sides, and its 7 optimal noises
-  coincide in one symmetric noise (no gain; see 32_coordinate_descent).
-  Weights w: the paper's w is uniform on Φ; with Φ = [0, n] and n up to 45,000 that would give the
-  small pieces a weight of order 1e-5 (the LP would then barely care about them), so every piece gets
-  the same mass 1/M (the appendix allows a non-uniform w "so that more importance is given to the
-  intervals" of interest).
+* Pieces (Algorithm G.1) and weights: the appendix optimises "7 noise distributions" on a partition
+  of Φ "designed non-uniformly", with "50 equally sized intervals" of the noise support. For naïve
+  Bayes we use 7 pieces, fine near the two *ends* of Φ, [0, .5, 1, 2, R−2, R−1, R−.5, R] (Δf units)
+  when R ≥ 5.2, and 7 (or R/β, if fewer) equal pieces for smaller R: with the ℓ1 loss a
+  data-dependent noise can only gain where the range ends (inside a piece wider than Δf + β the
+  constraints are those of the data-independent problem), and near 0 is where small counts and
+  standard deviations are. For coordinate descent we follow the appendix: fine pieces at the centre
+  of Φ (query values accumulate around 0), coarse tails, one handcrafted loss per piece
+  (coordinate_descent_losses below: ℓ1 up to the knee, slope 1000 on the sign-flipping side), knee 1
+  (the paper's knee is not given). Default design: the appendix's 42 pieces for cylinder-bands
+  (width 0.5 on [−10, 10), 0 an edge). The alternative "seven" design (−n, −3, −1, −0.2, 0.2, 1, 3,
+  n, the appendix's "7 intervals") has a piece around 0 penalised on both sides, and its 7 optimal
+  noises coincide in one symmetric noise (no gain; see 32_coordinate_descent). Weights w: the
+  paper's w is uniform on Φ; with Φ = [0, n] and n up to 45,000 that would give the small pieces a
+  weight of order 1e-5 (the LP would then barely care about them), so every piece gets the same mass
+  1/M (the appendix allows a non-uniform w "so that more importance is given to the intervals" of
+  interest).
 * Noise partition: Partition.uniform(L, β) with 2L = 50 cells covering the truncated Laplace support
   rounded up (naïve Bayes, Δf = 1: [−2.5, 2.5), β = 0.1; coordinate descent, Δf = 2: [−5, 5),
-  β = 0.2 for "seven", β = 0.25 (40 cells) for the 42 pieces, whose edges must lie on the grid), as in
-  the appendix ("50 equally sized intervals", support "rounding up the support needed
-  by the Truncated Laplace mechanism").
-* When a range is wide (R ≥ 5.2 for naïve Bayes, n ≥ the design's n0 for coordinate descent) the LP does not
-  depend on R any more (pieces further apart than Δf share no constraint, equal piece masses), so one
-  solve serves every R: its noises are reused with the piece edges moved to the actual range, and the
-  moved mechanism is certified again (exactly, dpdro.data_dependent.certify_delta) before use.
-* Solved mechanisms are cached in results/ml/dd_mechanisms.json (dpdro.data_dependent.Mechanism.to_dict()
-  plus provenance) and re-certified (mechanism.certify() <= δ) on load.
+  β = 0.2 for "seven", β = 0.25 (40 cells) for the 42 pieces, whose edges must lie on the grid),
+  as in the appendix ("50 equally sized intervals", support "rounding up the support needed by
+  the Truncated Laplace mechanism").
+* When a range is wide (R ≥ 5.2 for naïve Bayes, n ≥ the design's n0 for coordinate descent) the LP
+  does not depend on R any more (pieces further apart than Δf share no constraint, equal piece
+  masses), so one solve serves every R: its noises are reused with the piece edges moved to the
+  actual range, and the moved mechanism is certified again (exactly,
+  dpdro.data_dependent.certify_delta) before use.
+* Solved mechanisms are cached in results/ml/dd_mechanisms.json
+  (dpdro.data_dependent.Mechanism.to_dict() plus provenance) and re-certified
+  (mechanism.certify() <= δ) on load.
 """
 
 from __future__ import annotations
@@ -57,38 +59,57 @@ from ..provenance import provenance, read_json, write_json_atomic
 from .mechanisms import TINY, NoiseTable
 from .reports import RESULTS_DIR
 
-__all__ = ["DD_CACHE", "DD_WIDE_SLACK", "DDFamily", "DataDependentNoise", "NB_DD_WIDE", "NBDDFamily", "PCDDDFamily",
-           "PieceQuantiles", "coordinate_descent_loss", "coordinate_descent_losses",
-           "dilate_noise", "equal_mass_weight", "make_data_dependent", "nb_dd_edges",
-           "pcd_dd_edges", "solve_dd_cached"]
+__all__ = [
+    "DD_CACHE",
+    "DD_WIDE_SLACK",
+    "DDFamily",
+    "DataDependentNoise",
+    "NB_DD_WIDE",
+    "NBDDFamily",
+    "PCDDDFamily",
+    "PieceQuantiles",
+    "coordinate_descent_loss",
+    "coordinate_descent_losses",
+    "dilate_noise",
+    "equal_mass_weight",
+    "make_data_dependent",
+    "nb_dd_edges",
+    "pcd_dd_edges",
+    "solve_dd_cached",
+]
 
 DD_CACHE = RESULTS_DIR / "dd_mechanisms.json"
 NB_DD_BETA, NB_DD_L = 0.1, 25  # Δf = 1: cells [-2.5, 2.5), 50 cells
 NB_DD_STEP = 0.5  # small ranges are rounded up to a multiple of this (Δf units)
 NB_DD_WIDE = 5.2  # from this R on, the end-refined 7-piece design (R-independent LP)
-DD_WIDE_SLACK = 1e-6  # the R-independent solves use δ − 1e-6: the exact certificate of a mechanism moved to
-# a range far from 0 carries a floating-point error bound growing with |edges| (≈ 5e-11 at R = 269)
+# The R-independent solves use δ − DD_WIDE_SLACK: the exact certificate of a mechanism moved to a
+# range far from 0 carries a floating-point error bound growing with |edges| (≈ 5e-11 at R = 269).
+DD_WIDE_SLACK = 1e-6
 # Coordinate descent designs (query units, Δf = 2; tails from the outermost inner edge to ±n):
-#   "appendix42": the GitHub appendix's partition for cylinder-bands, [−n, −10), pieces of width 0.5 on
-#       [−10, 10), [10, n) (42 pieces, 0 is an edge); noise cells of width β = 0.25 on [−5, 5) (40 cells:
-#       50 cells of width 0.2 would not put the piece edges on the grid); solved on Φ = [−16, 16).
-#   "seven": 7 pieces −n, −3, −1, −0.2, 0.2, 1, 3, n (the appendix's "7 intervals", finer at the centre),
-#       50 cells of width 0.2 on [−5, 5); solved on Φ = [−6, 6).
+# "appendix42": the GitHub appendix's partition for cylinder-bands, [−n, −10), pieces of width 0.5
+# on [−10, 10), [10, n) (42 pieces, 0 is an edge); noise cells of width β = 0.25 on [−5, 5) (40
+# cells: 50 cells of width 0.2 would not put the piece edges on the grid); solved on Φ = [−16, 16).
+# "seven": 7 pieces −n, −3, −1, −0.2, 0.2, 1, 3, n (the appendix's "7 intervals", finer at the
+# centre), 50 cells of width 0.2 on [−5, 5); solved on Φ = [−6, 6).
 PCD_DD_DESIGNS = {
-    "appendix42": dict(inner=tuple(float(x) for x in np.arange(-20, 21) / 2.0), beta=0.25, L=20, n0=16.0),
+    "appendix42": dict(
+        inner=tuple(float(x) for x in np.arange(-20, 21) / 2.0), beta=0.25, L=20, n0=16.0
+    ),
     "seven": dict(inner=(-3.0, -1.0, -0.2, 0.2, 1.0, 3.0), beta=0.2, L=25, n0=6.0),
 }
 PCD_DD_DESIGN = "appendix42"
 
 
 def equal_mass_weight(edges: np.ndarray):
-    """The piecewise-constant density ``(edges, values)`` giving every piece [e_l, e_{l+1}) the same mass."""
+    """The piecewise-constant density ``(edges, values)`` giving every piece [e_l, e_{l+1}) the same
+    mass."""
     e = np.asarray(edges, dtype=float)
     return e, 1.0 / np.diff(e)
 
 
 def nb_dd_edges(R: float) -> np.ndarray:
-    """Piece edges (Δf units) of the naïve Bayes (OPT) on [0, R) (R a key of :class:`NBDDFamily`)."""
+    """Piece edges (Δf units) of the naïve Bayes (OPT) on [0, R) (R a key of
+    :class:`NBDDFamily`)."""
     b = NB_DD_BETA
     k = int(round(R / b))
     if R >= NB_DD_WIDE - 1e-9:
@@ -99,17 +120,27 @@ def nb_dd_edges(R: float) -> np.ndarray:
 
 
 def _dd_provenance(problem_desc: dict, ub, seconds: float) -> dict:
-    return dict(problem=problem_desc, value=float(ub.value), piece_losses=np.asarray(ub.piece_losses).tolist(),
-                weights=np.asarray(ub.weights).tolist(), certified_delta=float(ub.certified_delta),
-                iterations=int(ub.iterations), repair_weight=float(ub.repair_weight), **provenance(seconds))
+    return dict(
+        problem=problem_desc,
+        value=float(ub.value),
+        piece_losses=np.asarray(ub.piece_losses).tolist(),
+        weights=np.asarray(ub.weights).tolist(),
+        certified_delta=float(ub.certified_delta),
+        iterations=int(ub.iterations),
+        repair_weight=float(ub.repair_weight),
+        **provenance(seconds),
+    )
 
 
-def solve_dd_cached(key: str, build: Callable[[], tuple], *, cache: str | Path | None = DD_CACHE, solve: bool = True):
+def solve_dd_cached(
+    key: str, build: Callable[[], tuple], *, cache: str | Path | None = DD_CACHE, solve: bool = True
+):
     """The data-dependent mechanism ``key`` from the JSON cache, or solved and stored.
 
-    ``build()`` returns ``(problem, partition, description)``; the description (a JSON dict of the problem
-    parameters) must equal the cached one, else the entry is recomputed. The loaded mechanism is
-    re-certified: ``mechanism.certify() <= delta`` (ValueError otherwise). Returns ``(mechanism, info)``.
+    ``build()`` returns ``(problem, partition, description)``; the description (a JSON dict of the
+    problem parameters) must equal the cached one, else the entry is recomputed. The loaded
+    mechanism is re-certified: ``mechanism.certify() <= delta`` (ValueError otherwise). Returns
+    ``(mechanism, info)``.
     """
     problem, partition, desc = build()
     store = {}
@@ -132,29 +163,46 @@ def solve_dd_cached(key: str, build: Callable[[], tuple], *, cache: str | Path |
             write_json_atomic(cache, dict(sorted(store.items())))
     certified = mech.certify()
     if not certified <= mech.delta:
-        raise ValueError(f"cached data-dependent mechanism {key!r} is only ({mech.epsilon}, {certified})-DP, above "
-                         f"delta = {mech.delta}")
+        raise ValueError(
+            f"cached data-dependent mechanism {key!r} is only ({mech.epsilon}, {certified})-DP, "
+            f"above delta = {mech.delta}"
+        )
     return mech, dict(info, recertified_delta=float(certified))
 
 
 def dilate_noise(noise, factor: float):
-    """The noise of ``factor · X`` for a PiecewiseUniform X (edges and grid scaled, probabilities kept)."""
+    """The noise of ``factor · X`` for a PiecewiseUniform X (edges and grid scaled, probabilities
+    kept)."""
     grid = None if noise.grid is None else noise.grid * factor
-    return PiecewiseUniform(noise.edges * factor, noise.probs, grid=grid, metadata=dict(noise.metadata))
+    return PiecewiseUniform(
+        noise.edges * factor, noise.probs, grid=grid, metadata=dict(noise.metadata)
+    )
 
 
 class DDFamily:
     """Unit-sensitivity data-dependent mechanisms for query ranges of any width (base class).
 
-    ``embed(lo, hi, s)`` gives, elementwise, the designed range [lo′, lo′ + key·s] ⊇ [lo, hi] (``key`` in
-    units of the sensitivity s); ``mechanism(key)`` the certified unit mechanism on [0, key). A value at
-    the right end (t = key, e.g. a count equal to n) is assigned to the last piece: closing Φ on the
-    right changes no privacy constraint's supremum (δ_{l,l′}(φ) is continuous and the certificate
-    already maximises over the closed shift ranges).
+    ``embed(lo, hi, s)`` gives, elementwise, the designed range [lo′, lo′ + key·s] ⊇ [lo, hi]
+    (``key`` in units of the sensitivity s); ``mechanism(key)`` the certified unit mechanism on [0,
+    key). A value at the right end (t = key, e.g. a count equal to n) is assigned to the last piece:
+    closing Φ on the right changes no privacy constraint's supremum (δ_{l,l′}(φ) is continuous and
+    the certificate already maximises over the closed shift ranges).
     """
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 0.1, *, cache: str | Path | None = DD_CACHE, solve: bool = True):
-        self.epsilon, self.delta, self.cache, self.solve = float(epsilon), float(delta), cache, solve
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        delta: float = 0.1,
+        *,
+        cache: str | Path | None = DD_CACHE,
+        solve: bool = True,
+    ):
+        self.epsilon, self.delta, self.cache, self.solve = (
+            float(epsilon),
+            float(delta),
+            cache,
+            solve,
+        )
         self._mechs: dict[float, object] = {}
         self._solves: dict[str, object] = {}
         self.solved: dict[str, dict] = {}  # key -> provenance of the solves used
@@ -180,17 +228,35 @@ class NBDDFamily(DDFamily):
         """``(problem, partition, description)`` of the solve for the key R (Δf = 1, Φ = [0, R))."""
         delta = self.delta - DD_WIDE_SLACK if R >= NB_DD_WIDE - 1e-9 else self.delta
         e = nb_dd_edges(R)
-        prob = dd.Problem(epsilon=self.epsilon, delta=delta, sensitivity=1.0, loss="l1", phi_lo=0.0,
-                                    phi_hi=float(e[-1]), pieces=e, weight=equal_mass_weight(e))
-        desc = dict(kind="naive Bayes (OPT)", epsilon=self.epsilon, delta=delta, sensitivity=1.0, loss="l1",
-                    phi=[0.0, float(e[-1])], piece_edges=e.tolist(), weight="equal mass per piece",
-                    partition=dict(L=NB_DD_L, beta=NB_DD_BETA))
+        prob = dd.Problem(
+            epsilon=self.epsilon,
+            delta=delta,
+            sensitivity=1.0,
+            loss="l1",
+            phi_lo=0.0,
+            phi_hi=float(e[-1]),
+            pieces=e,
+            weight=equal_mass_weight(e),
+        )
+        desc = dict(
+            kind="naive Bayes (OPT)",
+            epsilon=self.epsilon,
+            delta=delta,
+            sensitivity=1.0,
+            loss="l1",
+            phi=[0.0, float(e[-1])],
+            piece_edges=e.tolist(),
+            weight="equal mass per piece",
+            partition=dict(L=NB_DD_L, beta=NB_DD_BETA),
+        )
         return prob, Partition.uniform(L=NB_DD_L, beta=NB_DD_BETA), desc
 
     def _solve(self, R: float):
         name = f"nb_l1_eps={self.epsilon:g}_delta={self.delta:g}_R={R:g}"
         if name not in self._solves:
-            mech, info = solve_dd_cached(name, lambda: self.build_problem(R), cache=self.cache, solve=self.solve)
+            mech, info = solve_dd_cached(
+                name, lambda: self.build_problem(R), cache=self.cache, solve=self.solve
+            )
             self._solves[name], self.solved[name] = mech, info
         return self._solves[name]
 
@@ -200,15 +266,20 @@ class NBDDFamily(DDFamily):
         base = self._solve(NB_DD_WIDE)
         if abs(key - NB_DD_WIDE) < 1e-9:
             return base
-        mech = dd.Mechanism(base.noises, nb_dd_edges(key), base.epsilon, self.delta, base.sensitivity)
+        mech = dd.Mechanism(
+            base.noises, nb_dd_edges(key), base.epsilon, self.delta, base.sensitivity
+        )
         d = mech.certify()
         if not d <= mech.delta:  # pragma: no cover - the LP is R-independent from NB_DD_WIDE on
             raise ValueError(f"moved mechanism for R = {key} is only ({mech.epsilon}, {d})-DP")
         return mech
 
 
-def coordinate_descent_loss(sign: float, *, knee: float = 1.0, slope: float = 1000.0) -> PiecewiseLinear:
-    """The handcrafted loss of the proximal coordinate descent experiment (Section 5.3, GitHub appendix).
+def coordinate_descent_loss(
+    sign: float, *, knee: float = 1.0, slope: float = 1000.0
+) -> PiecewiseLinear:
+    """The handcrafted loss of the proximal coordinate descent experiment (Section 5.3, GitHub
+    appendix).
 
     c(x) = |x| for |x| ≤ ``knee``; beyond the knee the side *opposite to the query's sign* (the side
     where the noise would flip the sign of a gradient coordinate) rises with slope ``slope`` and the
@@ -222,23 +293,31 @@ def coordinate_descent_loss(sign: float, *, knee: float = 1.0, slope: float = 10
     left = -slope if sign >= 0 else -1.0
     right = slope if sign <= 0 else 1.0
     tag = "+" if sign > 0 else "-" if sign < 0 else "0"
-    return PiecewiseLinear([-knee, 0.0, knee], [knee, 0.0, knee], left_slope=left, right_slope=right,
-                           name=f"coordinate descent (sign {tag}, knee {knee:g}, slope {slope:g})")
+    return PiecewiseLinear(
+        [-knee, 0.0, knee],
+        [knee, 0.0, knee],
+        left_slope=left,
+        right_slope=right,
+        name=f"coordinate descent (sign {tag}, knee {knee:g}, slope {slope:g})",
+    )
 
 
-def coordinate_descent_losses(piece_edges, *, knee: float = 1.0, slope: float = 1000.0) -> list[PiecewiseLinear]:
+def coordinate_descent_losses(
+    piece_edges, *, knee: float = 1.0, slope: float = 1000.0
+) -> list[PiecewiseLinear]:
     """One :func:`coordinate_descent_loss` per piece [e_l, e_{l+1}): the sign is that of the piece
     (0 for a piece containing 0 in its interior)."""
     e = np.asarray(piece_edges, dtype=float)
     out = []
-    for a, b in zip(e[:-1], e[1:]):
+    for a, b in zip(e[:-1], e[1:], strict=True):
         s = 1.0 if a >= 0 else -1.0 if b <= 0 else 0.0
         out.append(coordinate_descent_loss(s, knee=knee, slope=slope))
     return out
 
 
 def pcd_dd_edges(n: float, design: str = PCD_DD_DESIGN) -> np.ndarray:
-    """Piece edges (query units) of the coordinate-descent (OPT) on Φ = [−n, n) (``PCD_DD_DESIGNS``)."""
+    """Piece edges (query units) of the coordinate-descent (OPT) on Φ = [−n, n)
+    (``PCD_DD_DESIGNS``)."""
     return np.array([-float(n), *PCD_DD_DESIGNS[design]["inner"], float(n)])
 
 
@@ -246,8 +325,17 @@ class PCDDDFamily(DDFamily):
     """(OPT) of proximal coordinate descent: handcrafted loss per piece, Δf = 2, Φ = [−n, n), pieces
     :func:`pcd_dd_edges`; solved in query units and rescaled to Δf = 1 (position t = (ϕ + n)/2)."""
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 0.1, *, knee: float = 1.0, slope: float = 1000.0,
-                 sensitivity: float = 2.0, design: str = PCD_DD_DESIGN, **kw):
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        delta: float = 0.1,
+        *,
+        knee: float = 1.0,
+        slope: float = 1000.0,
+        sensitivity: float = 2.0,
+        design: str = PCD_DD_DESIGN,
+        **kw,
+    ):
         super().__init__(epsilon, delta, **kw)
         self.knee, self.slope, self.sensitivity = float(knee), float(slope), float(sensitivity)
         if design not in PCD_DD_DESIGNS:
@@ -269,16 +357,31 @@ class PCDDDFamily(DDFamily):
 
         def build():
             e = pcd_dd_edges(self.n0, self.design)
-            prob = dd.Problem(epsilon=self.epsilon, delta=delta, sensitivity=self.sensitivity,
-                                        loss=coordinate_descent_losses(e, knee=self.knee, slope=self.slope),
-                                        phi_lo=float(e[0]), phi_hi=float(e[-1]), pieces=e, weight=equal_mass_weight(e))
-            desc = dict(kind="coordinate descent (OPT)", epsilon=self.epsilon, delta=delta,
-                        sensitivity=self.sensitivity, loss=f"coordinate_descent_losses(knee={self.knee:g}, slope={self.slope:g})",
-                        phi=[float(e[0]), float(e[-1])], piece_edges=e.tolist(), weight="equal mass per piece",
-                        partition=dict(L=spec["L"], beta=spec["beta"]))
+            prob = dd.Problem(
+                epsilon=self.epsilon,
+                delta=delta,
+                sensitivity=self.sensitivity,
+                loss=coordinate_descent_losses(e, knee=self.knee, slope=self.slope),
+                phi_lo=float(e[0]),
+                phi_hi=float(e[-1]),
+                pieces=e,
+                weight=equal_mass_weight(e),
+            )
+            desc = dict(
+                kind="coordinate descent (OPT)",
+                epsilon=self.epsilon,
+                delta=delta,
+                sensitivity=self.sensitivity,
+                loss=f"coordinate_descent_losses(knee={self.knee:g}, slope={self.slope:g})",
+                phi=[float(e[0]), float(e[-1])],
+                piece_edges=e.tolist(),
+                weight="equal mass per piece",
+                partition=dict(L=spec["L"], beta=spec["beta"]),
+            )
             return prob, Partition.uniform(L=spec["L"], beta=spec["beta"]), desc
 
-        name = f"pcd_knee={self.knee:g}_slope={self.slope:g}_eps={self.epsilon:g}_delta={self.delta:g}_n0={self.n0:g}"
+        name = (f"pcd_knee={self.knee:g}_slope={self.slope:g}_eps={self.epsilon:g}"
+                f"_delta={self.delta:g}_n0={self.n0:g}")
         if self.design != "seven":
             name += f"_design={self.design}"
         if name not in self._solves:
@@ -290,8 +393,13 @@ class PCDDDFamily(DDFamily):
         q = self.query_mechanism()
         half = key * self.sensitivity / 2.0
         e = pcd_dd_edges(half, self.design)
-        unit = dd.Mechanism(tuple(dilate_noise(nz, 1.0 / self.sensitivity) for nz in q.noises),
-                                      (e + half) / self.sensitivity, q.epsilon, self.delta, 1.0)
+        unit = dd.Mechanism(
+            tuple(dilate_noise(nz, 1.0 / self.sensitivity) for nz in q.noises),
+            (e + half) / self.sensitivity,
+            q.epsilon,
+            self.delta,
+            1.0,
+        )
         d = unit.certify()
         if not d <= unit.delta:  # pragma: no cover
             raise ValueError(f"rescaled mechanism for n = {half} is only ({unit.epsilon}, {d})-DP")
@@ -299,16 +407,16 @@ class PCDDDFamily(DDFamily):
 
 
 class PieceQuantiles:
-    """The quantile functions of several piecewise-uniform noises as padded tables: ``ppf(piece, u)`` is
-    ``noises[piece[i]].ppf(u[i])`` for every i at once, bit for bit.
+    """The quantile functions of several piecewise-uniform noises as padded tables: ``ppf(piece,
+    u)`` is ``noises[piece[i]].ppf(u[i])`` for every i at once, bit for bit.
 
     :meth:`dpdro.PiecewiseUniform.ppf` rebuilds its cumulative table on every call; a data-dependent
     mechanism with 42 pieces called once per coordinate update then spends milliseconds per call in
-    that bookkeeping. Here the tables are built once (from each noise's own ``_pieces``) and one call
-    maps every uniform with array operations: the search ``searchsorted(cum, u, "left") − 1`` becomes
-    the count of table entries below u (the same index: the cumulative masses are non-decreasing and
-    the last one is 1 > u), the skip of empty cells a precomputed "next cell with mass" table, and the
-    interpolation the same floating-point operations in the same order.
+    that bookkeeping. Here the tables are built once (from each noise's own ``_pieces``) and one
+    call maps every uniform with array operations: the search ``searchsorted(cum, u, "left") − 1``
+    becomes the count of table entries below u (the same index: the cumulative masses are
+    non-decreasing and the last one is 1 > u), the skip of empty cells a precomputed "next cell with
+    mass" table, and the interpolation the same floating-point operations in the same order.
     """
 
     def __init__(self, noises: Sequence[PiecewiseUniform]):
@@ -319,18 +427,21 @@ class PieceQuantiles:
         self.next_mass = np.zeros((P, J), dtype=np.intp)
         self.last = np.empty(P, dtype=np.intp)
         self.top = np.array([float(nz.support[1]) for nz in noises])
-        for l, (left, width, mass) in enumerate(tables):
+        for p, (left, width, mass) in enumerate(tables):
             J_l = mass.size
             cum = np.concatenate(([0.0], np.cumsum(mass)))
             cum[-1] = 1.0
             nz = np.nonzero(mass > 0)[0]
-            self.cum[l, :J_l + 1] = cum
-            self.left[l, :J_l], self.width[l, :J_l], self.mass[l, :J_l] = left, width, mass
-            self.next_mass[l, :J_l] = nz[np.clip(np.searchsorted(nz, np.arange(J_l)), 0, nz.size - 1)]
-            self.last[l] = J_l - 1
+            self.cum[p, : J_l + 1] = cum
+            self.left[p, :J_l], self.width[p, :J_l], self.mass[p, :J_l] = left, width, mass
+            self.next_mass[p, :J_l] = nz[
+                np.clip(np.searchsorted(nz, np.arange(J_l)), 0, nz.size - 1)
+            ]
+            self.last[p] = J_l - 1
 
     def ppf(self, piece: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """``noises[piece[i]].ppf(u[i])`` for 1-d integer ``piece`` and ``u`` in [0, 1] of one length."""
+        """``noises[piece[i]].ppf(u[i])`` for 1-d integer ``piece`` and ``u`` in [0, 1] of one
+        length."""
         piece, u = np.asarray(piece, dtype=np.intp), np.asarray(u, dtype=float)
         j = np.empty(u.size, dtype=np.intp)
         step = max(1, (1 << 20) // self.cum.shape[1])  # bounded temporary (N, J + 1) comparisons
@@ -353,18 +464,21 @@ class PieceQuantiles:
         """The quantile at ``u`` given the index ``j`` of the table entry below it."""
         j = self.next_mass[piece, np.clip(j, 0, self.last[piece])]
         frac = np.clip((u - self.cum[piece, j]) / self.mass[piece, j], 0.0, 1.0)
-        return np.where(u >= 1.0, self.top[piece], self.left[piece, j] + frac * self.width[piece, j])
+        return np.where(
+            u >= 1.0, self.top[piece], self.left[piece, j] + frac * self.width[piece, j]
+        )
 
 
 class DataDependentNoise:
-    """The "(OPT)" column: values + Δf·X(t), X(t) the noise of the piece containing t = (ϕ − φ_lo′)/Δf.
+    """The "(OPT)" column: values + Δf·X(t), X(t) the noise of the piece containing t = (ϕ −
+    φ_lo′)/Δf.
 
     A mechanism ``mech(values, sensitivity, rng, *, phi_lo, phi_hi)`` (``needs_range = True``: the
-    experiment passes the range Φ of each statistic). Vectorised: one uniform per value, drawn in one
-    call (common random numbers with the additive mechanisms), then the values are grouped by range key
-    and each group's uniforms are mapped through the ``ppf`` of their pieces' noises at once
-    (:class:`PieceQuantiles`, built once per key). ``tables=False`` maps them piece by piece through
-    ``noises[l].ppf`` instead (the definition; the same numbers, slower).
+    experiment passes the range Φ of each statistic). Vectorised: one uniform per value, drawn in
+    one call (common random numbers with the additive mechanisms), then the values are grouped by
+    range key and each group's uniforms are mapped through the ``ppf`` of their pieces' noises at
+    once (:class:`PieceQuantiles`, built once per key). ``tables=False`` maps them piece by piece
+    through ``noises[l].ppf`` instead (the definition; the same numbers, slower).
     """
 
     needs_range = True
@@ -403,9 +517,9 @@ class DataDependentNoise:
             if self.tables:
                 flat_o[idx] = self._piece_quantiles(float(k), mech).ppf(pc, flat_u[idx])
                 continue
-            for l in np.unique(pc):
-                sel = idx[pc == l]
-                flat_o[sel] = mech.noises[l].ppf(flat_u[sel])
+            for p in np.unique(pc):
+                sel = idx[pc == p]
+                flat_o[sel] = mech.noises[p].ppf(flat_u[sel])
         return out
 
     def __call__(self, values, sensitivity, rng, *, phi_lo, phi_hi):
@@ -414,8 +528,9 @@ class DataDependentNoise:
         noise = self.unit_noise(v, sensitivity, u, phi_lo=phi_lo, phi_hi=phi_hi)
         return v + np.asarray(sensitivity, dtype=float) * noise
 
-    def noise_table(self, rng, shape, sensitivity: float, phi_lo: float,
-                    phi_hi: float) -> NoiseTable:
+    def noise_table(
+        self, rng, shape, sensitivity: float, phi_lo: float, phi_hi: float
+    ) -> NoiseTable:
         """The noise of ``shape[0]`` calls on ``shape[1:]`` values of one range Φ = [φ_lo, φ_hi]
         and sensitivity, for every piece (:class:`~repro.experiments.NoiseTable`): the same
         uniforms, pieces and noise as the calls, bit for bit."""
@@ -426,10 +541,15 @@ class DataDependentNoise:
         lo2, key = self.family.embed(lo, hi, s)
         mech = self.family.mechanism(float(key))
         unit = self._piece_quantiles(float(key), mech).ppf_all(u)
-        return NoiseTable(scaled=s * unit, lo=float(lo2), scale=float(s),
-                          top=float(np.nextafter(float(mech.piece_edges[-1]), -np.inf)),
-                          edges=np.asarray(mech.piece_edges, dtype=float),
-                          check_lo=float(_range_check(lo, -1)), check_hi=float(_range_check(hi, 1)))
+        return NoiseTable(
+            scaled=s * unit,
+            lo=float(lo2),
+            scale=float(s),
+            top=float(np.nextafter(float(mech.piece_edges[-1]), -np.inf)),
+            edges=np.asarray(mech.piece_edges, dtype=float),
+            check_lo=float(_range_check(lo, -1)),
+            check_hi=float(_range_check(hi, 1)),
+        )
 
 
 def _range_check(end, side: int):
@@ -437,12 +557,18 @@ def _range_check(end, side: int):
     return end + side * 1e-9 * np.maximum(1.0, np.abs(end))
 
 
-def make_data_dependent(table: int, epsilon: float = 1.0, delta: float = 0.1, *, cache: str | Path | None = DD_CACHE,
-                        solve: bool = True, **kw) -> DataDependentNoise:
+def make_data_dependent(
+    table: int,
+    epsilon: float = 1.0,
+    delta: float = 0.1,
+    *,
+    cache: str | Path | None = DD_CACHE,
+    solve: bool = True,
+    **kw,
+) -> DataDependentNoise:
     """The (OPT) mechanism of Table 2 (naïve Bayes) or Table 3 (coordinate descent)."""
     if table == 2:
         return DataDependentNoise(NBDDFamily(epsilon, delta, cache=cache, solve=solve))
     if table == 3:
         return DataDependentNoise(PCDDDFamily(epsilon, delta, cache=cache, solve=solve, **kw))
     raise ValueError(f"table must be 2 or 3, got {table!r}")
-

@@ -32,8 +32,15 @@ from dpdro.mechanisms import AnalyticGaussian, Gaussian, TruncatedLaplace
 
 from ..provenance import read_json, write_json_atomic
 
-__all__ = ["AdditiveNoise", "NoiseMechanism", "NoiseTable", "NonPrivate", "call_mechanism",
-           "make_mechanisms", "optimized_unit_noise"]
+__all__ = [
+    "AdditiveNoise",
+    "NoiseMechanism",
+    "NoiseTable",
+    "NonPrivate",
+    "call_mechanism",
+    "make_mechanisms",
+    "optimized_unit_noise",
+]
 
 TINY = 1e-16  # uniforms are clipped to [TINY, 1 - TINY] so that Gaussian quantiles stay finite
 
@@ -105,7 +112,8 @@ def _additive_table(scaled: np.ndarray) -> NoiseTable:
 
 @dataclass(frozen=True)
 class AdditiveNoise:
-    """values + sensitivity · X with X a unit-sensitivity noise drawn by inverse transform (``ppf``).
+    """values + sensitivity · X with X a unit-sensitivity noise drawn by inverse transform
+    (``ppf``).
 
     Parameters
     ----------
@@ -147,14 +155,20 @@ class NonPrivate:
 
 
 def call_mechanism(mech, values, sensitivity, rng, phi_lo, phi_hi):
-    """``mech(values, sensitivity, rng)``, passing the range Φ to mechanisms with ``needs_range``."""
+    """``mech(values, sensitivity, rng)``, passing the range Φ to mechanisms with
+    ``needs_range``."""
     if getattr(mech, "needs_range", False):
         return mech(values, sensitivity, rng, phi_lo=phi_lo, phi_hi=phi_hi)
     return mech(values, sensitivity, rng)
 
 
-def optimized_unit_noise(epsilon: float = 1.0, delta: float = 0.1, *, rel_gap: float = 0.01,
-                         cache: str | Path | None = None):
+def optimized_unit_noise(
+    epsilon: float = 1.0,
+    delta: float = 0.1,
+    *,
+    rel_gap: float = 0.01,
+    cache: str | Path | None = None,
+):
     """The data-independent ℓ1-optimal noise for Δf = 1 (:func:`dpdro.optimal_noise`), optionally
     cached as JSON.
 
@@ -168,31 +182,49 @@ def optimized_unit_noise(epsilon: float = 1.0, delta: float = 0.1, *, rel_gap: f
         info = data["info"]
         stored = (info.get("epsilon"), info.get("delta"), info.get("sensitivity"))
         if stored != (epsilon, delta, 1.0):
-            raise ValueError(f"cache {cache} holds the noise for (epsilon, delta, sensitivity) = "
-                             f"{stored}, not ({epsilon}, {delta}, 1.0)")
+            raise ValueError(
+                f"cache {cache} holds the noise for (epsilon, delta, sensitivity) = "
+                f"{stored}, not ({epsilon}, {delta}, 1.0)"
+            )
     else:
-        res = optimal_noise(Problem(epsilon=epsilon, delta=delta, sensitivity=1.0, loss="l1"),
-                            rel_gap=rel_gap)
+        res = optimal_noise(
+            Problem(epsilon=epsilon, delta=delta, sensitivity=1.0, loss="l1"), rel_gap=rel_gap
+        )
         noise = res.noise
-        info = dict(epsilon=epsilon, delta=delta, sensitivity=1.0, loss="l1",
-                    rel_gap_target=rel_gap, upper=res.upper.value, lower=res.lower.value,
-                    gap=res.gap, seconds=res.seconds, n_cells=int(noise.probs.size))
+        info = dict(
+            epsilon=epsilon,
+            delta=delta,
+            sensitivity=1.0,
+            loss="l1",
+            rel_gap_target=rel_gap,
+            upper=res.upper.value,
+            lower=res.lower.value,
+            gap=res.gap,
+            seconds=res.seconds,
+            n_cells=int(noise.probs.size),
+        )
         if cache is not None:
             write_json_atomic(cache, {"noise": noise.to_dict(), "info": info})
     certified = certify_delta(noise, epsilon=epsilon, sensitivity=1.0)
     if certified > delta:
-        raise ValueError(f"optimised noise is only ({epsilon}, {certified})-DP, above delta = {delta}")
+        raise ValueError(
+            f"optimised noise is only ({epsilon}, {certified})-DP, above delta = {delta}"
+        )
     info = dict(info, certified_delta=float(certified))
     return noise, info
 
 
-def make_mechanisms(epsilon: float = 1.0, delta: float = 0.1, *,
-                    opt_noise=None) -> dict[str, AdditiveNoise]:
-    """GN (classical Gaussian), AG (analytic Gaussian), TLN (truncated Laplace) and, if given, OPT."""
+def make_mechanisms(
+    epsilon: float = 1.0, delta: float = 0.1, *, opt_noise=None
+) -> dict[str, AdditiveNoise]:
+    """GN (classical Gaussian), AG (analytic Gaussian), TLN (truncated Laplace) and, if given,
+    OPT."""
     mechs = {
         "GN": AdditiveNoise("GN", Gaussian(epsilon=epsilon, delta=delta, sensitivity=1.0)),
         "AG": AdditiveNoise("AG", AnalyticGaussian(epsilon=epsilon, delta=delta, sensitivity=1.0)),
-        "TLN": AdditiveNoise("TLN", TruncatedLaplace(epsilon=epsilon, delta=delta, sensitivity=1.0)),
+        "TLN": AdditiveNoise(
+            "TLN", TruncatedLaplace(epsilon=epsilon, delta=delta, sensitivity=1.0)
+        ),
     }
     if opt_noise is not None:
         mechs["OPT"] = AdditiveNoise("OPT", opt_noise)

@@ -34,28 +34,43 @@ from ..datasets import Dataset
 from .mechanisms import NonPrivate, call_mechanism
 from .stats import split_indices, split_seeds
 
-__all__ = ["NBSettings", "NBStats", "nb_errors", "nb_noisy_stats", "nb_sensitivities",
-           "nb_statistics", "run_naive_bayes"]
+__all__ = [
+    "NBSettings",
+    "NBStats",
+    "nb_errors",
+    "nb_noisy_stats",
+    "nb_sensitivities",
+    "nb_statistics",
+    "run_naive_bayes",
+]
 
 
 @dataclass(frozen=True)
 class NBSettings:
-    """Choices of the DP naïve Bayes experiment (module docstring). Default: our reading of the paper."""
+    """Choices of the DP naïve Bayes experiment (module docstring). Default: our reading of the
+    paper."""
 
     epsilon: float = 1.0
     delta: float = 0.1
     round_up_sensitivities: bool = False  # authors: ceil
     class_counts: str = "train"  # "train" (paper) or "full" (authors) for the sensitivities
     sd_floor: float = 0.01  # floor of noisy (and non-private) standard deviations ...
-    sd_floor_relative: bool = True  # ... as a fraction of (u_v - l_v) (True) or in feature units (False)
+    sd_floor_relative: bool = (
+        True  # ... as a fraction of (u_v - l_v) (True) or in feature units (False)
+    )
     count_floor: float = 1e-6  # floor of noisy counts (authors: 1e-6)
     perturb_zero_counts: bool = True  # authors: False (only levels seen in training are perturbed)
 
     @classmethod
-    def authors(cls, **kw) -> "NBSettings":
+    def authors(cls, **kw) -> NBSettings:
         """The settings of the authors' Julia code (``sensitivities.jl``, ``NB.jl``)."""
-        base = dict(round_up_sensitivities=True, class_counts="full", sd_floor=1.0, sd_floor_relative=False,
-                    perturb_zero_counts=False)
+        base = dict(
+            round_up_sensitivities=True,
+            class_counts="full",
+            sd_floor=1.0,
+            sd_floor_relative=False,
+            perturb_zero_counts=False,
+        )
         base.update(kw)
         return cls(**base)
 
@@ -64,9 +79,9 @@ class NBSettings:
 class NBStats:
     """Naïve Bayes sufficient statistics of a training set.
 
-    prior (C,), counts (L, C) over all levels of all categorical features stacked (``offsets[v]`` is the
-    first row of feature v), means and sds (V, C) (population standard deviation, as the authors'
-    ``std(..., corrected=false)``).
+    prior (C,), counts (L, C) over all levels of all categorical features stacked (``offsets[v]`` is
+    the first row of feature v), means and sds (V, C) (population standard deviation, as the
+    authors' ``std(..., corrected=false)``).
     """
 
     prior: np.ndarray
@@ -100,8 +115,11 @@ def nb_statistics(ds: Dataset, rows: np.ndarray) -> NBStats:
     return NBStats(prior, counts, means, sds, offsets)
 
 
-def nb_sensitivities(ds: Dataset, train_prior: np.ndarray, settings: NBSettings) -> tuple[np.ndarray, np.ndarray]:
-    """Sensitivities (V, C) of the class-conditional means (u−l)/n_c and standard deviations (u−l)/√n_c."""
+def nb_sensitivities(
+    ds: Dataset, train_prior: np.ndarray, settings: NBSettings
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sensitivities (V, C) of the class-conditional means (u−l)/n_c and standard deviations
+    (u−l)/√n_c."""
     width = ds.num_bounds[:, 1] - ds.num_bounds[:, 0]
     if settings.class_counts == "train":
         nc = np.asarray(train_prior, dtype=float)
@@ -124,26 +142,42 @@ def _sd_floor(ds: Dataset, settings: NBSettings) -> np.ndarray:
     return np.full((ds.n_num, 1), float(settings.sd_floor))
 
 
-def nb_noisy_stats(ds: Dataset, st: NBStats, mech: Callable, n_sims: int, rng: np.random.Generator,
-                   settings: NBSettings) -> dict[str, np.ndarray]:
-    """``n_sims`` perturbed copies of the statistics: prior (S, C), counts (S, L, C), means/sds (S, V, C).
+def nb_noisy_stats(
+    ds: Dataset,
+    st: NBStats,
+    mech: Callable,
+    n_sims: int,
+    rng: np.random.Generator,
+    settings: NBSettings,
+) -> dict[str, np.ndarray]:
+    """``n_sims`` perturbed copies of the statistics: prior (S, C), counts (S, L, C), means/sds (S,
+    V, C).
 
-    One uniform stream per statistic type, drawn in a fixed order (prior, counts, means, sds), so that
-    identically seeded ``rng`` give every mechanism the same uniforms (common random numbers). Noisy
-    counts are floored at ``count_floor`` and noisy standard deviations at the sd floor (post-processing).
-    Zero counts are perturbed unless ``settings.perturb_zero_counts`` is False, in which case they stay 0.
-    Mechanisms with ``needs_range`` (the data-dependent (OPT)) also get the range Φ of each statistic:
-    [0, n] for counts (n the training-set size), [l_v, u_v] for means, [0, (u_v − l_v)/2] for the
-    population standard deviations.
+    One uniform stream per statistic type, drawn in a fixed order (prior, counts, means, sds), so
+    that identically seeded ``rng`` give every mechanism the same uniforms (common random numbers).
+    Noisy counts are floored at ``count_floor`` and noisy standard deviations at the sd floor
+    (post-processing). Zero counts are perturbed unless ``settings.perturb_zero_counts`` is False,
+    in which case they stay 0. Mechanisms with ``needs_range`` (the data-dependent (OPT)) also get
+    the range Φ of each statistic: [0, n] for counts (n the training-set size), [l_v, u_v] for
+    means, [0, (u_v − l_v)/2] for the population standard deviations.
     """
     S = int(n_sims)
     s_mean, s_sd = nb_sensitivities(ds, st.prior, settings)
     n = float(st.prior.sum())  # public training-set size: counts lie in [0, n]
-    lo, hi = ds.num_bounds[:, :1], ds.num_bounds[:, 1:]  # (V, 1): means in [l_v, u_v], sds in [0, (u_v - l_v)/2]
+    lo, hi = (
+        ds.num_bounds[:, :1],
+        ds.num_bounds[:, 1:],
+    )  # (V, 1): means in [l_v, u_v], sds in [0, (u_v - l_v)/2]
     prior = call_mechanism(mech, np.broadcast_to(st.prior, (S,) + st.prior.shape), 1.0, rng, 0.0, n)
-    counts = call_mechanism(mech, np.broadcast_to(st.counts, (S,) + st.counts.shape), 1.0, rng, 0.0, n)
-    means = call_mechanism(mech, np.broadcast_to(st.means, (S,) + st.means.shape), s_mean, rng, lo, hi)
-    sds = call_mechanism(mech, np.broadcast_to(st.sds, (S,) + st.sds.shape), s_sd, rng, 0.0, (hi - lo) / 2.0)
+    counts = call_mechanism(
+        mech, np.broadcast_to(st.counts, (S,) + st.counts.shape), 1.0, rng, 0.0, n
+    )
+    means = call_mechanism(
+        mech, np.broadcast_to(st.means, (S,) + st.means.shape), s_mean, rng, lo, hi
+    )
+    sds = call_mechanism(
+        mech, np.broadcast_to(st.sds, (S,) + st.sds.shape), s_sd, rng, 0.0, (hi - lo) / 2.0
+    )
     floor = settings.count_floor
     prior = np.maximum(prior, floor)
     counts = np.maximum(counts, floor)
@@ -162,14 +196,21 @@ def _nb_onehot(ds: Dataset, rows: np.ndarray, offsets: np.ndarray):
     return sparse.csr_matrix((np.ones(flat.size), (r, flat)), shape=(n, int(offsets[-1])))
 
 
-def nb_errors(ds: Dataset, rows: np.ndarray, noisy: Mapping[str, np.ndarray], *, max_block_cells: int = 4_000_000) -> np.ndarray:
-    """Misclassification rate (S,) on ``rows`` of each of the S naïve Bayes classifiers in ``noisy``.
+def nb_errors(
+    ds: Dataset,
+    rows: np.ndarray,
+    noisy: Mapping[str, np.ndarray],
+    *,
+    max_block_cells: int = 4_000_000,
+) -> np.ndarray:
+    """Misclassification rate (S,) on ``rows`` of each of the S naïve Bayes classifiers in
+    ``noisy``.
 
     Score of class c: log ñ_c + Σ_v log(ñ_{v,x_v,c}/ñ_c) + Σ_v log N(x_v; μ̃_{v,c}, σ̃²_{v,c}); the
     Gaussian part is expanded into matrix products (x² · (−1/2σ²) + x · μ/σ² − μ²/2σ² − log σ), the
     categorical part is a sparse one-hot product. A zero count (when zeros are not perturbed) gives
-    score −inf as in the authors' code; ties go to the first class. Simulations are processed in blocks
-    of at most ``max_block_cells / (n·C)`` at a time (memory).
+    score −inf as in the authors' code; ties go to the first class. Simulations are processed in
+    blocks of at most ``max_block_cells / (n·C)`` at a time (memory).
     """
     prior, counts, means, sds = noisy["prior"], noisy["counts"], noisy["means"], noisy["sds"]
     S, C = prior.shape
@@ -204,21 +245,33 @@ def nb_errors(ds: Dataset, rows: np.ndarray, noisy: Mapping[str, np.ndarray], *,
     return errs
 
 
-def run_naive_bayes(ds: Dataset, mechanisms: Mapping[str, Callable], *, n_splits: int, n_sims: int, seed: int = 0,
-                    settings: NBSettings = NBSettings(), baseline: bool = True, first_split: int = 0) -> dict:
-    """DP naïve Bayes on ``n_splits`` random 80/20 splits × ``n_sims`` noise simulations per mechanism.
+def run_naive_bayes(
+    ds: Dataset,
+    mechanisms: Mapping[str, Callable],
+    *,
+    n_splits: int,
+    n_sims: int,
+    seed: int = 0,
+    settings: NBSettings = NBSettings(),
+    baseline: bool = True,
+    first_split: int = 0,
+) -> dict:
+    """DP naïve Bayes on ``n_splits`` random 80/20 splits × ``n_sims`` noise simulations per
+    mechanism.
 
     Returns ``{"in": {name: (n_splits,)}, "out": {...}}``: per split, the error averaged over the
-    simulations; ``"NB"`` is the non-private classifier (same floors). Seeds: the split and the noise
-    of split k come from ``SeedSequence([seed, k])``; every mechanism gets the same noise seed, so a
-    mechanism's errors do not depend on which other mechanisms are run with it (``baseline=False``
-    skips NB, e.g. to add one column to a stored run). ``first_split``: run the splits
-    ``first_split, …, first_split + n_splits − 1`` (a chunk of a larger run: splits are independent,
-    so chunks concatenate to the whole run).
+    simulations; ``"NB"`` is the non-private classifier (same floors). Seeds: the split and the
+    noise of split k come from ``SeedSequence([seed, k])``; every mechanism gets the same noise
+    seed, so a mechanism's errors do not depend on which other mechanisms are run with it
+    (``baseline=False`` skips NB, e.g. to add one column to a stored run). ``first_split``: run the
+    splits ``first_split, …, first_split + n_splits − 1`` (a chunk of a larger run: splits are
+    independent, so chunks concatenate to the whole run).
     """
     extra = [("NB", NonPrivate())] if baseline else []
-    res = {"in": {m: np.empty(n_splits) for m in [*mechanisms, *dict(extra)]},
-           "out": {m: np.empty(n_splits) for m in [*mechanisms, *dict(extra)]}}
+    res = {
+        "in": {m: np.empty(n_splits) for m in [*mechanisms, *dict(extra)]},
+        "out": {m: np.empty(n_splits) for m in [*mechanisms, *dict(extra)]},
+    }
     for i in range(n_splits):
         k = first_split + i
         s_split, s_noise, _ = split_seeds(seed, k)
@@ -230,4 +283,3 @@ def run_naive_bayes(ds: Dataset, mechanisms: Mapping[str, Callable], *, n_splits
             res["in"][name][i] = nb_errors(ds, train, noisy).mean()
             res["out"][name][i] = nb_errors(ds, test, noisy).mean()
     return res
-

@@ -24,8 +24,15 @@ from ..datasets import Dataset, one_hot
 from .mechanisms import NonPrivate, call_mechanism
 from .stats import split_indices, split_seeds
 
-__all__ = ["PCD_BACKENDS", "PCDSettings", "pcd_backend", "pcd_errors", "pcd_step_array",
-           "pcd_train", "run_pcd"]
+__all__ = [
+    "PCD_BACKENDS",
+    "PCDSettings",
+    "pcd_backend",
+    "pcd_errors",
+    "pcd_step_array",
+    "pcd_train",
+    "run_pcd",
+]
 
 PCD_BACKENDS = ("numba", "numpy", "cupy")
 _ROW_BLOCK = 1 << 18  # margins per block of the numpy step (1 MiB in float32: passes stay in cache)
@@ -95,10 +102,20 @@ def _resolve_backend(backend: str | None) -> str:
 
 
 # -------------------------------------------------------------------------------------- the method
-def pcd_train(X: np.ndarray, y: np.ndarray, mech: Callable, n_sims: int,
-              rng_init: np.random.Generator, rng_noise: np.random.Generator,
-              settings: PCDSettings = PCDSettings(), record_queries: bool = False, *,
-              dtype=np.float32, backend: str | None = None, parallel: bool = False):
+def pcd_train(
+    X: np.ndarray,
+    y: np.ndarray,
+    mech: Callable,
+    n_sims: int,
+    rng_init: np.random.Generator,
+    rng_noise: np.random.Generator,
+    settings: PCDSettings = PCDSettings(),
+    record_queries: bool = False,
+    *,
+    dtype=np.float32,
+    backend: str | None = None,
+    parallel: bool = False,
+):
     r"""Run ``n_sims`` DP proximal coordinate descents at once; returns the last iterates H (S, d)
     (and, if ``record_queries``, the true query values (T·K, S) before noise).
 
@@ -202,14 +219,22 @@ def pcd_train(X: np.ndarray, y: np.ndarray, mech: Callable, n_sims: int,
     YX = np.ascontiguousarray(X.T * y.astype(float)[None, :]).astype(dtype)  # row l: y_i x_il
     H, YX = xp.asarray(H), xp.asarray(YX)
     M = xp.empty((S, n), dtype=dtype)
-    run = _Run(n=n, eta=settings.step, thr=settings.step * settings.lam,
-               sensitivity=settings.sensitivity, parallel=bool(parallel))
+    run = _Run(
+        n=n,
+        eta=settings.step,
+        thr=settings.step * settings.lam,
+        sensitivity=settings.sensitivity,
+        parallel=bool(parallel),
+    )
     queries = [] if record_queries else None
     for _t in range(settings.T):
         order = np.argsort(rng_init.random((S, d)), axis=1)[:, :K]  # K distinct coordinates per sim
         _margins(H, YX, M, xp)
-        table = (mech.noise_table(rng_noise, (K, S), settings.sensitivity, -float(n), float(n))
-                 if tabled else None)
+        table = (
+            mech.noise_table(rng_noise, (K, S), settings.sensitivity, -float(n), float(n))
+            if tabled
+            else None
+        )
         if backend == "numba" and tabled:
             Hsum, q = _iteration_kernel(run, M, YX, order, H, table)
         else:
@@ -253,9 +278,24 @@ def _iteration_kernel(run: _Run, M, YX, order, H, table):
     scaled = np.ascontiguousarray(table.scaled, dtype=np.float64)
     edges = np.zeros(2) if table.edges is None else np.asarray(table.edges, dtype=np.float64)
     iteration = kernels.pcd_iteration_parallel if run.parallel else kernels.pcd_iteration
-    bad = iteration(M, YX, np.ascontiguousarray(order), H, Hsum, q, scaled, float(table.lo),
-                    float(table.scale), float(table.top), edges, float(table.check_lo),
-                    float(table.check_hi), float(run.n), float(run.eta), float(run.thr))
+    bad = iteration(
+        M,
+        YX,
+        np.ascontiguousarray(order),
+        H,
+        Hsum,
+        q,
+        scaled,
+        float(table.lo),
+        float(table.scale),
+        float(table.top),
+        edges,
+        float(table.check_lo),
+        float(table.check_hi),
+        float(run.n),
+        float(run.eta),
+        float(run.thr),
+    )
     if bad:
         raise ValueError("a query value lies outside its range [phi_lo, phi_hi]")
     return Hsum, q
@@ -270,8 +310,10 @@ def _iteration_steps(run: _Run, backend: str, xp, M, YX, order, H, table, mech, 
     if backend == "numba":
         fused = _kernels().fused_step_parallel if run.parallel else _kernels().fused_step
     else:
+
         def fused(*args):
             return pcd_step_array(*args, xp=xp)
+
     columns = xp.asarray(np.ascontiguousarray(order.T))  # (K, S): row k holds every sim's k-th
     rows = xp.arange(S)
     scaled = None if table is None else xp.asarray(table.scaled)
@@ -321,10 +363,20 @@ def pcd_errors(H: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.mean(pred != y[:, None], axis=0)
 
 
-def run_pcd(ds: Dataset, mechanisms: Mapping[str, Callable], *, n_splits: int, n_sims: int,
-            seed: int = 0, settings: PCDSettings = PCDSettings(), design=None,
-            nonprivate_sims: int | None = None, baseline: bool = True, first_split: int = 0,
-            pcd_options: Mapping | None = None) -> dict:
+def run_pcd(
+    ds: Dataset,
+    mechanisms: Mapping[str, Callable],
+    *,
+    n_splits: int,
+    n_sims: int,
+    seed: int = 0,
+    settings: PCDSettings = PCDSettings(),
+    design=None,
+    nonprivate_sims: int | None = None,
+    baseline: bool = True,
+    first_split: int = 0,
+    pcd_options: Mapping | None = None,
+) -> dict:
     """DP proximal coordinate descent on ``n_splits`` random 80/20 splits × ``n_sims`` simulations.
 
     Returns ``{"in": {name: (n_splits,)}, "out": {...}}`` (errors of the last iterate averaged
@@ -339,14 +391,25 @@ def run_pcd(ds: Dataset, mechanisms: Mapping[str, Callable], *, n_splits: int, n
     X, y = design.X, design.y
     extra = [("PCD", NonPrivate("PCD"))] if baseline else []
     names = [*mechanisms, *dict(extra)]
-    res = {"in": {m: np.empty(n_splits) for m in names}, "out": {m: np.empty(n_splits) for m in names}}
+    res = {
+        "in": {m: np.empty(n_splits) for m in names},
+        "out": {m: np.empty(n_splits) for m in names},
+    }
     for i in range(n_splits):
         s_split, s_noise, s_init = split_seeds(seed, first_split + i)
         train, test = split_indices(ds.n, np.random.default_rng(s_split))
         for name, mech in [*mechanisms.items(), *extra]:
             sims = (nonprivate_sims or n_sims) if name == "PCD" else n_sims
-            H = pcd_train(X[train], y[train], mech, sims, np.random.default_rng(s_init),
-                          np.random.default_rng(s_noise), settings, **(pcd_options or {}))
+            H = pcd_train(
+                X[train],
+                y[train],
+                mech,
+                sims,
+                np.random.default_rng(s_init),
+                np.random.default_rng(s_noise),
+                settings,
+                **(pcd_options or {}),
+            )
             res["in"][name][i] = pcd_errors(H, X[train], y[train]).mean()
             res["out"][name][i] = pcd_errors(H, X[test], y[test]).mean()
     return res

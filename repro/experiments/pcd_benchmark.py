@@ -37,8 +37,16 @@ from .mechanisms import NonPrivate, call_mechanism
 from .pcd import PCDSettings, pcd_backend, pcd_train
 from .stats import split_indices, split_seeds
 
-__all__ = ["BEFORE", "StepwiseOnly", "implementations", "iteration_profile", "pcd_report",
-           "split0", "step_times", "table3_cpu_hours"]
+__all__ = [
+    "BEFORE",
+    "StepwiseOnly",
+    "implementations",
+    "iteration_profile",
+    "pcd_report",
+    "split0",
+    "step_times",
+    "table3_cpu_hours",
+]
 
 BEFORE = "stepwise (before)"
 PAPER_SPLITS, PAPER_SIMS = 100, 1000
@@ -53,7 +61,9 @@ class StepwiseOnly:
         self.needs_range = getattr(mech, "needs_range", False)
 
     def __call__(self, values, sensitivity, rng, **kw):
-        return call_mechanism(self.mech, values, sensitivity, rng, kw.get("phi_lo"), kw.get("phi_hi"))
+        return call_mechanism(
+            self.mech, values, sensitivity, rng, kw.get("phi_lo"), kw.get("phi_hi")
+        )
 
 
 def _margins_rounded(H, YX, out, xp):
@@ -62,7 +72,7 @@ def _margins_rounded(H, YX, out, xp):
     YX64 = YX.astype(np.float64)
     rows = max(1, (1 << 22) // out.shape[1])
     for lo in range(0, out.shape[0], rows):
-        out[lo:lo + rows] = H[lo:lo + rows] @ YX64
+        out[lo : lo + rows] = H[lo : lo + rows] @ YX64
 
 
 @contextmanager
@@ -85,9 +95,12 @@ def implementations(fallback: bool = True) -> dict:
     and its variants (the numpy backend with ``fallback``, CuPy when a GPU is present)."""
     from .. import brute
 
-    impls = {"reference": brute.pcd_train_reference, BEFORE: _before,
-             "iteration kernel (after)": pcd_train,
-             "iteration kernel, float64": partial(pcd_train, dtype=np.float64)}
+    impls = {
+        "reference": brute.pcd_train_reference,
+        BEFORE: _before,
+        "iteration kernel (after)": pcd_train,
+        "iteration kernel, float64": partial(pcd_train, dtype=np.float64),
+    }
     if fallback:
         impls["numpy backend"] = partial(pcd_train, backend="numpy")
     if _pcd._cupy() is not None:
@@ -110,13 +123,21 @@ def split0(name: str):
 def _timed(train, X, y, mech, S: int, T: int, s_init, s_noise) -> tuple[float, float]:
     """CPU seconds (this process) and wall seconds of one ``train`` call of T iterations."""
     c0, w0 = time.process_time(), time.perf_counter()
-    train(X, y, mech, S, np.random.default_rng(s_init), np.random.default_rng(s_noise),
-          PCDSettings(T=T))
+    train(
+        X,
+        y,
+        mech,
+        S,
+        np.random.default_rng(s_init),
+        np.random.default_rng(s_noise),
+        PCDSettings(T=T),
+    )
     return time.process_time() - c0, time.perf_counter() - w0
 
 
-def step_times(names, *, sims: int = 1000, repeats: int = 3, min_seconds: float = 2.0,
-               fallback: bool = True) -> list:
+def step_times(
+    names, *, sims: int = 1000, repeats: int = 3, min_seconds: float = 2.0, fallback: bool = True
+) -> list:
     """Median CPU and wall time per simulation-step of every implementation on split 0 of each
     dataset, GN mechanism, measured in this run: interleaved over ``repeats`` rounds, each run
     long enough (T from a one-iteration probe after a warm-up call that loads the kernels) to last
@@ -143,10 +164,21 @@ def step_times(names, *, sims: int = 1000, repeats: int = 3, min_seconds: float 
                 wall[k].append(w / (T[k] * K * sims))
         for k in impls:
             c, w = statistics.median(cpu[k]), statistics.median(wall[k])
-            rows.append(dict(dataset=name, n=n, d=d, K=K, S=sims, implementation=k, T=T[k],
-                             cpu_per_step=c, wall_per_step=w,
-                             cpu_ratio=statistics.median(cpu[BEFORE]) / c,
-                             wall_ratio=statistics.median(wall[BEFORE]) / w))
+            rows.append(
+                dict(
+                    dataset=name,
+                    n=n,
+                    d=d,
+                    K=K,
+                    S=sims,
+                    implementation=k,
+                    T=T[k],
+                    cpu_per_step=c,
+                    wall_per_step=w,
+                    cpu_ratio=statistics.median(cpu[BEFORE]) / c,
+                    wall_ratio=statistics.median(wall[BEFORE]) / w,
+                )
+            )
     return rows
 
 
@@ -172,7 +204,9 @@ class _TableClock:
         self.noise_table = _Clock(mech.noise_table)
 
     def __call__(self, values, sensitivity, rng, **kw):  # pragma: no cover - tables are used
-        return call_mechanism(self.mech, values, sensitivity, rng, kw.get("phi_lo"), kw.get("phi_hi"))
+        return call_mechanism(
+            self.mech, values, sensitivity, rng, kw.get("phi_lo"), kw.get("phi_hi")
+        )
 
 
 def iteration_profile(name: str, mechs: dict, *, sims: int = 1000, T: int = 3) -> dict:
@@ -186,8 +220,11 @@ def iteration_profile(name: str, mechs: dict, *, sims: int = 1000, T: int = 3) -
         clock, timed_mech = _Clock(_pcd._margins), _TableClock(mech)
         with _patched_margins(clock):
             total, _ = _timed(pcd_train, X, y, timed_mech, sims, T, s_init, s_noise)
-        out[m] = dict(margins=1e3 * clock.seconds / T, noise_table=1e3 * timed_mech.noise_table.seconds / T,
-                      rest=1e3 * (total - clock.seconds - timed_mech.noise_table.seconds) / T)
+        out[m] = dict(
+            margins=1e3 * clock.seconds / T,
+            noise_table=1e3 * timed_mech.noise_table.seconds / T,
+            rest=1e3 * (total - clock.seconds - timed_mech.noise_table.seconds) / T,
+        )
     H = np.random.default_rng(0).uniform(-1, 1, (sims, X.shape[1]))
     YX = np.ascontiguousarray(X.T * y[None, :]).astype(np.float32)
     M = np.empty((sims, X.shape[0]), dtype=np.float32)
@@ -215,18 +252,37 @@ def table3_cpu_hours(names, *, sims: int = 1000, T: int = 10) -> list:
     rows = []
     for name in names:
         X, y, s_init, s_noise = split0(name)
-        seconds = {m: _timed(pcd_train, X, y, mech, sims, T, s_init, s_noise)[0]
-                   for m, mech in mechs.items()}
+        seconds = {
+            m: _timed(pcd_train, X, y, mech, sims, T, s_init, s_noise)[0]
+            for m, mech in mechs.items()
+        }
         scale = PAPER_SPLITS * (PAPER_SIMS / sims) * (PCDSettings().T / T) / 3600.0
-        rows.append(dict(dataset=name, n=X.shape[0], d=X.shape[1], S=sims, T=T,
-                         hours=scale * sum(seconds.values()),
-                         per_mechanism_hours={m: scale * s for m, s in seconds.items()}))
+        rows.append(
+            dict(
+                dataset=name,
+                n=X.shape[0],
+                d=X.shape[1],
+                S=sims,
+                T=T,
+                hours=scale * sum(seconds.values()),
+                per_mechanism_hours={m: scale * s for m, s in seconds.items()},
+            )
+        )
     return rows
 
 
-def pcd_report(step_datasets=("adult", "breast-cancer"), *, sims: int = 1000, repeats: int = 3,
-               min_seconds: float = 2.0, estimate_T: int = 10, hour_datasets=None,
-               fallback: bool = True, out=None, say=print) -> dict:
+def pcd_report(
+    step_datasets=("adult", "breast-cancer"),
+    *,
+    sims: int = 1000,
+    repeats: int = 3,
+    min_seconds: float = 2.0,
+    estimate_T: int = 10,
+    hour_datasets=None,
+    fallback: bool = True,
+    out=None,
+    say=print,
+) -> dict:
     """The benchmark of ``scripts/benchmark_pcd.py``: :func:`iteration_profile` on the first
     dataset, :func:`step_times` and :func:`table3_cpu_hours`, printed with ``say`` and returned
     (and written as JSON with provenance to ``out``)."""
@@ -239,10 +295,12 @@ def pcd_report(step_datasets=("adult", "breast-cancer"), *, sims: int = 1000, re
         nb = f"numba {numba.__version__}"
     except ImportError:  # pragma: no cover
         nb = "no numba"
-    say(f"{platform.machine()}, {os.cpu_count()} cpus, Python {platform.python_version()}, "
+    say(
+        f"{platform.machine()}, {os.cpu_count()} cpus, Python {platform.python_version()}, "
         f"numpy {np.__version__}, {nb}, default backend {pcd_backend()}, OPENBLAS_NUM_THREADS="
         f"{os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}; load average at start "
-        f"{os.getloadavg()[0]:.2f}")
+        f"{os.getloadavg()[0]:.2f}"
+    )
     report = dict(load_start=os.getloadavg()[0])
     first = step_datasets[0]
     mechs = {**mechanisms(3)[0], "PCD": NonPrivate("PCD")}
@@ -252,31 +310,50 @@ def pcd_report(step_datasets=("adult", "breast-cancer"), *, sims: int = 1000, re
     for m in mechs:
         r = prof[m]
         say(f"{m:10s} {r['margins']:8.1f} {r['noise_table']:11.1f} {r['rest']:12.1f}")
-    b, a = (prof["margin product before (float64, rounded)"], prof["margin product after (float32)"])
-    say(f"margin product: before (float64, rounded) {b:.1f} ms, after (float32) {a:.1f} ms "
-        f"({b / a:.1f}x)")
-    rows = report["per_step"] = step_times(step_datasets, sims=sims, repeats=repeats,
-                                           min_seconds=min_seconds, fallback=fallback)
-    say(f"\nTime per simulation-step, GN, split 0, S = {sims} (median of {repeats} interleaved "
-        f"rounds; ratio = {BEFORE} / implementation)")
-    say(f"{'dataset':14s} {'n':>6s} {'d':>3s} {'implementation':26s} {'T':>3s} {'CPU us':>8s} "
-        f"{'wall us':>8s} {'ns/sample':>9s} {'CPU':>6s} {'wall':>6s}")
+    b, a = (
+        prof["margin product before (float64, rounded)"],
+        prof["margin product after (float32)"],
+    )
+    say(
+        f"margin product: before (float64, rounded) {b:.1f} ms, after (float32) {a:.1f} ms "
+        f"({b / a:.1f}x)"
+    )
+    rows = report["per_step"] = step_times(
+        step_datasets, sims=sims, repeats=repeats, min_seconds=min_seconds, fallback=fallback
+    )
+    say(
+        f"\nTime per simulation-step, GN, split 0, S = {sims} (median of {repeats} interleaved "
+        f"rounds; ratio = {BEFORE} / implementation)"
+    )
+    say(
+        f"{'dataset':14s} {'n':>6s} {'d':>3s} {'implementation':26s} {'T':>3s} {'CPU us':>8s} "
+        f"{'wall us':>8s} {'ns/sample':>9s} {'CPU':>6s} {'wall':>6s}"
+    )
     for r in rows:
-        say(f"{r['dataset']:14s} {r['n']:6d} {r['d']:3d} {r['implementation']:26s} {r['T']:3d} "
+        say(
+            f"{r['dataset']:14s} {r['n']:6d} {r['d']:3d} {r['implementation']:26s} {r['T']:3d} "
             f"{1e6 * r['cpu_per_step']:8.2f} {1e6 * r['wall_per_step']:8.2f} "
-            f"{1e9 * r['cpu_per_step'] / r['n']:9.3f} {r['cpu_ratio']:5.2f}x {r['wall_ratio']:5.2f}x")
+            f"{1e9 * r['cpu_per_step'] / r['n']:9.3f} {r['cpu_ratio']:5.2f}x "
+            f"{r['wall_ratio']:5.2f}x"
+        )
     names = list(available_datasets() if hour_datasets is None else hour_datasets)
     hrs = report["table3_hours"] = table3_cpu_hours(names, sims=sims, T=estimate_T)
-    say(f"\nTable 3 at {PAPER_SPLITS} splits x {PAPER_SIMS} simulations, T = 100, six runs per "
+    say(
+        f"\nTable 3 at {PAPER_SPLITS} splits x {PAPER_SIMS} simulations, T = 100, six runs per "
         f"split: estimated single-core CPU-hours with the default (split 0, S = {sims}, "
-        f"T = {estimate_T})")
+        f"T = {estimate_T})"
+    )
     for r in hrs:
         say(f"{r['dataset']:14s} {r['n']:6d} {r['d']:3d} {r['hours']:7.2f}")
     say(f"total {sum(r['hours'] for r in hrs):.2f} CPU-hours")
     report["load_end"] = os.getloadavg()[0]
-    say(f"\nload average at end {report['load_end']:.2f} (timings on a loaded machine are "
-        "inflated; compare ratios)")
+    say(
+        f"\nload average at end {report['load_end']:.2f} (timings on a loaded machine are "
+        "inflated; compare ratios)"
+    )
     if out:
-        write_json_atomic(out, dict(report, provenance=provenance(sims=sims, repeats=repeats,
-                                                                  estimate_T=estimate_T)))
+        write_json_atomic(
+            out,
+            dict(report, provenance=provenance(sims=sims, repeats=repeats, estimate_T=estimate_T)),
+        )
     return report

@@ -1,5 +1,5 @@
-"""Numba kernels of :func:`repro.experiments.pcd_train`: one fused pass over the margins per coordinate
-update of DP proximal coordinate descent (Section 5.3, Table 3).
+"""Numba kernels of :func:`repro.experiments.pcd_train`: one fused pass over the margins per
+coordinate update of DP proximal coordinate descent (Section 5.3, Table 3).
 
 Importing this module requires numba (the ``fast`` extra of the ``dpdro-repro`` distribution);
 :mod:`repro.experiments` imports it lazily and falls back to its numpy step when it is missing.
@@ -9,7 +9,8 @@ logistic function is an ``overload`` that evaluates ``1 / (1 + exp(m))`` with an
 out as Cody–Waite range reduction, a Taylor polynomial and an exponent built from integer bits, so
 that LLVM vectorises the loop (numba's ``math.exp`` is a scalar libm call: about 4× slower here).
 
-Accuracy on the clamped range, measured over a fine grid (``tests/repro/test_pcd.py`` checks σ to 4 ulp):
+Accuracy on the clamped range, measured over a fine grid (``tests/repro/test_pcd.py`` checks σ to 4
+ulp):
 
 * ``float32``: |x| ≤ 80, degree-7 polynomial: eˣ within 1 ulp, σ within 1.3 ulp;
 * ``float64``: |x| ≤ 708, degree-13 polynomial: σ within 1.4 ulp.
@@ -27,8 +28,14 @@ import numpy as np
 from numba import njit, prange, types
 from numba.core.extending import intrinsic, overload
 
-__all__ = ["BLOCK", "fused_step", "fused_step_parallel", "logistic_neg", "pcd_iteration",
-           "pcd_iteration_parallel"]
+__all__ = [
+    "BLOCK",
+    "fused_step",
+    "fused_step_parallel",
+    "logistic_neg",
+    "pcd_iteration",
+    "pcd_iteration_parallel",
+]
 
 BLOCK = 256  # samples per partial sum of the query (float32 within a block, float64 across blocks)
 _LOG2E = 1.4426950408889634
@@ -82,8 +89,21 @@ def _logistic_neg64(m):
     kf = np.floor(x * _LOG2E + 0.5)
     r = (x - kf * _LN2_HI) - kf * _LN2_LO
     p = 1.0 / 6227020800.0
-    for c in (1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0,
-              1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0):
+    for c in (
+        1.0 / 479001600.0,
+        1.0 / 39916800.0,
+        1.0 / 3628800.0,
+        1.0 / 362880.0,
+        1.0 / 40320.0,
+        1.0 / 5040.0,
+        1.0 / 720.0,
+        1.0 / 120.0,
+        1.0 / 24.0,
+        1.0 / 6.0,
+        0.5,
+        1.0,
+        1.0,
+    ):
         p = p * r + c
     e = p * _bits_as_float(np.int64((np.int64(kf) + 1023) << 52))
     return 1.0 / (1.0 + e)
@@ -124,9 +144,9 @@ def _fused_row(m, a, b, dl):
 def fused_step(M, YX, jprev, delta, j, q):
     """One coordinate update of every simulation, fused into a single pass over its margin row.
 
-    For each simulation s and each sample i: apply the previous update,
-    ``M[s, i] += delta[s] · YX[jprev[s], i]``, then accumulate ``q[s] = −Σ_i σ(−M[s, i]) · YX[j[s], i]``
-    (partial sums over blocks of ``BLOCK`` samples in the dtype of ``M``, their total in float64).
+    For each simulation s and each sample i: apply the previous update, ``M[s, i] += delta[s] ·
+    YX[jprev[s], i]``, then accumulate ``q[s] = −Σ_i σ(−M[s, i]) · YX[j[s], i]`` (partial sums over
+    blocks of ``BLOCK`` samples in the dtype of ``M``, their total in float64).
 
     Parameters
     ----------
@@ -152,10 +172,11 @@ def fused_step_parallel(M, YX, jprev, delta, j, q):
         q[s] = _fused_row(M[s], YX[jprev[s]], YX[j[s]], delta[s])
 
 
-# ---------------------------------------------------------------------- one iteration per kernel call
-# The scalar part of a step (piece, noise, proximal step, running sum of the iterates) is compiled
-# without fast-math flags, as separate functions: the same IEEE operations in the same order as the
-# numpy code of ``repro.experiments.pcd`` (no contraction to FMA), so both paths agree bit for bit.
+# ---------------------------------------------------------------------- one iteration per kernel
+# call The scalar part of a step (piece, noise, proximal step, running sum of the iterates) is
+# compiled without fast-math flags, as separate functions: the same IEEE operations in the same
+# order as the numpy code of ``repro.experiments.pcd`` (no contraction to FMA), so both paths agree
+# bit for bit.
 
 
 @njit(error_model="numpy", cache=True)
@@ -180,8 +201,9 @@ def _accumulate(hsum, h):
 
 
 @njit(inline="always")
-def _simulation(m, YX, js, h, hsum, q, s, scaled, lo, scale, top, edges, check_lo, check_hi, n,
-                eta, thr):
+def _simulation(
+    m, YX, js, h, hsum, q, s, scaled, lo, scale, top, edges, check_lo, check_hi, n, eta, thr
+):
     """The K steps of simulation ``s`` of one iteration, in turn, on its margin row ``m``; returns
     the number of queries outside ``[check_lo, check_hi]``."""
     bad = 0
@@ -206,8 +228,9 @@ def _simulation(m, YX, js, h, hsum, q, s, scaled, lo, scale, top, edges, check_l
 
 
 @njit(**_KERNEL_OPTIONS)
-def pcd_iteration(M, YX, order, H, Hsum, q, scaled, lo, scale, top, edges, check_lo, check_hi, n,
-                  eta, thr):
+def pcd_iteration(
+    M, YX, order, H, Hsum, q, scaled, lo, scale, top, edges, check_lo, check_hi, n, eta, thr
+):
     """One iteration of DP proximal coordinate descent for every simulation, noise included.
 
     Simulation s runs its K steps back to back: the fused pass of :func:`fused_step` on its
@@ -242,17 +265,52 @@ def pcd_iteration(M, YX, order, H, Hsum, q, scaled, lo, scale, top, edges, check
     """
     bad = 0
     for s in range(M.shape[0]):
-        bad += _simulation(M[s], YX, order[s], H[s], Hsum[s], q, s, scaled, lo, scale, top, edges,
-                           check_lo, check_hi, n, eta, thr)
+        bad += _simulation(
+            M[s],
+            YX,
+            order[s],
+            H[s],
+            Hsum[s],
+            q,
+            s,
+            scaled,
+            lo,
+            scale,
+            top,
+            edges,
+            check_lo,
+            check_hi,
+            n,
+            eta,
+            thr,
+        )
     return bad
 
 
 @njit(parallel=True, **_KERNEL_OPTIONS)
-def pcd_iteration_parallel(M, YX, order, H, Hsum, q, scaled, lo, scale, top, edges, check_lo,
-                           check_hi, n, eta, thr):
+def pcd_iteration_parallel(
+    M, YX, order, H, Hsum, q, scaled, lo, scale, top, edges, check_lo, check_hi, n, eta, thr
+):
     """:func:`pcd_iteration` with the simulations spread over numba's threads (``prange``)."""
     bad = 0
     for s in prange(M.shape[0]):
-        bad += _simulation(M[s], YX, order[s], H[s], Hsum[s], q, s, scaled, lo, scale, top, edges,
-                           check_lo, check_hi, n, eta, thr)
+        bad += _simulation(
+            M[s],
+            YX,
+            order[s],
+            H[s],
+            Hsum[s],
+            q,
+            s,
+            scaled,
+            lo,
+            scale,
+            top,
+            edges,
+            check_lo,
+            check_hi,
+            n,
+            eta,
+            thr,
+        )
     return bad

@@ -9,14 +9,23 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from scipy import stats
 
-__all__ = ["MECHANISM_ORDER", "dp_ranking", "improvement", "paired_difference_ci",
-           "paired_one_sided_ttest", "split_indices", "split_seeds", "summarize"]
+__all__ = [
+    "MECHANISM_ORDER",
+    "dp_ranking",
+    "improvement",
+    "paired_difference_ci",
+    "paired_one_sided_ttest",
+    "split_indices",
+    "split_seeds",
+    "summarize",
+]
 
 MECHANISM_ORDER = ("GN", "AG", "TLN", "OPT", "(OPT)")
 
 
-def split_indices(n: int, rng: np.random.Generator,
-                  test_fraction: float = 0.2) -> tuple[np.ndarray, np.ndarray]:
+def split_indices(
+    n: int, rng: np.random.Generator, test_fraction: float = 0.2
+) -> tuple[np.ndarray, np.ndarray]:
     """A random train/test split: ``floor(test_fraction · n)`` test rows (as the authors'
     ``train_test.jl``)."""
     perm = rng.permutation(n)
@@ -52,8 +61,9 @@ def paired_one_sided_ttest(ours: np.ndarray, other: np.ndarray) -> tuple[float, 
     return t, float(stats.t.cdf(t, k - 1))
 
 
-def paired_difference_ci(ours: np.ndarray, other: np.ndarray,
-                         level: float = 0.95) -> tuple[float, float, float]:
+def paired_difference_ci(
+    ours: np.ndarray, other: np.ndarray, level: float = 0.95
+) -> tuple[float, float, float]:
     """The mean of the paired differences ``ours − other`` over the splits and its two-sided
     Student-t confidence interval at ``level``: ``(mean, low, high)`` (the same per-split
     differences as :func:`paired_one_sided_ttest`; ``low = high = mean`` when they are all equal,
@@ -75,8 +85,14 @@ def improvement(best_literature: float, ours: float, nonprivate: float) -> float
     return 100.0 * (best_literature - ours) / gap if gap != 0 else math.nan
 
 
-def summarize(res: Mapping, *, baseline: str, ours: str = "OPT",
-              literature: Sequence[str] = ("GN", "AG", "TLN"), dd: str = "(OPT)") -> dict:
+def summarize(
+    res: Mapping,
+    *,
+    baseline: str,
+    ours: str = "OPT",
+    literature: Sequence[str] = ("GN", "AG", "TLN"),
+    dd: str = "(OPT)",
+) -> dict:
     """Table row from :func:`~repro.experiments.run_naive_bayes` / ``run_pcd`` output: mean errors
     (%), Imp (%), the best literature mechanism, and the one-sided paired t-test of ``ours``
     against it (per sample); if the data-dependent column ``dd`` is present, also its Imp and
@@ -99,7 +115,8 @@ def summarize(res: Mapping, *, baseline: str, ours: str = "OPT",
     return out
 
 
-def dp_ranking(errors: Mapping[str, float],
-               mechanisms: Sequence[str] = MECHANISM_ORDER) -> list[str]:
+def dp_ranking(
+    errors: Mapping[str, float], mechanisms: Sequence[str] = MECHANISM_ORDER
+) -> list[str]:
     """The DP mechanisms ordered from the smallest error to the largest (stable for ties)."""
     return sorted([m for m in mechanisms if m in errors], key=lambda m: errors[m])
