@@ -13,8 +13,10 @@ import numpy as np
 
 from ..paths import RESULTS
 from ..provenance import read_json
+from .stats import paired_difference_ci
 
 __all__ = [
+    "CSS_PREFIX",
     "ML_TOLERANCE",
     "RESULTS_DIR",
     "ml_comparison_html",
@@ -63,9 +65,8 @@ def stored_results(
     return best
 
 
-ML_TOLERANCE = dict(
-    error=0.5, Imp=5.0
-)  # |ours − paper| within which a Table 2/3 value matches (points)
+# |ours − paper| within which a Table 2/3 value matches (percentage points)
+ML_TOLERANCE = dict(error=0.5, Imp=5.0)
 
 
 def ml_ledger_rows(
@@ -93,7 +94,7 @@ def ml_ledger_rows(
     non-private ``baseline`` is not better than the best literature mechanism (it then compares gaps
     of opposite sign). Datasets not available offline get "not reproducible here" rows.
     """
-    from .ledger import Row, compare
+    from ..ledger import Row, compare
 
     rows = []
     for name in datasets:
@@ -130,8 +131,10 @@ def ml_ledger_rows(
                 )
                 expl = ""
                 if c == "Imp" and s["errors"][baseline] >= s["errors"][s["best_literature"]]:
-                    status = "differs"  # Imp compares gaps of opposite sign: not meaningful, never a match
-                    expl = f"{baseline} is not better than the best literature mechanism here, so Imp has no meaning; "
+                    # Imp compares gaps of opposite sign: not meaningful, never a match
+                    status = "differs"
+                    expl = (f"{baseline} is not better than the best literature mechanism here, "
+                            "so Imp has no meaning; ")
                 expl += settings(name, side, c, k, m)
                 if c == "(OPT)":
                     expl += "; " + opt_design
@@ -153,94 +156,103 @@ def ml_ledger_rows(
     return rows
 
 
-_ML_TABLE_STYLE = """<style>
-table.ml-comparison {border-collapse: collapse; font-size: 0.8em; margin-bottom: 0.3em}
-table.ml-comparison th, table.ml-comparison td {padding: 1px 5px; text-align: right}
-table.ml-comparison th {text-align: center}
-table.ml-comparison td.name {text-align: left}
-table.ml-comparison td.scale {white-space: nowrap}
-table.ml-comparison td.paper, table.ml-comparison td.na {color: #666}
-table.ml-comparison .ok {background: #d8f0d8}
-table.ml-comparison .near {background: #fbefc4}
-table.ml-comparison .far {background: #f6d2d2}
+# Class names of the HTML tables: one prefix that no stylesheet or script of the book's theme uses
+# (Font Awesome's script replaces elements of class "far", "fas", ... by icons: a cell of class
+# "far" rendered empty). tests/repro/test_ml_html.py checks the prefix against the theme.
+CSS_PREFIX = "mlcmp"
+_STYLE = """<style>
+table.mlcmp {border-collapse: collapse; font-size: 0.8em; margin-bottom: 0.3em}
+table.mlcmp th, table.mlcmp td {padding: 1px 4px; text-align: right; white-space: nowrap}
+table.mlcmp th {text-align: center}
+table.mlcmp td.mlcmp-name {text-align: left; border-top: 1px solid #bbb}
+table.mlcmp tr.mlcmp-ours td {border-top: 1px solid #bbb}
+table.mlcmp td.mlcmp-label {text-align: left; color: #666}
+table.mlcmp tr.mlcmp-paper td, table.mlcmp .mlcmp-na, table.mlcmp .mlcmp-scale {color: #666}
+table.mlcmp .mlcmp-scale {font-size: 0.85em}
+.mlcmp-ok {background: #d8f0d8}
+.mlcmp-near {background: #fbefc4}
+.mlcmp-far {background: #f6d2d2}
 </style>"""
 
 
-def ml_comparison_html(
-    side: str,
-    datasets: Sequence[str],
-    columns: Sequence[str],
-    paper: Mapping,
-    stored: Mapping,
-    scale: Mapping,
-    *,
-    caption: str = "",
-) -> str:
-    """Table 2 or 3 as an HTML table: per column our value next to the paper's, our cell coloured by
-    the deviation |ours − paper| (green within :data:`ML_TOLERANCE`, amber within four times it, red
-    beyond; the exact deviation in the cell's tooltip), then the one-sided paired t-test p of OPT
-    against the best literature mechanism.
+def _fmt(x, digits: int) -> str:
+    return "—" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
+
+
+def _p_cell(row: dict, per_split: Mapping | None, ours: str, key: str) -> str:
+    """The p-value cell of ``ours`` against the best literature mechanism, with the paired mean
+    difference and its 95% confidence interval (over the splits) in the tooltip."""
+    p = row.get(key)
+    if p is None or not np.isfinite(p):
+        return '<td rowspan=2 class="mlcmp-na">—</td>'
+    best = row["best_literature"]
+    title = ""
+    if per_split is not None and ours in per_split and best in per_split:
+        m, lo, hi = paired_difference_ci(per_split[ours], per_split[best])
+        title = (f' title="{html.escape(ours)} − {best}: {100 * m:+.2f} points, 95% CI '
+                 f'[{100 * lo:+.2f}, {100 * hi:+.2f}]"')
+    return f"<td rowspan=2{title}>{p:.1e}</td>"
+
+
+def ml_comparison_html(side: str, datasets: Sequence[str], columns: Sequence[str], paper: Mapping,
+                       stored: Mapping, scale: Mapping, *, caption: str = "") -> str:
+    """Table 2 or 3 as an HTML table that fits the book's column: per dataset a row of ours above
+    a row of the paper's, our cells coloured by the deviation |ours − paper| (green within
+    :data:`ML_TOLERANCE`, amber within four times it, red beyond; the signed deviation in the
+    cell's tooltip), then the one-sided paired t-test p of OPT and of (OPT) against the best
+    literature mechanism (the mean paired difference and its 95% confidence interval in the
+    tooltip).
 
     ``columns`` are the error columns (the DP mechanisms and the non-private baseline); "(OPT)" and
-    "Imp" are appended. ``paper[name][side]``, ``stored[name]["summary"][side]`` and ``scale[name]``
-    (splits, simulations) as in :func:`ml_ledger_rows`; a dataset absent from ``stored`` shows the
-    paper's values only ("not offline").
+    "Imp" are appended. ``paper[name][side]``, ``stored[name]`` (``summary`` and ``per_split``) and
+    ``scale[name]`` (splits, simulations) as in :func:`ml_ledger_rows`; a dataset absent from
+    ``stored`` shows the paper's values only ("not offline"). Every cell holds text; every class
+    name starts with :data:`CSS_PREFIX`.
     """
-
     cols = [*columns, "(OPT)", "Imp"]
-    head = [
-        "<th rowspan=2>dataset</th>",
-        "<th rowspan=2>splits × sims</th>",
-        *(f"<th colspan=2>{html.escape(c)}</th>" for c in cols),
-        "<th rowspan=2>p</th>",
-    ]
-    lines = [_ML_TABLE_STYLE, '<table class="ml-comparison">']
+    head = ["<th colspan=2>dataset</th>", *(f"<th>{html.escape(c)}</th>" for c in cols),
+            "<th>p OPT</th>", "<th>p (OPT)</th>"]
+    lines = [_STYLE, '<table class="mlcmp">']
     if caption:
         lines.append(f"<caption>{html.escape(caption)}</caption>")
-    lines += [
-        "<thead>",
-        "<tr>",
-        *head,
-        "</tr>",
-        "<tr>",
-        *("<th>ours</th><th>paper</th>" for _ in cols),
-        "</tr>",
-        "</thead>",
-        "<tbody>",
-    ]
+    lines += ["<thead>", "<tr>", *head, "</tr>", "</thead>", "<tbody>"]
     for name in datasets:
         P = paper[name][side]
-        lines += ["<tr>", f'<td class="name">{html.escape(name)}</td>']
-        if name not in stored:
-            lines.append('<td class="na">not offline</td>')
+        digits = {c: 1 if c == "Imp" else 2 for c in cols}
+        entry = stored.get(name)
+        if entry is None:
+            where = '<span class="mlcmp-scale">not offline</span>'
+            ours_cells = ['<td class="mlcmp-na">—</td>' for _ in cols]
+            p_cells = ['<td rowspan=2 class="mlcmp-na">—</td>'] * 2
+        else:
+            s = entry["summary"][side]
+            k, m = scale[name]
+            where = f'<span class="mlcmp-scale">{k}×{m}</span>'
+            ours_cells = []
             for c in cols:
-                lines.append(
-                    f'<td class="na">—</td><td class="paper">{P[c]:.{1 if c == "Imp" else 2}f}</td>'
-                )
-            lines += ["<td></td>", "</tr>"]
-            continue
-        s = stored[name]["summary"][side]
-        k, m = scale[name]
-        lines.append(f'<td class="scale">{k}×{m}</td>')
-        for c in cols:
-            ours = s.get("imp") if c == "Imp" else s["errors"].get(c)
-            digits = 1 if c == "Imp" else 2
-            if ours is None or not np.isfinite(ours):
-                cell = '<td class="na">—</td>'
-            else:
+                ours = s.get("imp") if c == "Imp" else s["errors"].get(c)
+                if ours is None or not np.isfinite(ours):
+                    ours_cells.append('<td class="mlcmp-na">—</td>')
+                    continue
                 tol = ML_TOLERANCE["Imp" if c == "Imp" else "error"]
-                dev = abs(ours - P[c])
-                kind = "ok" if dev <= tol else "near" if dev <= 4 * tol else "far"
-                cell = f'<td class="{kind}" title="ours − paper: {ours - P[c]:+.{digits}f}">{ours:.{digits}f}</td>'
-            lines.append(cell + f'<td class="paper">{P[c]:.{digits}f}</td>')
-        lines += [f"<td>{s['p']:.1e}</td>", "</tr>"]
+                dev = ours - P[c]
+                kind = "ok" if abs(dev) <= tol else "near" if abs(dev) <= 4 * tol else "far"
+                ours_cells.append(f'<td class="mlcmp-{kind}" title="ours − paper: '
+                                  f'{dev:+.{digits[c]}f}">{ours:.{digits[c]}f}</td>')
+            per_split = entry.get("per_split", {}).get(side)
+            p_cells = [_p_cell(s, per_split, "OPT", "p"), _p_cell(s, per_split, "(OPT)", "p_dd")]
+        lines += ['<tr class="mlcmp-ours">',
+                  f'<td rowspan=2 class="mlcmp-name">{html.escape(name)}<br>{where}</td>',
+                  '<td class="mlcmp-label">ours</td>', *ours_cells, *p_cells, "</tr>",
+                  '<tr class="mlcmp-paper">', '<td class="mlcmp-label">paper</td>',
+                  *(f"<td>{_fmt(P[c], digits[c])}</td>" for c in cols), "</tr>"]
     tol = ML_TOLERANCE
-    lines += [
-        "</tbody>",
-        "</table>",
-        f'<p style="font-size:0.8em">Our cell coloured by |ours − paper|: <span class="ok">≤ '
-        f'{tol["error"]:g}</span>, <span class="near">≤ {4 * tol["error"]:g}</span>, '
-        f'<span class="far">more</span> points (Imp: ≤ {tol["Imp"]:g}, ≤ {4 * tol["Imp"]:g}); '
-        "p: one-sided paired t-test of OPT against the best literature mechanism.</p>",
-    ]
+    lines += ["</tbody>", "</table>",
+              '<p style="font-size:0.8em">Our cell coloured by |ours − paper|: '
+              f'<span class="mlcmp-ok">≤ {tol["error"]:g}</span>, '
+              f'<span class="mlcmp-near">≤ {4 * tol["error"]:g}</span>, '
+              f'<span class="mlcmp-far">more</span> points (Imp: ≤ {tol["Imp"]:g}, '
+              f"≤ {4 * tol['Imp']:g}). p: one-sided paired t-test over the splits of OPT and of "
+              "(OPT) against the best literature mechanism (hover: the mean difference and its "
+              "95% confidence interval).</p>"]
     return "\n".join(lines)
