@@ -55,8 +55,9 @@ register_plugin("pybtex.style.formatting", "dpdro_author_year", AuthorYearStyle)
 
 def _generate(app) -> None:
     from repro.bookpages import write_generated
+    from repro.costs import write_costs
 
-    for path in write_generated(Path(app.srcdir)):
+    for path in [*write_generated(Path(app.srcdir)), write_costs(Path(app.srcdir))]:
         logger.info("dpdro_pages: wrote %s", path)
 
 

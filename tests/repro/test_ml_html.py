@@ -19,8 +19,20 @@ from repro.experiments.reports import CSS_PREFIX
 COLUMN_PX = 690
 CHAR_PX = 0.8 * 16 * 0.6  # 0.8 em at 16 px, a digit about 0.6 em wide (generous)
 PAD_PX = 2 * 4 + 1  # cell padding left and right, border
-FONT_AWESOME = {"fa", "fas", "far", "fab", "fal", "fad", "fat", "fass", "fasr", "fa-solid",
-                "fa-regular", "fa-brands"}
+FONT_AWESOME = {
+    "fa",
+    "fas",
+    "far",
+    "fab",
+    "fal",
+    "fad",
+    "fat",
+    "fass",
+    "fasr",
+    "fa-solid",
+    "fa-regular",
+    "fa-brands",
+}
 
 
 class Cells(HTMLParser):
@@ -40,8 +52,13 @@ class Cells(HTMLParser):
         elif tag == "tr":
             self.rows.append([])
         elif tag in ("td", "th"):
-            self.cell = dict(tag=tag, text="", classes=(a.get("class") or "").split(),
-                             rowspan=int(a.get("rowspan", 1)), colspan=int(a.get("colspan", 1)))
+            self.cell = dict(
+                tag=tag,
+                text="",
+                classes=(a.get("class") or "").split(),
+                rowspan=int(a.get("rowspan", 1)),
+                colspan=int(a.get("colspan", 1)),
+            )
             self.rows[-1].append(self.cell)
 
     def handle_endtag(self, tag):
@@ -56,7 +73,7 @@ class Cells(HTMLParser):
 
 
 def _grid(rows):
-    """Row-major grid of cells after rowspans and colspans (the same cell in every slot it fills)."""
+    """Row-major grid of cells after rowspans and colspans (a cell in every slot it fills)."""
     grid, pending = [], {}
     for row in rows:
         line, col, cells = [], 0, iter(row)
@@ -83,8 +100,10 @@ def _tables():
     """Both sides of Table 2 and Table 3 as the chapters build them (largest stored runs)."""
     out = []
     paper = ex.paper_tables()
-    for table, baseline, datasets in ((2, "NB", [d for d in PAPER_DATASETS if d != "colon-cancer"]),
-                                      (3, "PCD", list(paper["table3"]))):
+    for table, baseline, datasets in (
+        (2, "NB", [d for d in PAPER_DATASETS if d != "colon-cancer"]),
+        (3, "PCD", list(paper["table3"])),
+    ):
         stored, scale = {}, {}
         for name in datasets:
             if name not in available_datasets():
@@ -93,8 +112,15 @@ def _tables():
             if r is not None:
                 stored[name], scale[name] = r["datasets"][name], (r["splits"], r["sims"])
         for side in ("in", "out"):
-            html = ex.ml_comparison_html(side, datasets, ["GN", "AG", "TLN", "OPT", baseline],
-                                         paper[f"table{table}"], stored, scale, caption="x")
+            html = ex.ml_comparison_html(
+                side,
+                datasets,
+                ["GN", "AG", "TLN", "OPT", baseline],
+                paper[f"table{table}"],
+                stored,
+                scale,
+                caption="x",
+            )
             out.append(pytest.param(html, id=f"table{table}-{side}"))
     return out
 
@@ -128,8 +154,11 @@ def test_fits_the_column(html):
     grid = _grid(p.rows)
     width = 0.0
     for col in range(len(grid[0])):
-        longest = max(max(len(part) for part in line[col]["text"].split("\n"))
-                      for line in grid if line[col]["colspan"] == 1)
+        longest = max(
+            max(len(part) for part in line[col]["text"].split("\n"))
+            for line in grid
+            if line[col]["colspan"] == 1
+        )
         width += longest * CHAR_PX + PAD_PX
     assert width <= COLUMN_PX, width
 
@@ -159,9 +188,14 @@ def test_the_old_class_names_would_fail():
 def test_p_value_tooltip_gives_the_confidence_interval():
     stored = ex.stored_results(3, "paper", dataset="ecoli")
     row = {"ecoli": stored["datasets"]["ecoli"]}
-    html = ex.ml_comparison_html("out", ["ecoli"], ["GN", "AG", "TLN", "OPT", "PCD"],
-                                 ex.paper_tables()["table3"], row,
-                                 {"ecoli": (stored["splits"], stored["sims"])})
+    html = ex.ml_comparison_html(
+        "out",
+        ["ecoli"],
+        ["GN", "AG", "TLN", "OPT", "PCD"],
+        ex.paper_tables()["table3"],
+        row,
+        {"ecoli": (stored["splits"], stored["sims"])},
+    )
     per = row["ecoli"]["per_split"]["out"]
     best = row["ecoli"]["summary"]["out"]["best_literature"]
     m, lo, hi = ex.paired_difference_ci(per["OPT"], per[best])

@@ -1,0 +1,60 @@
+"""The full-reproduction page's cost tables (repro.costs) come from the stored provenance."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from repro import costs, sweep
+from repro.paths import RESULTS, ROOT
+from repro.provenance import read_json
+
+
+def test_recorded_seconds_prefers_the_provenance_total():
+    assert costs.recorded_seconds({"provenance": {"total_seconds": 7.5, "seconds": 1.0}}) == 7.5
+    assert costs.recorded_seconds({"meta": {"seconds": 2.0}, "rows": [{"seconds": 9.0}]}) == 2.0
+
+
+def test_recorded_seconds_adds_the_solves_but_not_settings_or_the_paper():
+    data = {
+        "cap_seconds": 800.0,
+        "time_limit_seconds": 60.0,
+        "paper": {"max seconds": 5.8, "seconds": 3.0},
+        "panels": [
+            {"seconds": 1.5, "lower_seconds": 0.5, "main": {"seconds": 2.0}},
+            {"seconds": 1.0},
+        ],
+    }
+    assert costs.recorded_seconds(data) == pytest.approx(5.0)
+
+
+def test_family_costs_add_up_the_per_task_provenance():
+    rows = {r["family"]: r for r in costs.family_costs()}
+    assert list(rows) == list(sweep.FAMILIES)
+    fam = sweep.family("table3")
+    stored = [r for t in fam.tasks(RESULTS, "paper", {}) if (r := sweep.load_result(t))]
+    assert rows["table3"]["stored"] == len(stored)
+    assert rows["table3"]["seconds"] == pytest.approx(
+        sum(r["provenance"]["seconds"] for r in stored)
+    )
+    assert rows["table3"]["largest"][0] == max(r["provenance"]["seconds"] for r in stored)
+
+
+def test_ml_costs_are_the_stored_seconds():
+    for table in (2, 3):
+        data = read_json(RESULTS / "ml" / f"table{table}_paper_100x1000.json")["datasets"]
+        rows = costs.ml_costs(table)
+        assert {r["dataset"] for r in rows} == set(data)
+        for r in rows:
+            row = data[r["dataset"]]
+            assert r["seconds"] == pytest.approx(row["seconds"] + (row.get("seconds_dd") or 0.0))
+
+
+def test_the_page_includes_the_generated_tables_and_types_no_costs():
+    page = (ROOT / "book" / "full_reproduction.md").read_text(encoding="utf-8")
+    section = page[page.index("## Measured cost") : page.index("## A worked cluster example")]
+    assert "_generated/costs.md" in section
+    assert not re.search(r"\d\s*(h|min|s|MB|CPU-hours?)\b", section), "a typed cost"
+    md = costs.costs_markdown()
+    assert md.count("\n| `") == len(sweep.FAMILIES)
