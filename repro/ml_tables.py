@@ -20,10 +20,11 @@ with, per dataset whose chunks are all done, the per-split errors (averaged over
 every mechanism, the table row (mean errors, Imp, t-test), the seconds it took, and provenance
 (dpdro version, git commit, date, machine, parameters, the noises used). Datasets stored in that
 file by earlier runs and not part of the sweep are kept. Table 3 trains with
-:func:`repro.experiments.pcd_train` (fused numba kernels, float32 margins, one thread: the sweep
-runs one process per core, and joblib's loky workers and Dask's nannies pin BLAS to one thread);
-each chunk records it under ``coordinate_descent``, and the merged file repeats it in each dataset's
-row and lists it in its provenance.
+:func:`repro.experiments.pcd_train` (float32, the default backend: numba's iteration kernel on
+the CPU, CuPy on a GPU; one thread: the sweep runs one process per core, and joblib's loky workers
+and Dask's nannies pin BLAS to one thread); each chunk records the implementation under
+``coordinate_descent``, and the merged file repeats it in each dataset's row and lists it in its
+provenance.
 
 Usage: ``scripts/sweep.py table2 table3 --splits 100 --sims 1000`` (or
 ``scripts/run_ml_experiments.py``); ``--variant authors`` uses the authors' code settings
@@ -122,9 +123,7 @@ def compute(params: dict) -> dict:
         res = run_naive_bayes(ds, mechs, settings=settings, **kw)
         extra = dict(n=ds.n, n_num=ds.n_num, n_cat=ds.n_cat, n_classes=ds.n_classes)
     else:
-        res = run_pcd(
-            ds, mechs, **kw
-        )  # repro.experiments.pcd_train: fused kernels, float32 margins
+        res = run_pcd(ds, mechs, **kw)  # repro.experiments.pcd_train, float32, default backend
         extra = dict(
             n=ds.n,
             d=one_hot(ds).X.shape[1],
@@ -246,7 +245,7 @@ def merge(root: Path, tasks: list, scale: str, opts: dict) -> list:
             opt_info = results[0]["opt_noise"]
             for r in results:
                 solves.update(r["data_dependent_solves"])
-                if "coordinate_descent" in r:  # Table 3 chunks computed with the fused kernels
+                if "coordinate_descent" in r:  # Table 3 chunks record their implementation
                     implementations.add(json.dumps(r["coordinate_descent"], sort_keys=True))
         if not rows:
             continue
