@@ -509,6 +509,39 @@ def test_cupy_backend_needs_noise_tables(mechanisms, monkeypatch):
         _run(ex.pcd_train, X, y, StepwiseOnly(mechanisms["GN"]), 2, 1, 1, backend="cupy")
 
 
+class _DeviceArray(np.ndarray):
+    """A numpy array posing as a device array (``get()`` copies it to the host)."""
+
+    def get(self):
+        return np.asarray(self).copy()
+
+
+class _StandInCupy:
+    """numpy dressed as CuPy: arrays it creates are :class:`_DeviceArray`, so the device branch of
+    ``pcd_train`` (transfers, ``get``) runs on the CPU."""
+
+    def __getattr__(self, name):
+        fn = getattr(np, name)
+        if name in ("asarray", "empty", "zeros", "zeros_like", "arange"):
+            return lambda *a, **kw: fn(*a, **kw).view(_DeviceArray)
+        return fn
+
+
+@pytest.mark.parametrize("m", ["GN", "(OPT)", "PCD"])
+def test_device_branch_with_a_numpy_stand_in(mechanisms, monkeypatch, m):
+    """The cupy backend's code path (host-device transfers included) on a numpy stand-in for
+    CuPy: the numpy backend's iterates, queries and draws, bit for bit."""
+    X, y, _, _ = _split("ecoli", 6)
+    H0, q0, ri0, rn0 = _run(ex.pcd_train, X, y, mechanisms[m], 7, 3, 6, backend="numpy")
+    monkeypatch.setattr(pcd_module, "_CUPY", _StandInCupy())
+    H1, q1, ri1, rn1 = _run(ex.pcd_train, X, y, mechanisms[m], 7, 3, 6, backend="cupy")
+    assert type(H1) is np.ndarray and type(q1) is np.ndarray
+    np.testing.assert_array_equal(H1, H0)
+    np.testing.assert_array_equal(q1, q0)
+    assert ri1.bit_generator.state == ri0.bit_generator.state
+    assert rn1.bit_generator.state == rn0.bit_generator.state
+
+
 @needs_gpu
 @pytest.mark.parametrize("name", ["breast-cancer", "adult"])
 def test_cupy_backend_agrees_with_numba(mechanisms, name):
