@@ -1,10 +1,22 @@
 """Numba kernels of :func:`repro.experiments.pcd_train`: one fused pass over the margins per
 coordinate update of DP proximal coordinate descent (Section 5.3, Table 3).
 
-Importing this module requires numba (the ``fast`` extra of the ``dpdro-repro`` distribution);
-:mod:`repro.experiments` imports it lazily and falls back to its numpy step when it is missing.
+* :func:`pcd_iteration` (the default, for mechanisms with noise tables): one call per iteration;
+  each simulation runs its K updates back to back on its cache-resident margin row, applying the
+  pre-drawn noise and the proximal step itself;
+* :func:`fused_step`: one call per update for every simulation (with any callable mechanism,
+  called between the steps).
 
-The kernel is generic over the floating type of the margins (``float32`` or ``float64``): the
+Both do the same floating-point operations in the same order (bit-identical iterates). Where the
+time goes (``scripts/benchmark_pcd.py``): the logistic function of every training row, simulation
+and update; at a few floating-point operations per cycle the kernels are close to the machine's
+arithmetic throughput, so batching removes the Python work between updates but cannot remove
+that.
+
+Importing this module requires numba (the ``fast`` extra of the ``dpdro-repro`` distribution);
+:mod:`repro.experiments` imports it lazily and falls back to numpy when it is missing.
+
+The kernels are generic over the floating type of the margins (``float32`` or ``float64``): the
 logistic function is an ``overload`` that evaluates ``1 / (1 + exp(m))`` with an exponential written
 out as Cody–Waite range reduction, a Taylor polynomial and an exponent built from integer bits, so
 that LLVM vectorises the loop (numba's ``math.exp`` is a scalar libm call: about 4× slower here).
