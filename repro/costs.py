@@ -27,6 +27,7 @@ __all__ = [
     "costs_markdown",
     "family_costs",
     "ml_costs",
+    "ml_progress",
     "recorded_seconds",
     "write_costs",
 ]
@@ -156,6 +157,14 @@ def ml_costs(table: int, root: Path | str = RESULTS) -> list[dict]:
             )
         )
     return sorted(out, key=lambda r: r["seconds"])
+
+
+def ml_progress(table: int, root: Path | str = RESULTS) -> dict[str, int]:
+    """Splits of each dataset computed so far for the paper-scale run of Table 2 or 3 (paper
+    reading, 100 × 1,000): the splits of its stored chunk files (a run in progress, or done)."""
+    folder = Path(root) / "sweep" / f"table{table}" / "paper_100x1000"
+    return {d.name: sum(read_json(c)["n_splits"] for c in d.glob("*.json"))
+            for d in sorted(folder.glob("*")) if d.is_dir()}
 
 
 def _hms(seconds: float | None) -> str:
