@@ -99,7 +99,7 @@ class NoiseTable:
         """The piece of every query value (``xp``: numpy or cupy, the module of ``values``)."""
         v = xp.asarray(values)
         if self.n_pieces == 1:
-            return xp.zeros(v.shape, dtype=xp.intp)
+            return xp.zeros(v.shape, dtype=np.intp)
         if bool(xp.any(v < self.check_lo)) or bool(xp.any(v > self.check_hi)):
             raise ValueError("a query value lies outside its range [phi_lo, phi_hi]")
         t = xp.clip((v - self.lo) / self.scale, 0.0, self.top)
