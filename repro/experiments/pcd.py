@@ -188,22 +188,22 @@ def pcd_train(
     the only Python work per iteration is the margin product and the draws. Both numba paths do
     the same floating-point operations in the same order and give the same iterates, bit for bit.
 
-    **Precision of the float32 default.** Only the margins (their product with the iterate rounded
-    to float32 included), y_i x_il and σ are float32; the iterates, the updates and the sum across
-    blocks of 256 samples stay float64. The product errs by ≤ (d + 2)·2⁻²⁴·Σ_l|h_l x_il| per margin,
-    and a margin's float32 error builds up over at most K = ⌈d/4⌉ fused updates, ≤ (K +
-    1)·2⁻²⁴·(max|m| + 3 max|δ|); σ has slope ≤ ¼; a float32 block sum of 256 terms in [−1, 1] errs
-    by ≲ 8e-7 of Σ|terms| in the vectorised order. Hence |Δq| is at most n times these per-term
-    errors in the worst case and of order √n times them in practice (measured on adult, 20
-    simulations, 10 iterations: |Δq| ≤ 1.2e-3 against float64, 3.8e-4 with a float64 margin product;
-    |ΔH| ≤ 6e-8). The mechanisms add noise of standard deviation 1.8 (OPT) to 4.5 (GN) to q, and the
-    step divides q by n. What float32 can change is the rounding-level trajectory (|ΔH| ≈ 1e-7),
-    hence, rarely, the sign of h^⊤x of a sample on the decision boundary or, for the data-dependent
-    (OPT), the piece of a query within ~1e-4 of a piece edge: far below the Monte Carlo error of the
-    tables (``tests/repro/test_pcd.py`` states the check). As in float64, the *computed* query has
-    sensitivity 2 + O(rounding error) rather than exactly 2 (about 1e-3 here against 1e-12): a
-    floating-point caveat of any implementation, irrelevant to this reproduction, which releases
-    nothing.
+    **Precision of the float32 default.** Only the margins (their product with the iterate
+    rounded to float32 included), y_i x_il and σ are float32; the iterates, the updates and the
+    sum across blocks of 256 samples stay float64. The product errs by
+    ≤ (d + 2)·2⁻²⁴·Σ_l|h_l x_il| per margin, and a margin's float32 error builds up over at most
+    K = ⌈d/4⌉ fused updates, ≤ (K + 1)·2⁻²⁴·(max|m| + 3 max|δ|); σ has slope ≤ ¼; a float32
+    block sum of 256 terms in [−1, 1] errs by ≲ 8e-7 of Σ|terms| in the vectorised order. Hence
+    |Δq| is at most n times these per-term errors in the worst case and of order √n times them in
+    practice (measured on adult, 20 simulations, 10 iterations: |Δq| ≤ 1.2e-3 against float64,
+    3.8e-4 with a float64 margin product; |ΔH| ≤ 6e-8). The mechanisms add noise of standard
+    deviation 1.8 (OPT) to 4.5 (GN) to q, and the step divides q by n. What float32 can change is
+    the rounding-level trajectory (|ΔH| ≈ 1e-7), hence, rarely, the sign of h^⊤x of a sample on
+    the decision boundary or, for the data-dependent (OPT), the piece of a query within ~1e-3 of a
+    piece edge: far below the Monte Carlo error of the tables (``tests/repro/test_pcd.py`` states
+    the check). As in float64, the *computed* query has sensitivity 2 + O(rounding error) rather
+    than exactly 2 (about 1e-3 here against 1e-12): a floating-point caveat of any
+    implementation, irrelevant to this reproduction, which releases nothing.
     """
     backend = _resolve_backend(backend)
     dtype = np.dtype(dtype)
