@@ -2,9 +2,10 @@
 """Task runner for dpdro (standard library only).
 
     python3 tasks.py book            build the Jupyter Book strictly (executes every notebook)
-    python3 tasks.py test            run the unit tests in tests/ and every notebook under nbval
-    python3 tasks.py test --latest   run the unit tests against the newest releases of every
-                                     dependency, in a separate environment ./.venv-latest
+    python3 tasks.py test            lint the method (ruff), then run the unit tests in tests/ and
+                                     every notebook under nbval
+    python3 tasks.py test --latest   the same lint and unit tests against the newest releases of
+                                     every dependency, in a separate environment ./.venv-latest
     python3 tasks.py lock            refresh requirements/lock.txt from requirements/lock.in
 
 ``book`` and ``test`` create ./.venv when it is missing and make it exactly the locked environment:
@@ -14,10 +15,10 @@ dpdro-repro) editable from the checkout, without dependencies. A stamp file in .
 of the lock and of both pyproject.toml files, so nothing is reinstalled until one of them changes.
 
 ``test --latest`` resolves ``.[test]`` and ``./repro[fast]`` afresh (pip's newest releases, the lock
-ignored) into ./.venv-latest and runs tests/ (not nbval: stored notebook outputs belong to the lock),
-so that drift is found before a lock refresh. ``lock`` re-resolves the lock's inputs to the newest
-releases; re-execute the notebooks and stored results it changes, and commit them with the lock.
-Runs non-interactively (e.g. with CI=true). Exits non-zero on failure.
+ignored) into ./.venv-latest and runs tests/ (not nbval: stored notebook outputs belong to the
+lock), so that drift is found before a lock refresh. ``lock`` re-resolves the lock's inputs to the
+newest releases; re-execute the notebooks and stored results it changes, and commit them with the
+lock. Runs non-interactively (e.g. with CI=true). Exits non-zero on failure.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ ROOT = Path(__file__).resolve().parent
 LOCK_IN = Path("requirements") / "lock.in"
 LOCK = Path("requirements") / "lock.txt"
 SANITIZE = Path("notebooks") / "sanitize.cfg"
-PYPROJECTS = (ROOT / "pyproject.toml", ROOT / "repro" / "pyproject.toml")  # dpdro, and the book's repro
+LINTED = ["dpdro", "tests/method"]  # ruff's settings (line length, rules) are in pyproject.toml
+PYPROJECTS = (ROOT / "pyproject.toml", ROOT / "repro" / "pyproject.toml")  # dpdro, the book's repro
 LOCAL = ["-e", ".", "-e", "./repro"]  # the two distributions of this checkout
 
 
@@ -71,7 +73,8 @@ def run(cmd: list, venv: Path) -> int:
     say(f"$ {shown}")
     t0 = time.monotonic()
     rc = subprocess.call([str(c) for c in cmd], cwd=ROOT, env=env(venv))
-    say(f"{'ok' if rc == 0 else f'FAILED (exit {rc})'} after {time.monotonic() - t0:.1f} s: {shown}")
+    outcome = "ok" if rc == 0 else f"FAILED (exit {rc})"
+    say(f"{outcome} after {time.monotonic() - t0:.1f} s: {shown}")
     return rc
 
 
@@ -113,7 +116,8 @@ def ensure_locked_env() -> Path:
     distributions editable without dependencies; skipped while the stamp is current."""
     venv = ROOT / ".venv"
     create_venv(venv)
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in (ROOT / LOCK, *PYPROJECTS))).hexdigest()
+    inputs = b"".join(p.read_bytes() for p in (ROOT / LOCK, *PYPROJECTS))
+    digest = hashlib.sha256(inputs).hexdigest()
     key = f"{digest} python{sys.version_info.major}.{sys.version_info.minor}\n"
     stamp = venv / ".dpdro-installed-lock"
     if stamp.exists() and stamp.read_text() == key:
@@ -138,17 +142,24 @@ def cmd_test(args: list[str]) -> None:
         check([*uv(venv), "pip", "install", "--python", python(venv), "--upgrade",
                "-e", ".[test]", "-e", "./repro[fast]"], venv)
         run([*uv(venv), "pip", "list", "--python", python(venv)], venv)
+        lint(venv)
         check([python(venv), "-m", "pytest", "tests"], venv)
         return
     if args:
         usage()
     venv = ensure_locked_env()
+    lint(venv)
     check([python(venv), "-m", "pytest", "tests", "notebooks",
            "--nbval", "--nbval-current-env", "--nbval-sanitize-with", SANITIZE], venv)
 
 
+def lint(venv: Path) -> None:
+    """``ruff check`` on the method and its tests (fails the command on any finding)."""
+    check([python(venv), "-m", "ruff", "check", *LINTED], venv)
+
+
 def cmd_lock(args: list[str]) -> None:
-    """Re-resolve requirements/lock.in to the newest releases (for Python 3.11, the version CI uses)."""
+    """Re-resolve requirements/lock.in to the newest releases (for Python 3.11, which CI uses)."""
     venv = ensure_locked_env()
     check([*uv(venv), "pip", "compile", LOCK_IN, "--upgrade", "--python-version", "3.11",
            "--no-emit-package", "dpdro", "--no-emit-package", "dpdro-repro", "-o", LOCK], venv)

@@ -1,4 +1,5 @@
-"""dpdro: optimal additive noise for (ε, δ)-differential privacy by distributionally robust optimisation.
+"""dpdro: optimal additive noise for (ε, δ)-differential privacy by distributionally robust
+optimisation.
 
 A reproducible companion to Selvi, Liu and Wiesemann, *Differential Privacy via Distributionally
 Robust Optimization*. The upper bound P(π, β) releases a piecewise-uniform noise whose privacy is
@@ -14,7 +15,15 @@ dp_accounting), the certified catalog (:mod:`dpdro.catalog`), adapters for OpenD
 
 from . import catalog, certificate, composition, data_dependent, mechanisms
 from .bounds import LowerBound, UpperBound, lower_bound, upper_bound
-from .losses import CallableLoss, Loss, PiecewiseLinear, Pinball, PowerLoss, asymmetric_loss, make_loss
+from .losses import (
+    CallableLoss,
+    Loss,
+    PiecewiseLinear,
+    Pinball,
+    PowerLoss,
+    asymmetric_loss,
+    make_loss,
+)
 from .noise import PiecewiseUniform
 from .optimal import OptimalNoise, optimal_noise, relative_gap
 from .oracle import Shortfall, max_privacy_shortfall

@@ -11,7 +11,9 @@ import numpy as np
 def check_real(name: str, value) -> float:
     """Return ``value`` as a float, or raise ``TypeError`` if it is not a real number."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a real number, got {value!r} of type {type(value).__name__}")
+        raise TypeError(
+            f"{name} must be a real number, got {value!r} of type {type(value).__name__}"
+        )
     return float(value)
 
 
@@ -31,11 +33,16 @@ def check_open_unit(name: str, value) -> float:
     return x
 
 
-def check_int_array(name: str, values, *, strictly_increasing: bool = False, min_len: int = 1) -> np.ndarray:
+def check_int_array(
+    name: str, values, *, strictly_increasing: bool = False, min_len: int = 1
+) -> np.ndarray:
     """A one-dimensional array of integers (integer-valued floats are accepted)."""
     arr = np.asarray(values)
     if arr.ndim != 1 or arr.size < min_len:
-        raise ValueError(f"{name} must be a one-dimensional sequence with at least {min_len} entries, got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must be a one-dimensional sequence with at least {min_len} entries, got shape "
+            f"{arr.shape}"
+        )
     if arr.dtype.kind not in "iuf":
         raise TypeError(f"{name} must contain integers, got dtype {arr.dtype}")
     if arr.dtype.kind == "f":
@@ -73,8 +80,8 @@ def integer_ratio(name: str, numerator: float, denominator: float, *, what: str)
 def check_int(name: str, value, *, minimum: int) -> int:
     """An integer ≥ ``minimum`` (integer-valued floats are accepted), returned as an ``int``.
 
-    ``TypeError`` for anything that is not an integer, ``ValueError`` below ``minimum``; both name the
-    parameter, the allowed range and the value.
+    ``TypeError`` for anything that is not an integer, ``ValueError`` below ``minimum``; both name
+    the parameter, the allowed range and the value.
     """
     allowed = "a positive integer (>= 1)" if minimum == 1 else f"an integer >= {minimum}"
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
@@ -99,7 +106,9 @@ def check_optional_positive(name: str, value) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"{name} must be None or a real number, got {value!r} of type {type(value).__name__}")
+        raise TypeError(
+            f"{name} must be None or a real number, got {value!r} of type {type(value).__name__}"
+        )
     x = float(value)
     if not (math.isfinite(x) and x > 0):
         raise ValueError(f"{name} must be None or finite and > 0, got {value!r}")
@@ -127,12 +136,3 @@ def check_finite(name: str, value) -> float:
     if not math.isfinite(x):
         raise ValueError(f"{name} must be a finite real number, got {value!r}")
     return x
-
-
-def check_noise(name: str, value):
-    """A :class:`dpdro.PiecewiseUniform` (``TypeError`` otherwise)."""
-    from .noise import PiecewiseUniform  # noise imports losses, which imports this module
-
-    if not isinstance(value, PiecewiseUniform):
-        raise TypeError(f"{name} must be a dpdro.PiecewiseUniform, got {type(value).__name__}")
-    return value

@@ -85,7 +85,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._validation import check_finite, check_int, check_noise, check_open_unit, check_positive
+from ._validation import check_finite, check_int, check_open_unit, check_positive
+from .noise import check_noise
 from .privacy import find_lattice
 
 __all__ = ["DominatingPair", "dominating_pair", "privacy_loss_distribution", "epsilon_for_composition"]

@@ -40,32 +40,50 @@ class CuttingPlaneResult:
     iterations: int
     seconds: float
     max_shortfall: float  # largest V(φ, A) − δ of the final p (<= tol unless stalled by tolerances)
-    converged: bool  # False if stopped by max_iter or time_limit (the LP value is then only a lower bound)
-    simplex_iterations: int  # total over all re-solves: a machine-independent measure of the work done
+    # False if stopped by max_iter or time_limit (the LP value is then only a lower bound)
+    converged: bool
+    # total over all re-solves: a machine-independent measure of the work done
+    simplex_iterations: int
     history: list = field(default_factory=list)  # (iteration, objective, max shortfall, seconds)
 
 
-def _batch_lazy(lp) -> bool:
-    """Whether ``lp`` keeps :class:`dpdro.lp.PrivacyLP`'s lazy cuts (a subclass that overrides
-    ``add_worst_segments``, e.g. the cell-union blocks of :class:`dpdro.bounds.BoundingLP`, is served
-    one group at a time)."""
-    from .lp import PrivacyLP
+def run_cutting_plane(
+    lp,
+    *,
+    cuts: str = "shift",
+    tol: float = 1e-9,
+    max_iter: int = 100_000,
+    time_limit: float | None = None,
+    full_per_round: int = 2,
+    lazy_per_round: int = 64,
+    verbose: bool = False,
+) -> CuttingPlaneResult:
+    """Solve ``lp`` (a :class:`dpdro.lp.PrivacyLP`) by Algorithm 1.
 
-    return isinstance(lp, PrivacyLP) and type(lp).add_worst_segments is PrivacyLP.add_worst_segments
-
-
-def run_cutting_plane(lp, *, cuts: str = "shift", tol: float = 1e-9, max_iter: int = 100_000,
-                      time_limit: float | None = None, full_per_round: int = 2, lazy_per_round: int = 64,
-                      verbose: bool = False) -> CuttingPlaneResult:
-    """Solve ``lp`` (a :class:`dpdro.bounds.BoundingLP`) by Algorithm 1.
-
-    The relaxation starts without privacy constraints (S = ∅) and is re-solved warm after every round
-    of cuts until no constraint has a shortfall above ``tol``, or until ``max_iter`` rounds or
+    The relaxation starts without privacy constraints (S = ∅) and is re-solved warm after every
+    round of cuts until no constraint has a shortfall above ``tol``, or until ``max_iter`` rounds or
     ``time_limit`` seconds (then ``converged`` is False: the relaxation's value is a lower bound on
     the LP's, and its solution may violate privacy constraints). The time limit also bounds each
-    solve: a re-solve that runs out of time is abandoned and the result is the last relaxation solved
-    (its ``row_duals`` then cover only the rows that relaxation had). If the very first solve runs out
-    of time there is no relaxation to return: ``TimeoutError``.
+    solve: a re-solve that runs out of time is abandoned and the result is the last relaxation
+    solved (its ``row_duals`` then cover only the rows that relaxation had). If the very first
+    solve runs out of time there is no relaxation to return: ``TimeoutError``.
+
+    Parameters
+    ----------
+    lp : the LP: its oracle (``shortfalls``, Algorithm 2) and its cuts (``add_shift_cut``,
+        ``add_lazy_cuts``, ``add_event_cut``).
+    cuts : ``"shift"`` (whole-shift cuts, module docstring) or ``"event"`` (Algorithm 1 as written).
+    tol : the largest privacy shortfall accepted at convergence.
+    max_iter : the most rounds.
+    time_limit : seconds for the whole run (``None``: no limit).
+    full_per_round, lazy_per_round : whole-shift cuts and lazy cuts added per round.
+    verbose : print one line per round to standard output.
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Algorithm 1, Observation 3, Algorithm 2 and Proposition 8,
+       equation (9) and Lemma C.15 (the worst event of a shift).
     """
     check_choice("cuts", cuts, ("shift", "event"))
     t0 = time.perf_counter()
@@ -79,7 +97,9 @@ def run_cutting_plane(lp, *, cuts: str = "shift", tol: float = 1e-9, max_iter: i
         work += new.iterations
         if new.status == "time_limit":
             if sol is None:
-                raise TimeoutError(f"the first LP solve ran out of the time limit of {time_limit:g} s")
+                raise TimeoutError(
+                    f"the first LP solve ran out of the time limit of {time_limit:g} s"
+                )
             break
         sol = new
         if sol.status == "infeasible":
@@ -104,11 +124,9 @@ def run_cutting_plane(lp, *, cuts: str = "shift", tol: float = 1e-9, max_iter: i
                 added += lp.add_shift_cut(r)
                 if time_limit is not None and time.perf_counter() - t0 > time_limit:
                     break
-            if _batch_lazy(lp):  # the same rows as one add_worst_segments per group, in three model calls
-                added += lp.add_worst_segments_batch(lazy, sol.x, None if time_limit is None else t0 + time_limit)
-            else:
-                added += sum(lp.add_worst_segments(r, sol.x) for r in lazy)
-            if added == 0:  # every violated segment is already in the LP: what remains is solver tolerance
+            added += lp.add_lazy_cuts(lazy, sol.x, None if time_limit is None else t0 + time_limit)
+            # every violated segment is already in the LP: what remains is solver tolerance
+            if added == 0:
                 converged = True
                 break
         else:
@@ -116,5 +134,14 @@ def run_cutting_plane(lp, *, cuts: str = "shift", tol: float = 1e-9, max_iter: i
             if not lp.add_event_cut(r, sol.x):  # the same event again: solver tolerance
                 converged = True
                 break
-    return CuttingPlaneResult(sol.x, sol.objective, sol.row_duals, it, time.perf_counter() - t0, worst, converged,
-                              work, history)
+    return CuttingPlaneResult(
+        sol.x,
+        sol.objective,
+        sol.row_duals,
+        it,
+        time.perf_counter() - t0,
+        worst,
+        converged,
+        work,
+        history,
+    )

@@ -1,17 +1,17 @@
-r"""The uniform-grid bounding LPs behind :func:`dpdro.optimal_noise`: one grid, one feasible set, two
-objectives.
+r"""The uniform-grid bounding LPs behind :func:`dpdro.optimal_noise`: one grid, one feasible set,
+two objectives.
 
 Grid
     Step β = Δf/k, grid points iβ and *centred* cells C_i = [(i − ½)β, (i + ½)β) (privacy is
-    translation invariant, so centring the cells of the paper's uniform partition changes nothing but
-    the objective).
+    translation invariant, so centring the cells of the paper's uniform partition changes nothing
+    but the objective).
 
 Upper bound U(k) (a restriction of P, released and certified)
     Noise with mass p_i spread uniformly on C_i, plus an atom a at 0. For such a noise
     δ(φ) = a + ∫ (p(y) − e^ε p(y − φ))_+ dy is affine in φ between consecutive multiples of β: for
-    φ = (m + θ)β, θ ∈ [0, 1), every y ∈ C_i has y − φ ∈ C_{i−m} on a part of C_i of length (1 − θ)β and
-    y − φ ∈ C_{i−m−1} on the rest, so δ(φ) = (1 − θ)·δ(mβ) + θ·δ((m + 1)β). Hence the noise is (ε, δ)-DP
-    for |φ| ≤ Δf iff, for the grid shifts m = ±1, …, ±k,
+    φ = (m + θ)β, θ ∈ [0, 1), every y ∈ C_i has y − φ ∈ C_{i−m} on a part of C_i of length (1 − θ)β
+    and y − φ ∈ C_{i−m−1} on the rest, so δ(φ) = (1 − θ)·δ(mβ) + θ·δ((m + 1)β). Hence the noise is
+    (ε, δ)-DP for |φ| ≤ Δf iff, for the grid shifts m = ±1, …, ±k,
 
         a + Σ_i (p_i − e^ε p_{i−m})_+ ≤ δ,                                                (G)
 
@@ -27,93 +27,109 @@ Lower bound D_R(k) (randomized rounding, a relaxation of P)
     parts because the shifted parts stay disjoint, so the worst such event adds
     (q((−∞, −L)) − e^ε q((−∞, −L − m)))_+ and (q((L, ∞)) − e^ε q((L − m, ∞)))_+ to the left side of
     (G). The variables are q_i for |i| ≤ L + k (enough for every shifted point of W) and the masses
-    beyond, at cost the infimum of c there. Dropping constraints only relaxes, so the value is a lower
-    bound on P whatever L is; a window that holds the optimal noise loses nothing. Losses without a
-    finite e_β, and monotone problems (the rounded noise need not be monotone), use the paper's
-    aggregation instead: masses p_i = γ(C_i) of centred cells at cost inf_{C_i} c satisfy (G) too
-    (grid shifts map cells onto cells), and for a monotone γ also the rows of :mod:`dpdro.monotone`.
-    With ``Problem.support`` = [lo, hi], a rounded noise lives on the grid points in
-    [β⌊lo/β⌋, β⌈hi/β⌉] and an aggregated one on the cells meeting [lo, hi]; the others are absent.
+    beyond, at cost the infimum of c there. Dropping constraints only relaxes, so the value is a
+    lower bound on P whatever L is; a window that holds the optimal noise loses nothing. Losses
+    without a finite e_β, and monotone problems (the rounded noise need not be monotone), use the
+    paper's aggregation instead: masses p_i = γ(C_i) of centred cells at cost inf_{C_i} c satisfy
+    (G) too (grid shifts map cells onto cells), and for a monotone γ also the rows of
+    :mod:`dpdro.monotone`. With ``Problem.support`` = [lo, hi], a rounded noise lives on the grid
+    points in [β⌊lo/β⌋, β⌈hi/β⌉] and an aggregated one on the cells meeting [lo, hi]; the others
+    are absent.
 
 One feasible set
     (G) constrains U(k) and D_R(k) alike: on the same grid the two LPs differ in the objective (cell
-    averages against grid values minus e_β, and the atom), in the window and in the tails. For ℓ1 the
-    average of |x| over C_i is |i|β for i ≠ 0 and β/4 for i = 0, so the gap is at most a quarter of β
-    times the mass the lower bound puts at 0, plus the window's effect; for ℓ2 it is at most β²/3.
+    averages against grid values minus e_β, and the atom), in the window and in the tails. For ℓ1
+    the average of |x| over C_i is |i|β for i ≠ 0 and β/4 for i = 0, so the gap is at most a
+    quarter of β times the mass the lower bound puts at 0, plus the window's effect; for ℓ2 it is
+    at most β²/3.
 
 Symmetric losses
-    (G) is invariant under the reflection i ↦ −i, m ↦ −m, so averaging a solution with its mirror image
-    keeps it feasible and, for c(x) = c(−x), its cost: both LPs may restrict to symmetric p and q
-    (half the variables) and to the shifts m = 1, …, k (half the constraint groups).
+    (G) is invariant under the reflection i ↦ −i, m ↦ −m, so averaging a solution with its mirror
+    image keeps it feasible and, for c(x) = c(−x), its cost: both LPs may restrict to symmetric p
+    and q (half the variables) and to the shifts m = 1, …, k (half the constraint groups).
 
 Coarse grids (small ε)
     For small ε the noise spreads over thousands of Δf, and cells wider than Δf suffice: β = r·Δf
-    (``k = Fraction(1, r)``). The upper bound's δ(φ) is still affine between 0 and β (where it is a),
-    so for |φ| ≤ Δf = β/r it is largest at Δf and (G) becomes a + (1/r)·Σ_i (p_i − e^ε p_{i−1})_+ ≤ δ
-    for the shifts ±β. The lower bound cannot use shifts shorter than a grid step, but by group
-    privacy an (ε, δ)-DP noise for |φ| ≤ Δf is (rε, δ_r)-DP for |φ| ≤ rΔf with
-    δ_r = δ(1 + e^ε + … + e^{(r−1)ε}) = δ(e^{rε} − 1)/(e^ε − 1), so the rounded law satisfies (G) with
-    rε, δ_r and the shifts ±β. The truncated Laplace mechanism's half-width is invariant under this
-    change, so little is lost while rε is small.
+    (``k = Fraction(1, r)``). The upper bound's δ(φ) is still affine between 0 and β (where it is
+    a), so for |φ| ≤ Δf = β/r it is largest at Δf and (G) becomes a + (1/r)·Σ_i (p_i − e^ε
+    p_{i−1})_+ ≤ δ for the shifts ±β. The lower bound cannot use shifts shorter than a grid step,
+    but by group privacy an (ε, δ)-DP noise for |φ| ≤ Δf is (rε, δ_r)-DP for |φ| ≤ rΔf with
+    δ_r = δ(1 + e^ε + … + e^{(r−1)ε}) = δ(e^{rε} − 1)/(e^ε − 1), so the rounded law satisfies (G)
+    with rε, δ_r and the shifts ±β. The truncated Laplace mechanism's half-width is invariant under
+    this change, so little is lost while rε is small.
 
 Small δ
-    HiGHS's tolerances are absolute (about 1e-9), far above δ = 1e-12. Every budget row is divided by
-    δ, and ``scale`` (upper bound only) solves the LP in the variables r_i = p_i / s_i for a magnitude
-    profile s (a previous solution) with each segment row divided by s_i, so that tolerances become
-    relative; ``margin`` multiplies e^ε by 1 − margin in the rows (a restriction). The released noise
-    then needs at most a tiny repair. The certified lower bound is valid for any scaling and duals.
+    HiGHS's tolerances are absolute (about 1e-9), far above δ = 1e-12. Every budget row is divided
+    by δ, and ``scale`` (upper bound only) solves the LP in the variables r_i = p_i / s_i for a
+    magnitude profile s (a previous solution) with each segment row divided by s_i, so that
+    tolerances become relative; ``margin`` multiplies e^ε by 1 − margin in the rows (a
+    restriction). The released noise then needs at most a tiny repair. The certified lower bound is
+    valid for any scaling and duals.
 """
 
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
 
+from ._budget import TimeBudget
+from ._closed_forms import truncated_laplace_cdf
 from ._rounding import round_up
 from ._validation import check_choice
-from .lp import RELEASE_MARGIN, PrivacyLP, repair_by_mixing
-from .mechanisms import Staircase, TruncatedLaplace
+from .lp import PrivacyLP
 from .monotone import monotone_matrix, monotone_noise
 from .noise import PiecewiseUniform
-from .privacy import certify_delta, privacy_profile
 from .problem import InfeasibleError, Problem
-from .solvers import INF
+from .release import (
+    RELEASE_MARGIN,
+    LowerBound,
+    ReleaseFamily,
+    UpperBound,
+    best_lower_bound,
+    release,
+)
+from .solvers import INF, SolverError
 
-__all__ = ["GridLP", "GridUpperBound", "GridLowerBound", "grid_upper_bound", "grid_lower_bound",
-           "reference_upper_bound", "rounding_applies"]
+__all__ = ["GridLP", "grid_lower_bound", "grid_upper_bound"]
 
 _SMALL_DELTA = 1e-6  # below: the upper bound starts from the scaled LP
 _FAR = 1e100  # beyond every window: the one-sided tail infima use [edge, _FAR]
 
 
-def rounding_applies(problem: Problem, beta: float) -> bool:
-    """Whether the randomized-rounding coefficients are valid for ``problem`` (module docstring)."""
-    return not problem.monotone and problem.loss.grid_interpolation_excess(beta) is not None
-
-
 class GridLP(PrivacyLP):
-    """U(k) (``kind="upper"``) or the lower bound (``kind="lower"``) on the grid Δf/k (module docstring).
+    """U(k) (``kind="upper"``) or the lower bound (``kind="lower"``) on the grid Δf/k (module
+    docstring).
 
     Parameters
     ----------
-    k : grid steps per sensitivity, β = Δf/k: a positive integer, or ``Fraction(1, r)`` for the coarse
-        grid β = r·Δf (module docstring, "Coarse grids").
+    k : grid steps per sensitivity, β = Δf/k: a positive integer, or ``Fraction(1, r)`` for the
+        coarse grid β = r·Δf (module docstring, "Coarse grids").
     L : the window [−L, L] of grid points (cells for the upper bound; events for the lower bound).
     coefficients : lower bound only, ``"rounding"`` (D_R) or ``"infimum"`` (aggregated cells).
     atom : upper bound only, optimise a point mass at 0.
-    scale, margin : upper bound only, the scaled formulation for small δ (module docstring); ``scale``
-        is a magnitude per probability column, ``margin`` ≥ 0.
-    symmetric : restrict to symmetric masses (``None``: exactly when the loss is symmetric and there is
-        no support; ``False`` forces the general LP, e.g. for cross-checks).
+    scale, margin : upper bound only, the scaled formulation for small δ (module docstring);
+        ``scale`` is a magnitude per probability column, ``margin`` ≥ 0.
+    symmetric : restrict to symmetric masses (``None``: exactly when the loss is symmetric and
+        there is no support; ``False`` forces the general LP, e.g. for cross-checks).
     """
 
-    def __init__(self, problem: Problem, k: int, L: int, kind: str, *, coefficients: str = "rounding",
-                 atom: bool = False, scale=None, margin: float = 0.0, symmetric: bool | None = None):
+    def __init__(
+        self,
+        problem: Problem,
+        k: int,
+        L: int,
+        kind: str,
+        *,
+        coefficients: str = "rounding",
+        atom: bool = False,
+        scale=None,
+        margin: float = 0.0,
+        symmetric: bool | None = None,
+    ):
         check_choice("kind", kind, ("upper", "lower"))
         check_choice("coefficients", coefficients, ("rounding", "infimum"))
         self.problem, self.L, self.kind = problem, int(L), kind
@@ -122,38 +138,107 @@ class GridLP(PrivacyLP):
         self.beta = beta = problem.sensitivity / float(self.k)
         self.max_shift = max(self.k.numerator, 1)  # grid steps per Δf (at least one)
         lower = kind == "lower"
-        if not lower:
-            coefficients = "average"
-        elif coefficients == "rounding" and not rounding_applies(problem, beta):
-            raise ValueError("coefficients='rounding' needs a loss with a finite grid interpolation excess and a "
-                             "problem without monotonicity")
-        if atom and (lower or problem.monotone):
-            raise ValueError("atom=True applies to the upper bound of a problem without monotonicity only")
-        if (scale is not None or margin) and lower:
-            raise ValueError("scale and margin apply to the upper bound only")
-        self.coefficients = coefficients
+        self.coefficients = "average" if not lower else coefficients
+        self._check_options(atom, scale, margin, symmetric)
         lo, hi = problem.support if problem.support is not None else (-math.inf, math.inf)
         can_mirror = problem.loss.symmetric and problem.support is None
-        if symmetric and not can_mirror:
-            raise ValueError("symmetric=True needs a symmetric loss and no Problem.support")
         self.symmetric = can_mirror if symmetric is None else bool(symmetric)
+        self._set_ranges(lo, hi)
+        cost, norm = self._columns(lo, hi, atom)
+        self.excess = (
+            float(problem.rounding_excess(beta)) if self.coefficients == "rounding" else 0.0
+        )
+        # scaled formulation (upper bound, small δ): columns r = p / s, segment rows / s_i,
+        # budgets / δ
+        n_scaled = self.n_cells + len([c for c in self.tail_cols if c is not None])
+        self.scale = np.ones(cost.size)
+        if scale is not None:
+            self.scale[:n_scaled] = np.asarray(scale, dtype=float)
+        # the constraints (G) of a coarse grid (module docstring): upper bound, δ(Δf) = a + Σ(…)₊/r;
+        # lower bound, group privacy at (rε, δ_r) between points one step apart
+        self.delta_rows = (
+            problem.delta * (1.0 - RELEASE_MARGIN) if not lower else _group_delta(problem, self.r)
+        )
+        self.exp_rows = (
+            problem.exp_epsilon * (1.0 - float(margin))
+            if not lower
+            else math.exp(self.r * problem.epsilon)
+        )
+        self.shift_weight = 1.0 / self.r if not lower else 1.0
+        self._unit = self.delta_rows  # budget rows read Σ …/δ ≤ 1: their tolerance is relative to δ
+        extra = ([self.atom_col], [1.0 / self._unit]) if self.atom_col is not None else ((), ())
+        super().__init__(
+            cost * self.scale,
+            delta=self.delta_rows / self._unit,
+            col_upper=1.0 / self.scale,
+            budget_extra=extra,
+        )
+        # faster on these LPs, and exact with tiny right-hand sides
+        self.model.set_option("presolve", "off")
+        self.add_simplex_rows(sp.csr_matrix((norm * self.scale)[None, :]))
+        m = self.max_shift
+        self.shifts = (
+            np.arange(1, m + 1)
+            if self.symmetric
+            else np.concatenate((np.arange(-m, 0), np.arange(1, m + 1)))
+        )
+        self.n_groups = int(self.shifts.size)
+        if problem.monotone:
+            self._add_monotone_rows()
+        self._build()
+
+    # ------------------------------------------------------------------ set-up
+    def _check_options(self, atom: bool, scale, margin: float, symmetric: bool | None) -> None:
+        """The options that only one kind of LP, or only some problems, admit."""
+        problem, lower = self.problem, self.kind == "lower"
+        if (
+            lower
+            and self.coefficients == "rounding"
+            and (problem.monotone or problem.rounding_excess(self.beta) is None)
+        ):
+            raise ValueError(
+                "coefficients='rounding' needs a loss with a finite grid interpolation excess and "
+                "a "
+                "problem without monotonicity"
+            )
+        if atom and (lower or problem.monotone):
+            raise ValueError(
+                "atom=True applies to the upper bound of a problem without monotonicity only"
+            )
+        if (scale is not None or margin) and lower:
+            raise ValueError("scale and margin apply to the upper bound only")
+        if symmetric and not (problem.loss.symmetric and problem.support is None):
+            raise ValueError("symmetric=True needs a symmetric loss and no Problem.support")
+
+    def _set_ranges(self, lo: float, hi: float) -> None:
+        """The window of event points, the points that carry variables and the tails beyond them."""
+        beta, lower = self.beta, self.kind == "lower"
         # grid points (lower) or cells (upper) that may carry mass: the range R = [r_lo, r_hi]
         if not lower:
             r_lo, r_hi = _ceil(lo / beta + 0.5), _floor(hi / beta - 0.5)
-        elif coefficients == "rounding":
+        elif self.coefficients == "rounding":
             r_lo, r_hi = _floor(lo / beta), _ceil(hi / beta)
         else:  # the cells C_i that meet [lo, hi]
             r_lo, r_hi = _floor(lo / beta - 0.5) + 1, _floor(hi / beta + 0.5)
         w_lo, w_hi = max(-self.L, r_lo), min(self.L, r_hi)
         if w_lo > w_hi:
-            raise InfeasibleError(f"no grid cell of width {beta:g} within [−{self.L * beta:g}, {self.L * beta:g}] lies "
-                                  f"inside the support [{lo:g}, {hi:g}]")
+            raise InfeasibleError(
+                f"no grid cell of width {beta:g} within [−{self.L * beta:g}, {self.L * beta:g}] "
+                "lies "
+                f"inside the support [{lo:g}, {hi:g}]"
+            )
         pad = self.max_shift if lower else 0
         self.window = (int(w_lo), int(w_hi))  # event points
         self.points = (int(max(w_lo - pad, r_lo)), int(min(w_hi + pad, r_hi)))  # variables
         v_lo, v_hi = self.points
         self.tails = (lower and v_lo > r_lo, lower and v_hi < r_hi)  # mass beyond the variables
-        # columns: symmetric p_|i| (i = 0 … v_hi), or p_i (i = v_lo … v_hi); then tails, then atom
+
+    def _columns(self, lo: float, hi: float, atom: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Costs and normalisation coefficients of the columns: symmetric p_|i| (i = 0 … v_hi), or
+        p_i (i = v_lo … v_hi); then the tails, then the atom (sets ``n_cells``, ``tail_cols``,
+        ``atom_col``)."""
+        loss, beta = self.problem.loss, self.beta
+        v_lo, v_hi = self.points
         if self.symmetric:
             self.n_cells = v_hi + 1
             mult = np.where(np.arange(self.n_cells) == 0, 1.0, 2.0)
@@ -162,58 +247,36 @@ class GridLP(PrivacyLP):
             self.n_cells = v_hi - v_lo + 1
             mult = np.ones(self.n_cells)
             pts = np.arange(v_lo, v_hi + 1)
-        cost = self._point_costs(pts, lo, hi)
+        cost = list(self._point_costs(pts, lo, hi) * mult)
         norm = list(mult)
-        cost = list(cost * mult)
         self.tail_cols = []
         if self.symmetric and any(self.tails):
             self.tail_cols = [len(cost)]
-            cost.append(problem.loss.tail_infimum(-(v_hi + 0.5) * beta, (v_hi + 0.5) * beta))
+            cost.append(loss.tail_infimum(-(v_hi + 0.5) * beta, (v_hi + 0.5) * beta))
             norm.append(1.0)
         elif not self.symmetric:
-            for side, present in zip((-1, 1), self.tails):
+            for side, present in zip((-1, 1), self.tails, strict=False):
                 if present:
                     self.tail_cols.append(len(cost))
                     edge = (v_lo - 0.5) * beta if side < 0 else (v_hi + 0.5) * beta
-                    cost.append(problem.loss.tail_infimum(edge, _FAR) if side < 0 else
-                                problem.loss.tail_infimum(-_FAR, edge))
+                    cost.append(
+                        loss.tail_infimum(edge, _FAR)
+                        if side < 0
+                        else loss.tail_infimum(-_FAR, edge)
+                    )
                     norm.append(1.0)
                 else:
                     self.tail_cols.append(None)
         self.atom_col = None
         if atom and lo <= 0.0 <= hi:
             self.atom_col = len(cost)
-            cost.append(float(problem.loss(np.array([0.0]))[0]))
+            cost.append(float(loss(np.array([0.0]))[0]))
             norm.append(1.0)
         cost, norm = np.asarray(cost, dtype=float), np.asarray(norm)
         if not np.all(np.isfinite(cost)) or np.any(cost < 0):
-            raise ValueError(f"loss {problem.loss.name!r} gave negative or non-finite coefficients")
-        self.excess = float(problem.loss.grid_interpolation_excess(beta)) if coefficients == "rounding" else 0.0
-        # scaled formulation (upper bound, small δ): columns r = p / s, segment rows / s_i, budgets / δ
-        n_scaled = self.n_cells + len([c for c in self.tail_cols if c is not None])
-        self.scale = np.ones(cost.size)
-        if scale is not None:
-            self.scale[:n_scaled] = np.asarray(scale, dtype=float)
-        # the constraints (G) of a coarse grid (module docstring): upper bound, δ(Δf) = a + Σ(…)₊/r;
-        # lower bound, group privacy at (rε, δ_r) between points one step apart
-        self.delta_rows = problem.delta * (1.0 - RELEASE_MARGIN) if not lower else _group_delta(problem, self.r)
-        self.exp_rows = (problem.exp_epsilon * (1.0 - float(margin)) if not lower else
-                         math.exp(self.r * problem.epsilon))
-        self.shift_weight = 1.0 / self.r if not lower else 1.0
-        self._unit = self.delta_rows  # budget rows read Σ …/δ ≤ 1: their tolerance is relative to δ
-        extra = (([self.atom_col], [1.0 / self._unit]) if self.atom_col is not None else ((), ()))
-        super().__init__(cost * self.scale, delta=self.delta_rows / self._unit,
-                         col_upper=1.0 / self.scale, budget_extra=extra)
-        self.model.set_option("presolve", "off")  # faster on these LPs, and exact with tiny right-hand sides
-        self.add_simplex_rows(sp.csr_matrix((norm * self.scale)[None, :]))
-        m = self.max_shift
-        self.shifts = np.arange(1, m + 1) if self.symmetric else np.concatenate((np.arange(-m, 0), np.arange(1, m + 1)))
-        self.n_groups = int(self.shifts.size)
-        if problem.monotone:
-            self._add_monotone_rows()
-        self._build()
+            raise ValueError(f"loss {loss.name!r} gave negative or non-finite coefficients")
+        return cost, norm
 
-    # ------------------------------------------------------------------ set-up
     def _point_costs(self, pts, lo, hi) -> np.ndarray:
         loss, beta = self.problem.loss, self.beta
         if self.coefficients == "average":
@@ -221,7 +284,8 @@ class GridLP(PrivacyLP):
         if self.coefficients == "rounding":
             return np.asarray(loss(pts * beta), dtype=float)
         a, b = np.maximum((pts - 0.5) * beta, lo), np.minimum((pts + 0.5) * beta, hi)
-        out = np.asarray(loss(a), dtype=float).copy()  # a cell meeting [lo, hi] only at its left end
+        # a cell meeting [lo, hi] only at its left end
+        out = np.asarray(loss(a), dtype=float).copy()
         wide = b > a
         out[wide] = loss.cell_infimum(a[wide], b[wide])
         return out
@@ -235,12 +299,15 @@ class GridLP(PrivacyLP):
         pts = np.arange(v_lo, v_hi + 1)
         mono = monotone_matrix(np.append(2 * pts - 1, 2 * v_hi + 1), lower=self.kind == "lower")
         if mono.shape[0]:
-            to_cols = sp.csr_matrix((np.ones(pts.size), (np.arange(pts.size), self.col(pts))),
-                                    shape=(pts.size, self.n_p))
+            to_cols = sp.csr_matrix(
+                (np.ones(pts.size), (np.arange(pts.size), self.col(pts))),
+                shape=(pts.size, self.n_p),
+            )
             self.add_fixed_rows(mono @ to_cols, -INF, 0.0)
 
     def _build(self) -> None:
-        """Every constraint group at once: budget rows, t-columns and segment rows (whole-shift cuts)."""
+        """Every constraint group at once: budget rows, t-columns and segment rows (whole-shift
+        cuts)."""
         e, (w_lo, w_hi), (v_lo, v_hi) = self.exp_rows, self.window, self.points
         s = self.scale
         ev = np.arange(w_lo, w_hi + 1)
@@ -261,26 +328,34 @@ class GridLP(PrivacyLP):
         w = self.shift_weight / self._unit
         free = sp.csr_matrix((s[f_c] * w, (f_g, f_c)), shape=(n_groups, self.n_p))
         budgets = np.array([self.add_delta_row(free[g]) for g in range(n_groups)])
-        # segment rows (divided by s_i): r_i − e^ε (s_j/s_i) r_j − τ ≤ 0, τ = t/s_i with s_i/unit in the budget
+        # segment rows (divided by s_i): r_i − e^ε (s_j/s_i) r_j − τ ≤ 0, τ = t/s_i with s_i/unit
+        # in the budget
         n = ci.size
         tg = np.concatenate((g_of, np.asarray([g for g, _ in tail_rows], dtype=np.int64)))
         tw = np.concatenate((s[ci], np.ones(len(tail_rows)))) * w
         t = self.add_t_cols(tg.size, budget=budgets[tg], weights=tw)
         rows = np.arange(n)
-        seg = sp.csr_matrix((np.concatenate((np.ones(n), -e * s[cj] / s[ci], -np.ones(n))),
-                             (np.concatenate((rows, rows, rows)), np.concatenate((ci, cj, t[:n])))),
-                            shape=(n, self.model.n_cols))
+        seg = sp.csr_matrix(
+            (
+                np.concatenate((np.ones(n), -e * s[cj] / s[ci], -np.ones(n))),
+                (np.concatenate((rows, rows, rows)), np.concatenate((ci, cj, t[:n]))),
+            ),
+            shape=(n, self.model.n_cols),
+        )
         parts = [seg]
         for idx, (_, row) in enumerate(tail_rows):
             tcol = sp.csr_matrix(([-1.0], ([0], [t[n + idx]])), shape=(1, self.model.n_cols))
-            parts.append(sp.hstack([row, sp.csr_matrix((1, self.model.n_cols - self.n_p))]).tocsr() + tcol)
+            parts.append(
+                sp.hstack([row, sp.csr_matrix((1, self.model.n_cols - self.n_p))]).tocsr() + tcol
+            )
         self.add_fixed_rows(sp.vstack(parts).tocsr(), -INF, 0.0)
 
     def _tail_rows(self) -> list[tuple[int, sp.csr_matrix]]:
-        """Lower bound: q((−∞, w_lo)) − e^ε q((−∞, w_lo − m)) and q((w_hi, ∞)) − e^ε q((w_hi − m, ∞)) per
-        shift m, as linear forms in the columns (module docstring)."""
-        if self.kind != "lower" or not (self.points[0] < self.window[0] or self.points[1] > self.window[1]
-                                        or any(self.tails)):
+        """Lower bound: q((−∞, w_lo)) − e^ε q((−∞, w_lo − m)) and q((w_hi, ∞)) − e^ε q((w_hi − m,
+        ∞)) per shift m, as linear forms in the columns (module docstring)."""
+        if self.kind != "lower" or not (
+            self.points[0] < self.window[0] or self.points[1] > self.window[1] or any(self.tails)
+        ):
             return []
         e, (w_lo, w_hi), (v_lo, v_hi) = self.exp_rows, self.window, self.points
         pts = np.arange(-v_hi, v_hi + 1) if self.symmetric else np.arange(v_lo, v_hi + 1)
@@ -294,7 +369,8 @@ class GridLP(PrivacyLP):
                 row = np.zeros(self.n_p)
                 np.add.at(row, self.col(pts), coef)
                 tail = self._tail_col(side)
-                if tail is not None:  # the mass beyond the variables lies in both sets (weight 1 − e^ε)
+                # the mass beyond the variables lies in both sets (weight 1 − e^ε)
+                if tail is not None:
                     row[tail] += (1.0 - e) * (0.5 if self.symmetric else 1.0)
                 if np.any(row > 0):
                     out.append((g, sp.csr_matrix(row[None, :])))
@@ -308,7 +384,10 @@ class GridLP(PrivacyLP):
     # ------------------------------------------------------------------ oracle and solution
     def point_masses(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         """(grid points, masses q on them, atom) of an LP point; the tails are not included."""
-        r = np.clip(np.asarray(x[: self.n_cells], dtype=float), 0.0, None) * self.scale[: self.n_cells]
+        r = (
+            np.clip(np.asarray(x[: self.n_cells], dtype=float), 0.0, None)
+            * self.scale[: self.n_cells]
+        )
         if self.symmetric:
             q = np.concatenate((r[:0:-1], r))
             pts = np.arange(-self.points[1], self.points[1] + 1)
@@ -334,15 +413,20 @@ class GridLP(PrivacyLP):
         out = np.empty(self.n_groups)
         step = max(1, 4_000_000 // max(1, ev.size))
         for c0 in range(0, self.n_groups, step):
-            m = self.shifts[c0:c0 + step]
+            m = self.shifts[c0 : c0 + step]
             j = ev[None, :] - m[:, None] - lo
             qj = np.where((j >= 0) & (j < q.size), q[np.clip(j, 0, q.size - 1)], 0.0)
-            out[c0:c0 + step] = np.maximum(qe[None, :] - e * qj, 0.0).sum(axis=1)
+            out[c0 : c0 + step] = np.maximum(qe[None, :] - e * qj, 0.0).sum(axis=1)
         if self.kind == "lower":
             t_left, t_right = self.tail_masses(x)
             cum = np.concatenate(([0.0], np.cumsum(q)))  # cum[n] = mass of the first n points
-            below = lambda v: cum[np.clip(v - lo, 0, q.size)] + t_left  # q((−∞, v))
-            above = lambda v: cum[-1] - cum[np.clip(v - lo + 1, 0, q.size)] + t_right  # q((v, ∞))
+
+            def below(v):
+                return cum[np.clip(v - lo, 0, q.size)] + t_left  # q((−∞, v))
+
+            def above(v):
+                return cum[-1] - cum[np.clip(v - lo + 1, 0, q.size)] + t_right  # q((v, ∞))
+
             out += np.maximum(below(w_lo) - e * below(w_lo - self.shifts), 0.0)
             out += np.maximum(above(w_hi) - e * above(w_hi - self.shifts), 0.0)
         return self.shift_weight * out + atom - self.delta_rows
@@ -354,7 +438,13 @@ class GridLP(PrivacyLP):
         h = self.beta / 2
         edges = np.append(2 * pts - 1, 2 * pts[-1] + 1) * h
         p = self.problem
-        meta = dict(epsilon=p.epsilon, delta=p.delta, sensitivity=p.sensitivity, loss=p.loss.name, k=str(self.k))
+        meta = dict(
+            epsilon=p.epsilon,
+            delta=p.delta,
+            sensitivity=p.sensitivity,
+            loss=p.loss.name,
+            k=str(self.k),
+        )
         noise = PiecewiseUniform(edges, q / total, grid=h, metadata=meta, atom=atom / total)
         return monotone_noise(noise) if p.monotone else noise
 
@@ -392,239 +482,211 @@ def _ceil(x: float) -> float:
 
 
 # ---------------------------------------------------------------------------- solving
-@dataclass
-class GridUpperBound:
-    """A released noise on the grid Δf/k, certified, and its expected loss (rounded up)."""
+def grid_lower_bound(problem: Problem, k, L: int, *, time_limit: float | None = None) -> LowerBound:
+    """A certified lower bound on P from the grid Δf/k with window [−L, L] (module docstring).
 
-    value: float
-    noise: PiecewiseUniform
-    certified_delta: float
-    k: int
-    L: int
-    seconds: float
-    simplex_iterations: int
-    boundary_mass: float  # mass of the outermost Δf of cells: large means the window is too small
-    repair_weight: float = 0.0
+    Parameters
+    ----------
+    problem : the instance of P.
+    k : grid steps per Δf (an integer, or ``Fraction(1, r)`` for the coarse grid β = r·Δf).
+    L : the window [−L, L] of event points.
+    time_limit : seconds for the call (``None``: no limit).
 
+    Returns
+    -------
+    LowerBound: the randomized-rounding bound D_R(k) where it applies
+    (:meth:`dpdro.Problem.rounding_excess`), the aggregated cells otherwise; for a monotone problem
+    also D_R(k) of the same problem without monotonicity (a lower bound on a smaller optimum), the
+    larger of the two (its ``candidates`` record both).
 
-@dataclass
-class GridLowerBound:
-    """A certified lower bound on P from the grid Δf/k."""
+    Raises
+    ------
+    TimeoutError when the first LP runs out of ``time_limit``.
 
-    value: float
-    lp_value: float
-    k: int
-    L: int
-    seconds: float
-    simplex_iterations: int
-    outside_mass: float  # mass outside the event window: large means the window is too small
-    timed_out: bool = False
-
-
-def grid_lower_bound(problem: Problem, k: int, L: int, *, time_limit: float | None = None) -> GridLowerBound:
-    """Solve the lower-bound LP on the grid Δf/k with window [−L, L] (rounding coefficients where they
-    apply, module docstring). For a monotone problem also the rounding bound of the same problem
-    without monotonicity (a lower bound on a smaller optimum) is solved, and the larger is returned.
-    A solve cut short by ``time_limit`` raises ``TimeoutError``."""
-    t0 = time.perf_counter()
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Section 4.1 (D(L, β)) and Proposition 3.
+    """
     beta = problem.sensitivity / float(_steps(k))
-    candidates = [problem]
-    if problem.monotone and problem.loss.grid_interpolation_excess(beta) is not None:
-        candidates.append(problem.without_monotonicity())
-    best = None
-    iters = 0
-    for prob in candidates:
-        coefficients = "rounding" if rounding_applies(prob, beta) else "infimum"
-        lp = GridLP(prob, k, L, "lower", coefficients=coefficients)
-        left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
-        sol = lp.solve(left)
-        if sol.status == "time_limit":
-            raise TimeoutError(f"the lower-bound LP on the grid k = {k} ran out of the time limit")
-        if sol.status == "infeasible":  # pragma: no cover - the lower-bound LP always has a feasible point
-            raise InfeasibleError("the lower-bound LP is infeasible")
-        iters += sol.iterations
-        pts, q, _ = lp.point_masses(sol.x)
+    attempts = (
+        partial(_lower_attempt, prob, coefficients, k, L)
+        for prob, coefficients in _lower_candidates(problem, beta)
+    )
+    return best_lower_bound(attempts, TimeBudget(time_limit))
+
+
+def _lower_candidates(problem: Problem, beta: float) -> list[tuple[Problem, str]]:
+    """(problem, coefficients) of every lower-bound LP worth solving (:func:`grid_lower_bound`)."""
+    if problem.rounding_excess(beta) is None:
+        return [(problem, "infimum")]
+    if problem.monotone:
+        return [(problem, "infimum"), (problem.without_monotonicity(), "rounding")]
+    return [(problem, "rounding")]
+
+
+def _lower_attempt(
+    problem: Problem, coefficients: str, k, L: int, budget: TimeBudget
+) -> LowerBound:
+    lp = GridLP(problem, k, L, "lower", coefficients=coefficients)
+    sol = lp.solve(budget.left(floor=1e-3))
+    if sol.status == "time_limit":
+        raise TimeoutError(f"the lower-bound LP on the grid k = {k} ran out of the time limit")
+    if sol.status == "infeasible":  # only with a Problem.support: P itself is then infeasible
+        raise InfeasibleError(
+            f"the lower-bound LP on the grid k = {k} is infeasible: no noise supported in "
+            f"{problem.support} is ({problem.epsilon:g}, {problem.delta:g})-DP"
+        )
+    pts, q, _ = lp.point_masses(sol.x)
+    w_lo, w_hi = lp.window
+    outside = float(q[(pts < w_lo) | (pts > w_hi)].sum() + sum(lp.tail_masses(sol.x)))
+    return LowerBound(
+        value=lp.dual_bound(sol.row_duals),
+        lp_value=sol.objective,
+        seconds=budget.elapsed(),
+        coefficients=coefficients,
+        simplex_iterations=sol.iterations,
+        outside_mass=outside,
+        k=k,
+        L=L,
+    )
+
+
+class _GridRelease(ReleaseFamily):
+    """U(k) as a :class:`dpdro.release.ReleaseFamily` (no anchor without a solve: the window may be
+    too narrow for the uniform density)."""
+
+    def __init__(self, lp: GridLP):
+        self.lp, self.problem = lp, lp.problem
+
+    def noise(self, x: np.ndarray) -> PiecewiseUniform:
+        return self.lp.noise(x)
+
+    def solve(self, budget: TimeBudget) -> np.ndarray:
+        return _solve(self.lp, budget).x
+
+    def result(self, noise: PiecewiseUniform) -> dict:
+        """The noise and its mass in the outermost Δf of the window (large: the window is too
+        small)."""
+        lp = self.lp
         w_lo, w_hi = lp.window
-        outside = float(q[(pts < w_lo) | (pts > w_hi)].sum() + sum(lp.tail_masses(sol.x)))
-        value = lp.dual_bound(sol.row_duals)
-        if best is None or value > best[0]:
-            best = (value, sol.objective, outside)
-    return GridLowerBound(best[0], best[1], k, L, time.perf_counter() - t0, iters, best[2])
+        pts = np.round(0.5 * (noise.edges[:-1] + noise.edges[1:]) / lp.beta).astype(np.int64)
+        boundary = float(
+            noise.probs[(pts < w_lo + lp.max_shift) | (pts > w_hi - lp.max_shift)].sum()
+        )
+        return dict(noise=noise, boundary_mass=boundary)
 
 
-def grid_upper_bound(problem: Problem, k: int, L: int, *, atom: bool = True,
-                     time_limit: float | None = None) -> GridUpperBound:
+def _solve(lp: GridLP, budget: TimeBudget):
+    """Solve an upper-bound LP within the budget: its solution, or TimeoutError /
+    InfeasibleError."""
+    sol = lp.solve(budget.left(floor=1e-3))
+    if sol.status == "time_limit":
+        raise TimeoutError(f"the upper-bound LP on the grid k = {lp.k} ran out of the time limit")
+    if sol.status == "infeasible":
+        raise InfeasibleError(_infeasible(lp.problem, lp.k, lp.L))
+    return sol
+
+
+def _first_solution(makers, budget: TimeBudget):
+    """Solve the first LP of ``makers`` (callables) that HiGHS solves; a numerical failure of a
+    scaled LP falls back to a milder scaling (a larger floor on the profile), then to no scaling."""
+    for i, make in enumerate(makers):
+        lp = make()
+        try:
+            return lp, _solve(lp, budget)
+        except SolverError:
+            if i == len(makers) - 1:
+                raise
+
+
+def grid_upper_bound(
+    problem: Problem, k: int, L: int, *, atom: bool = True, time_limit: float | None = None
+) -> UpperBound:
     """Solve U(k) with window [−L, L] and release its noise, certified exactly (module docstring).
 
-    For δ < 1e-6 the LP is solved in the scaled formulation with the truncated Laplace mechanism's cell
-    masses as magnitude profile, otherwise as stated; if the noise still overshoots δ by more than a
-    mixture can repair cheaply (the solver's absolute tolerance against a small δ), it is solved again
-    scaled by that solution. Raises ``TimeoutError`` when a solve runs out of ``time_limit`` and
-    :class:`InfeasibleError` when the window is too small for (ε, δ).
+    For δ < 1e-6 the LP is solved in the scaled formulation with the truncated Laplace mechanism's
+    cell masses as magnitude profile, otherwise as stated; if the noise still overshoots δ by more
+    than a mixture can repair cheaply (the solver's absolute tolerance against a small δ), it is
+    solved again scaled by that solution. The release (certificate, repair, rounding up) is
+    :func:`dpdro.release.release`.
+
+    Parameters
+    ----------
+    problem : the instance of P.
+    k : grid steps per Δf (a positive integer: cells no wider than Δf).
+    L : the window [−L, L] of cells.
+    atom : let the noise put a point mass at 0 (ignored for monotone problems).
+    time_limit : seconds for the call (``None``: no limit).
+
+    Returns
+    -------
+    UpperBound with the released ``noise`` (``certify_delta ≤ δ``), ``k``, ``L`` and
+    ``boundary_mass``.
+
+    Raises
+    ------
+    TimeoutError when a solve runs out of ``time_limit``; InfeasibleError when the window is too
+    small for (ε, δ).
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Section 4.1 (P(L, β), a restriction of P) and Proposition 2.
     """
-    t0 = time.perf_counter()
+    budget = TimeBudget(time_limit)
     atom = atom and not problem.monotone
-    p = problem
-
-    def left():
-        return None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
-
-    def solve(lp):
-        sol = lp.solve(left())
-        if sol.status == "time_limit":
-            raise TimeoutError(f"the upper-bound LP on the grid k = {k} ran out of the time limit")
-        if sol.status == "infeasible":
-            raise InfeasibleError(_infeasible(problem, k, L))
-        return sol
-
-    def certify(noise):
-        prof = privacy_profile(noise, p.epsilon, p.sensitivity)
-        return prof.delta, float(np.max(prof.error_bound))
+    plain = partial(GridLP, problem, k, L, "upper", atom=atom)
 
     def scaled(profile, floor=1e-6):
-        return GridLP(problem, k, L, "upper", atom=atom, scale=np.maximum(profile, floor * p.delta), margin=1e-7)
+        return partial(
+            GridLP,
+            problem,
+            k,
+            L,
+            "upper",
+            atom=atom,
+            scale=np.maximum(profile, floor * problem.delta),
+            margin=1e-7,
+        )
 
-    def first_solution(lps):
-        """Solve the first LP of ``lps`` (callables) that HiGHS solves; a numerical failure of a scaled
-        LP falls back to a milder scaling (a larger floor on the profile), then to no scaling."""
-        for i, make in enumerate(lps):
-            lp = make()
-            try:
-                return lp, solve(lp)
-            except RuntimeError:
-                if i == len(lps) - 1:
-                    raise
-
-    plain = lambda: GridLP(problem, k, L, "upper", atom=atom)  # noqa: E731
-    if p.delta < _SMALL_DELTA:  # start from the scaled LP with the truncated Laplace mechanism's cell masses
-        prof = _laplace_profile(problem, k, L)
-        lp, sol = first_solution([lambda: scaled(prof), lambda: scaled(prof, 1e-2), plain])
-    else:
-        lp, sol = first_solution([plain])
+    makers = [plain]
+    # start from the scaled LP with the truncated Laplace mechanism's cell masses
+    if problem.delta < _SMALL_DELTA:
+        profile = _laplace_profile(problem, k, L)
+        makers = [scaled(profile), scaled(profile, 1e-2), plain]
+    lp, sol = _first_solution(makers, budget)
     iters = sol.iterations
-    noise = lp.noise(sol.x)
-    if certify(noise)[0] > p.delta * (1.0 + 1e-6):  # tolerance-level overshoot: solve scaled by this solution
+    if _GridRelease(lp).certify(lp.noise(sol.x))[0] > problem.delta * (1.0 + 1e-6):
+        # a tolerance-level overshoot: solve again, scaled by this solution
         pts, q, _ = lp.point_masses(sol.x)
-        prof = q[pts >= 0] if lp.symmetric else q  # one magnitude per column
+        profile = q[pts >= 0] if lp.symmetric else q  # one magnitude per column
         try:
-            lp, sol = first_solution([lambda: scaled(prof), lambda: scaled(prof, 1e-2)])
+            lp, sol = _first_solution([scaled(profile), scaled(profile, 1e-2)], budget)
             iters += sol.iterations
-            noise = lp.noise(sol.x)
-        except RuntimeError:  # keep the first solution: the repair below mixes it down to δ
+        except SolverError:  # keep the first solution: the release mixes it down to δ
             pass
-
-    def mix(a, b, w):
-        total = (1 - w) * a.probs + w * b.probs
-        return PiecewiseUniform(a.edges, total, grid=a.grid, metadata=dict(a.metadata),
-                                atom=(1 - w) * a.atom + w * b.atom)
-
-    def resolve(frac):
-        def make():
-            lp.set_delta(frac * p.delta)
-            try:
-                return lp.noise(solve(lp).x)
-            except (InfeasibleError, RuntimeError):  # no anchor from this re-solve
-                return None
-            finally:
-                lp.set_delta(p.delta * (1.0 - RELEASE_MARGIN))
-        return make
-
-    noise, d, weight = repair_by_mixing(noise, certify, mix, [resolve(f) for f in (1 - 1e-3, 0.99, 0.9, 0.5)],
-                                       p.delta)
-    w_lo, w_hi = lp.window
-    pts = np.round(0.5 * (noise.edges[:-1] + noise.edges[1:]) / lp.beta).astype(np.int64)
-    boundary = float(noise.probs[(pts < w_lo + lp.max_shift) | (pts > w_hi - lp.max_shift)].sum())
-    return GridUpperBound(round_up(noise.expected_loss(p.loss)), noise, d, k, L, time.perf_counter() - t0, iters,
-                          boundary, weight)
-
-
-def reference_upper_bound(problem: Problem, cell_width: float, *, atom: bool = True) -> GridUpperBound | None:
-    """The better of two certified noises that need no LP (``None`` for a ``Problem.support``):
-
-    * the truncated Laplace mechanism (Geng et al. 2020) on cells of width ``cell_width`` (a divisor of
-      Δf), near optimal for small ε, where the noise spans thousands of Δf and the LPs would be large;
-      spreading its mass over cells can raise its δ slightly, so it is taken at δ′ ≤ δ, lowered until
-      the certificate is at most δ;
-    * the staircase mechanism (Geng and Viswanath 2015), optimal for δ = 0, with its plateau γ rounded
-      to the lattice Δf/1024, truncated after P periods (which costs δ_P) and mixed with an atom at 0
-      of mass a = (δ − δ_P)/(1 − δ_P): its δ is at most a + (1 − a)·δ_P = δ (convexity of the hockey-
-      stick divergence in the noise; the atom alone has δ = 1). Near optimal for large ε, where the
-      optimal noise is a staircase with an atom of mass about δ; P is the cheapest number of periods.
-      With ``atom=False`` (and for monotone problems) the truncated staircase alone, with the fewest
-      periods P whose δ_P is at most δ.
-    """
-    if problem.support is not None:
-        return None
-    t0 = time.perf_counter()
-    atom = atom and not problem.monotone
-    candidates = [c for c in (_laplace_reference(problem, cell_width), _staircase_reference(problem, atom=atom))
-                  if c is not None]
-    if not candidates:
-        return None  # pragma: no cover - the truncated Laplace mechanism always certifies
-    noise, d = min(candidates, key=lambda c: c[0].expected_loss(problem.loss))
-    return GridUpperBound(round_up(noise.expected_loss(problem.loss)), noise, d, 0, 0, time.perf_counter() - t0, 0, 0.0)
-
-
-def _laplace_reference(problem: Problem, cell_width: float):
-    p, target = problem, problem.delta
-    for _ in range(8):
-        tl = TruncatedLaplace(epsilon=p.epsilon, delta=target, sensitivity=p.sensitivity)
-        noise = tl.to_piecewise_uniform(cell_width)
-        d = certify_delta(noise, p.epsilon, p.sensitivity)
-        if d <= p.delta:
-            return noise, d
-        target *= (p.delta / d) * (1.0 - 1e-9)
-    return None  # pragma: no cover - δ′ converges in one or two steps
-
-
-def _staircase_reference(problem: Problem, *, atom: bool = True, lattice: int = 1024, max_periods: int = 64):
-    p = problem
-    if p.epsilon < 1.0:  # the staircase's steps barely decay: the truncated Laplace mechanism is better
-        return None
-    gamma = Staircase.optimal_gamma(p.epsilon, p.loss)
-    gamma = min(max(round(gamma * lattice), 1), lattice - 1) / lattice
-    stair = Staircase(epsilon=p.epsilon, sensitivity=p.sensitivity, gamma=gamma)
-    best = None  # the cheapest number of periods, from the exact δ_P and expected losses (no certificate yet)
-    for periods in range(1, max_periods + 1):  # more periods: less δ lost to truncation, more atom
-        base = stair.to_piecewise_uniform(periods)
-        d_p = base.metadata["delta"]
-        if d_p >= p.delta:
-            continue
-        mass = (p.delta - d_p) / (1.0 - d_p) * (1.0 - RELEASE_MARGIN) if atom else 0.0
-        cost = (1.0 - mass) * base.expected_loss(p.loss)
-        if best is not None and cost >= best[2]:
-            break  # the cost rises again: the truncation no longer pays
-        best = (base, mass, cost)
-        if not atom:
-            break  # without an atom, the fewest periods are the cheapest
-    if best is None:
-        return None
-    base, mass, _ = best
-    for _ in range(3):  # certify, making room for the certificate's rounding allowance if needed
-        noise = PiecewiseUniform(base.edges, base.probs * (1.0 - mass), atom=mass, grid=p.sensitivity / lattice,
-                                 metadata=dict(base.metadata, atom=mass, delta=p.delta))
-        d = certify_delta(noise, p.epsilon, p.sensitivity)
-        if d <= p.delta:
-            return noise, d
-        mass -= 2.0 * (d - p.delta)
-        if not atom or mass < 0.0:  # the rounding allowance exceeds the room δ − δ_P leaves (tiny δ)
-            return None
-    return None  # pragma: no cover
+    return release(
+        _GridRelease(lp), sol.x, budget, lp_value=sol.objective, k=k, L=L, simplex_iterations=iters
+    )
 
 
 def _laplace_profile(problem: Problem, k: int, L: int) -> np.ndarray:
     """Cell masses of the truncated Laplace mechanism at (ε, δ) on the columns of U(k) (a magnitude
     profile for the scaled LP; 0 beyond its support)."""
-    tl = TruncatedLaplace(epsilon=problem.epsilon, delta=problem.delta, sensitivity=problem.sensitivity)
     beta = problem.sensitivity / float(Fraction(k))
     sym = problem.loss.symmetric and problem.support is None
     lo, hi = problem.support if problem.support is not None else (-math.inf, math.inf)
     i_lo = 0 if sym else max(-L, _ceil(lo / beta + 0.5))
     i_hi = min(L, _floor(hi / beta - 0.5))
     pts = np.arange(i_lo, i_hi + 1)
-    return tl.cdf((pts + 0.5) * beta) - tl.cdf((pts - 0.5) * beta)
+    cdf = lambda x: truncated_laplace_cdf(x, problem.epsilon, problem.delta, problem.sensitivity)  # noqa: E731
+    return cdf((pts + 0.5) * beta) - cdf((pts - 0.5) * beta)
 
 
 def _infeasible(problem: Problem, k: int, L: int) -> str:
-    return (f"the upper-bound LP on the grid Δf/{k} with window ±{L} cells (±{L / k:g}·Δf) is infeasible for "
-            f"(ε, δ) = ({problem.epsilon:g}, {problem.delta:g}): the window is too small")
+    return (
+        f"the upper-bound LP on the grid Δf/{k} with window ±{L} cells (±{L / float(k):g}·Δf) is "
+        "infeasible for "
+        f"(ε, δ) = ({problem.epsilon:g}, {problem.delta:g}): the window is too small"
+    )

@@ -8,8 +8,9 @@ paper drops because its losses are monotone on each side of the origin; :meth:`L
 keeps the bound valid for every loss.
 
 The randomized-rounding lower bound (``lower_bound(..., coefficients="rounding")``, see
-:mod:`dpdro.bounds`) instead charges each grid point jβ the loss c(jβ) and subtracts once the largest
-excess of the linear interpolation of c on the grid βℤ over c, :meth:`Loss.grid_interpolation_excess`.
+:mod:`dpdro.bounds`) instead charges each grid point jβ the loss c(jβ) and subtracts once the
+largest excess of the linear interpolation of c on the grid βℤ over c,
+:meth:`Loss.grid_interpolation_excess`.
 
 Every loss must satisfy Assumption 1 of the paper: c ≥ 0, continuous, and c(x) → ∞ as |x| → ∞.
 """
@@ -17,7 +18,7 @@ Every loss must satisfy Assumption 1 of the paper: c ≥ 0, continuous, and c(x)
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy import integrate, optimize
@@ -71,7 +72,8 @@ class Loss:
     def grid_interpolation_excess(self, beta: float) -> float | None:
         """sup_x (Îc(x) − c(x)) ≥ 0, where Îc interpolates c linearly between the grid points of βℤ.
 
-        ``None`` when no finite bound is known (the randomized-rounding lower bound then refuses the loss).
+        ``None`` when no finite bound is known (the randomized-rounding lower bound then refuses
+        the loss).
         """
         return None
 
@@ -91,7 +93,19 @@ class _MonotoneSides(Loss):
 
 
 class PowerLoss(_MonotoneSides):
-    r"""c(x) = |x|^k for k > 0; k = 1 is the ℓ1 loss (noise amplitude), k = 2 the ℓ2 loss (noise power)."""
+    r"""c(x) = |x|^k for k > 0; k = 1 is the ℓ1 loss (noise amplitude), k = 2 the ℓ2 loss (noise
+    power).
+
+    Parameters
+    ----------
+    k : the exponent, finite and > 0.
+    name : the loss's name in messages and metadata (default ``|x|^k``).
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Assumption 1 and Section 5.1.
+    """
 
     symmetric = True
 
@@ -109,8 +123,11 @@ class PowerLoss(_MonotoneSides):
         a, b = np.broadcast_arrays(a, b)
         straddle = (a < 0) & (b > 0)
         # cells containing the origin: (|a|^{k+1} + b^{k+1}) / ((k+1)(b-a)), no cancellation
-        out[straddle] = (np.abs(a[straddle]) ** (k + 1) + b[straddle] ** (k + 1)) / ((k + 1) * (b[straddle] - a[straddle]))
-        # one-sided cells: hi^k (1 - r^{k+1}) / ((k+1)(1-r)) with r = lo/hi, evaluated via expm1/log1p
+        out[straddle] = (np.abs(a[straddle]) ** (k + 1) + b[straddle] ** (k + 1)) / (
+            (k + 1) * (b[straddle] - a[straddle])
+        )
+        # one-sided cells: hi^k (1 - r^{k+1}) / ((k+1)(1-r)) with r = lo/hi, evaluated via
+        # expm1/log1p
         one = ~straddle
         lo = np.where(a[one] >= 0, a[one], -b[one])
         hi = np.where(a[one] >= 0, b[one], -a[one])
@@ -121,9 +138,10 @@ class PowerLoss(_MonotoneSides):
         return out
 
     def grid_interpolation_excess(self, beta):
-        """0 for k ≤ 1 (|x|^k is concave on each side of the grid point 0). For 1 < k ≤ 2, c'' decreases
-        in |x|, so the excess is largest on [0, β]: max_x β^{k−1}x − x^k at x = β·k^{−1/(k−1)}, which is
-        β²/4 for k = 2. ``None`` for k > 2 (the excess grows without bound in |x|)."""
+        """0 for k ≤ 1 (|x|^k is concave on each side of the grid point 0). For 1 < k ≤ 2, c''
+        decreases in |x|, so the excess is largest on [0, β]: max_x β^{k−1}x − x^k at x =
+        β·k^{−1/(k−1)}, which is β²/4 for k = 2. ``None`` for k > 2 (the excess grows without bound
+        in |x|)."""
         beta = check_positive("beta", beta)
         k = self.k
         if k <= 1:
@@ -139,13 +157,36 @@ class PiecewiseLinear(Loss):
 
     ``left_slope`` must be negative and ``right_slope`` positive (Assumption 1(b)), and the values
     non-negative, so that c ≥ 0 everywhere.
+
+    Parameters
+    ----------
+    knots : increasing breakpoints x_1 < … < x_n.
+    values : c(x_i) ≥ 0 at the knots.
+    left_slope, right_slope : the slopes of the tails left of x_1 (< 0) and right of x_n (> 0).
+    name : the loss's name in messages and metadata.
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Assumption 1; the GitHub appendix (the asymmetric loss).
     """
 
-    def __init__(self, knots, values, *, left_slope: float, right_slope: float, name: str = "piecewise linear"):
+    def __init__(
+        self,
+        knots,
+        values,
+        *,
+        left_slope: float,
+        right_slope: float,
+        name: str = "piecewise linear",
+    ):
         knots = np.asarray(knots, dtype=float)
         values = np.asarray(values, dtype=float)
         if knots.ndim != 1 or knots.size < 1 or knots.shape != values.shape:
-            raise ValueError(f"knots and values must be one-dimensional of equal length >= 1, got shapes {knots.shape} and {values.shape}")
+            raise ValueError(
+                "knots and values must be one-dimensional of equal length >= 1, got shapes "
+                f"{knots.shape} and {values.shape}"
+            )
         if not (np.all(np.isfinite(knots)) and np.all(np.isfinite(values))):
             raise ValueError("knots and values must be finite")
         if np.any(np.diff(knots) <= 0):
@@ -155,9 +196,15 @@ class PiecewiseLinear(Loss):
         ls = check_real("left_slope", left_slope)
         rs = check_real("right_slope", right_slope)
         if not (math.isfinite(ls) and ls < 0):
-            raise ValueError(f"left_slope must be finite and < 0 (Assumption 1(b): c → ∞ as x → −∞), got {left_slope!r}")
+            raise ValueError(
+                "left_slope must be finite and < 0 (Assumption 1(b): c → ∞ as x → −∞), got "
+                f"{left_slope!r}"
+            )
         if not (math.isfinite(rs) and rs > 0):
-            raise ValueError(f"right_slope must be finite and > 0 (Assumption 1(b): c → ∞ as x → ∞), got {right_slope!r}")
+            raise ValueError(
+                "right_slope must be finite and > 0 (Assumption 1(b): c → ∞ as x → ∞), got "
+                f"{right_slope!r}"
+            )
         self.knots, self.values = knots, values
         self.left_slope, self.right_slope = ls, rs
         self.name = name
@@ -174,11 +221,12 @@ class PiecewiseLinear(Loss):
     def cell_average(self, a, b):
         a, b = _pair(a, b)
         a, b = np.broadcast_arrays(a, b)
-        out = np.asarray(self(0.5 * (a + b)), dtype=float).copy()  # exact on cells without interior knots
+        # exact on cells without interior knots
+        out = np.asarray(self(0.5 * (a + b)), dtype=float).copy()
         has_knot = np.zeros(a.shape, dtype=bool)
         for t in self.knots:
             has_knot |= (a < t) & (t < b)
-        for idx in zip(*np.nonzero(has_knot)):
+        for idx in zip(*np.nonzero(has_knot), strict=False):
             lo, hi = float(a[idx]), float(b[idx])
             pts = np.concatenate(([lo], self.knots[(self.knots > lo) & (self.knots < hi)], [hi]))
             vals = self(pts)
@@ -188,13 +236,13 @@ class PiecewiseLinear(Loss):
     def cell_infimum(self, a, b):
         a, b = _pair(a, b)
         out = np.minimum(self(a), self(b))
-        for t, v in zip(self.knots, self.values):
+        for t, v in zip(self.knots, self.values, strict=False):
             out = np.where((a <= t) & (t <= b), np.minimum(out, v), out)
         return out
 
     def grid_interpolation_excess(self, beta):
-        """Exact: Îc − c is piecewise linear, 0 at the grid points and linear beyond the outer knots, so its
-        supremum is attained at a knot."""
+        """Exact: Îc − c is piecewise linear, 0 at the grid points and linear beyond the outer
+        knots, so its supremum is attained at a knot."""
         beta = check_positive("beta", beta)
         lo = np.floor(self.knots / beta) * beta
         hi = lo + beta
@@ -202,42 +250,85 @@ class PiecewiseLinear(Loss):
         return float(max(0.0, np.max(interp - self.values)))
 
     def tail_infimum(self, a, b):
-        left = min([float(self(a))] + [float(v) for t, v in zip(self.knots, self.values) if t <= a])
-        right = min([float(self(b))] + [float(v) for t, v in zip(self.knots, self.values) if t >= b])
+        left = min(
+            [float(self(a))]
+            + [float(v) for t, v in zip(self.knots, self.values, strict=False) if t <= a]
+        )
+        right = min(
+            [float(self(b))]
+            + [float(v) for t, v in zip(self.knots, self.values, strict=False) if t >= b]
+        )
         return min(left, right)
 
 
 class Pinball(PiecewiseLinear):
-    r"""Pinball (quantile) loss ρ_τ(x) = τ·x for x ≥ 0 and (τ − 1)·x for x < 0, with 0 < τ < 1."""
+    r"""Pinball (quantile) loss ρ_τ(x) = τ·x for x ≥ 0 and (τ − 1)·x for x < 0, with 0 < τ < 1.
+
+    Parameters
+    ----------
+    tau : the quantile level τ in (0, 1).
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Assumption 1 (a loss it admits beyond ℓ1 and ℓ2).
+    .. [2] R. Koenker and G. Bassett, "Regression quantiles", Econometrica 46(1), 1978.
+    """
 
     def __init__(self, tau: float):
         tau = check_real("tau", tau)
         if not (0.0 < tau < 1.0):
             raise ValueError(f"tau must lie in the open interval (0, 1), got {tau!r}")
         self.tau = tau
-        super().__init__([0.0], [0.0], left_slope=tau - 1.0, right_slope=tau, name=f"pinball(τ={tau:g})")
+        super().__init__(
+            [0.0], [0.0], left_slope=tau - 1.0, right_slope=tau, name=f"pinball(τ={tau:g})"
+        )
 
 
 def asymmetric_loss() -> PiecewiseLinear:
     """The GitHub appendix's asymmetric loss c(x) = |x| + 1[x > 0]·|x| (slopes −1 and 2)."""
-    return PiecewiseLinear([0.0], [0.0], left_slope=-1.0, right_slope=2.0, name="asymmetric |x| + 1[x>0]|x|")
+    return PiecewiseLinear(
+        [0.0], [0.0], left_slope=-1.0, right_slope=2.0, name="asymmetric |x| + 1[x>0]|x|"
+    )
 
 
 class CallableLoss(Loss):
     """Any callable c(x) satisfying Assumption 1.
 
-    Cell averages use adaptive quadrature (``scipy.integrate.quad``) plus its error estimate, so they
-    err upwards as an upper-bound coefficient should. Cell infima are the minimum of c on a grid of
-    ``n_samples`` points per cell, refined by a bounded scalar minimisation; pass ``lipschitz`` (a
-    Lipschitz constant of c on the support) to make them rigorous: the grid minimum minus
-    ``lipschitz`` × half the grid spacing. Outside the padded support dpdro assumes c is
-    non-increasing on (−∞, 0] and non-decreasing on [0, ∞) (the monotonicity the paper's proof of
+    Cell averages use adaptive quadrature (``scipy.integrate.quad``) plus its error estimate, so
+    they err upwards as an upper-bound coefficient should. Cell infima are the minimum of c on a
+    grid of ``n_samples`` points per cell, refined by a bounded scalar minimisation; pass
+    ``lipschitz`` (a Lipschitz constant of c on the support) to make them rigorous: the grid
+    minimum minus ``lipschitz`` × half the grid spacing. Outside the padded support dpdro assumes c
+    is non-increasing on (−∞, 0] and non-decreasing on [0, ∞) (the monotonicity the paper's proof of
     Proposition 3 uses); this is checked on a wide grid, and a loss without it must pass
     ``tail_infimum(a, b)``, the infimum of c over (−∞, a] ∪ [b, ∞).
+
+    Parameters
+    ----------
+    func : c(x), vectorised or not, with values ≥ 0.
+    name : the loss's name in messages and metadata.
+    lipschitz : a Lipschitz constant of c on the support (makes the cell infima rigorous).
+    tail_infimum : ``(a, b) ↦ inf of c over (−∞, a] ∪ [b, ∞)``, for losses not monotone on each
+        side of 0.
+    n_samples : grid points per cell for the infima.
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Assumption 1, Proposition 3 and its proof (the cell infima
+       of D(L, β) and the tails beyond the padding).
     """
 
-    def __init__(self, func: Callable, *, name: str | None = None, lipschitz: float | None = None,
-                 tail_infimum: Callable[[float, float], float] | None = None, n_samples: int = 33):
+    def __init__(
+        self,
+        func: Callable,
+        *,
+        name: str | None = None,
+        lipschitz: float | None = None,
+        tail_infimum: Callable[[float, float], float] | None = None,
+        n_samples: int = 33,
+    ):
         if not callable(func):
             raise TypeError(f"func must be callable, got {func!r}")
         self.func = func
@@ -248,14 +339,19 @@ class CallableLoss(Loss):
         grid = np.concatenate((-np.geomspace(1e6, 1e-3, 200), [0.0], np.geomspace(1e-3, 1e6, 200)))
         vals = self(grid)
         if not np.all(np.isfinite(vals)) or np.any(vals < 0):
-            raise ValueError(f"loss {self.name!r} must be finite and >= 0 (Assumption 1); it is negative or not finite on [-1e6, 1e6]")
+            raise ValueError(
+                f"loss {self.name!r} must be finite and >= 0 (Assumption 1); it is negative or not "
+                "finite on [-1e6, 1e6]"
+            )
         if tail_infimum is None:
             left, right = vals[:201], vals[200:]
             tol = 1e-12 * np.maximum(1.0, np.abs(vals))
             if np.any(np.diff(left) > tol[1:201]) or np.any(np.diff(right) < -tol[201:]):
                 raise ValueError(
-                    f"loss {self.name!r} is not non-increasing on (-inf, 0] and non-decreasing on [0, inf); "
-                    "pass tail_infimum=lambda a, b: inf of c over (-inf, a] and [b, inf) so the lower bound stays valid"
+                    f"loss {self.name!r} is not non-increasing on (-inf, 0] and non-decreasing on "
+                    "[0, inf); "
+                    "pass tail_infimum=lambda a, b: inf of c over (-inf, a] and [b, inf) so the "
+                    "lower bound stays valid"
                 )
 
     def __call__(self, x):
@@ -272,7 +368,10 @@ class CallableLoss(Loss):
         a, b = _pair(a, b)
         a, b = np.broadcast_arrays(a, b)
         out = np.empty(a.shape)
-        f = lambda t: float(self.func(t))
+
+        def f(t):
+            return float(self.func(t))
+
         for idx in np.ndindex(a.shape):
             lo, hi = float(a[idx]), float(b[idx])
             val, err = integrate.quad(f, lo, hi, epsabs=1e-14, epsrel=1e-12, limit=200)
@@ -287,7 +386,8 @@ class CallableLoss(Loss):
         vals = self(pts)
         best = vals.min(axis=-1)
         if self.lipschitz is not None:
-            return np.maximum(best - self.lipschitz * 0.5 * (b - a) / (self.n_samples - 1), 0.0)  # c ≥ 0
+            # c ≥ 0
+            return np.maximum(best - self.lipschitz * 0.5 * (b - a) / (self.n_samples - 1), 0.0)
         out = best.copy()
         arg = vals.argmin(axis=-1)
         for idx in np.ndindex(a.shape):
@@ -295,8 +395,12 @@ class CallableLoss(Loss):
             c = pts[idx + (arg[idx],)]
             lo, hi = max(a[idx], c - h), min(b[idx], c + h)
             if hi > lo:
-                res = optimize.minimize_scalar(lambda s: float(self.func(s)), bounds=(lo, hi), method="bounded",
-                                               options={"xatol": 1e-12 * max(1.0, abs(c))})
+                res = optimize.minimize_scalar(
+                    lambda s: float(self.func(s)),
+                    bounds=(lo, hi),
+                    method="bounded",
+                    options={"xatol": 1e-12 * max(1.0, abs(c))},
+                )
                 out[idx] = min(out[idx], float(res.fun))
         return out
 
@@ -307,7 +411,19 @@ class CallableLoss(Loss):
 
 
 def make_loss(spec) -> Loss:
-    """Turn ``"l1"``, ``"l2"``, a :class:`Loss` or a callable c(x) into a :class:`Loss`."""
+    """Turn ``"l1"``, ``"l2"``, a :class:`Loss` or a callable c(x) into a :class:`Loss`.
+
+    Parameters
+    ----------
+    spec : ``"l1"`` (|x|, the noise amplitude), ``"l2"`` (x², the noise power), a :class:`Loss`
+        (returned as is) or a callable c(x) (a :class:`CallableLoss`).
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Assumption 1 (the losses the method admits) and Section 5.1
+       (the ℓ1 and ℓ2 losses of the experiments).
+    """
     if isinstance(spec, Loss):
         return spec
     if isinstance(spec, str):
@@ -316,7 +432,12 @@ def make_loss(spec) -> Loss:
             return PowerLoss(1.0, name="l1")
         if key in ("l2", "square", "squared"):
             return PowerLoss(2.0, name="l2")
-        raise ValueError(f"loss must be 'l1', 'l2', a dpdro.Loss or a callable c(x), got the string {spec!r}")
+        raise ValueError(
+            f"loss must be 'l1', 'l2', a dpdro.Loss or a callable c(x), got the string {spec!r}"
+        )
     if callable(spec):
         return CallableLoss(spec)
-    raise TypeError(f"loss must be 'l1', 'l2', a dpdro.Loss or a callable c(x), got {spec!r} of type {type(spec).__name__}")
+    raise TypeError(
+        f"loss must be 'l1', 'l2', a dpdro.Loss or a callable c(x), got {spec!r} of type "
+        f"{type(spec).__name__}"
+    )

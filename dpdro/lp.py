@@ -1,28 +1,30 @@
-r"""The one cutting-plane LP layer shared by every bounding problem: P(π, β), D(π, β), P′(π, β), D′(π, β)
-and the uniform-grid LPs of :mod:`dpdro.grid`.
+r"""The one cutting-plane LP layer shared by every bounding problem: P(π, β), D(π, β), P′(π, β),
+D′(π, β) and the uniform-grid LPs of :mod:`dpdro.grid`.
 
 Every privacy constraint of these LPs has the form (equation (9), Lemma C.15)
 
     Σ_{q ∈ A} s_q(p) + f_r(p) + a ≤ δ        for every event A,
 
-where the *constraint group* r is a shift (or a pair of pieces and a shift), the s_q are linear forms
-in the cell probabilities p, one per *segment* q of the group (the signed contribution
-|q|·(p(j)/|Π_j| − e^ε p(j′)/|Π_j′|) of a piece of an event), f_r collects the segments that belong to
-every worst event (those that no shifted cell covers, with non-negative coefficients) and a is the atom
-at 0 when there is one. The worst event takes exactly the segments with s_q(p) > 0, so the whole group
-is equivalent to the *whole-shift cut*
+where the *constraint group* r is a shift (or a pair of pieces and a shift), the s_q are linear
+forms in the cell probabilities p, one per *segment* q of the group (the signed contribution
+|q|·(p(j)/|Π_j| − e^ε p(j′)/|Π_j′|) of a piece of an event), f_r collects the segments that belong
+to every worst event (those that no shifted cell covers, with non-negative coefficients) and a is
+the atom at 0 when there is one. The worst event takes exactly the segments with s_q(p) > 0, so the
+whole group is equivalent to the *whole-shift cut*
 
     t_q ≥ s_q(p),  t_q ≥ 0,   Σ_q t_q + f_r(p) + a ≤ δ,
 
 and any subset of its segments still gives a valid relaxation (a *lazy* cut). :class:`PrivacyLP`
-owns the HiGHS model (through :class:`dpdro.solvers.HighsModel`, the only code that touches highspy),
-the budget rows, segment rows and t-columns, single-event cuts (Algorithm 1 as written), the change
-of δ used by the repair step, and the certified lower bound; a subclass only says what the segments of
-a group are (:meth:`PrivacyLP.group_segments`) and evaluates the oracle (:meth:`PrivacyLP.shortfalls`).
+owns the HiGHS model (through :class:`dpdro.solvers.HighsModel`, the only code that touches
+highspy), the budget rows, segment rows and t-columns, single-event cuts (Algorithm 1 as written),
+the change of δ used by the repair step (:mod:`dpdro.release`), and the certified lower bound; a
+subclass only says what the segments of a group are (:meth:`PrivacyLP.group_segments`) and
+evaluates the oracle (:meth:`PrivacyLP.shortfalls`).
 
 Certified lower bound
-    :meth:`PrivacyLP.dual_bound` evaluates the Lagrangian at the solver's row duals made sign-feasible
-    (Neumaier and Shcherbina 2004): for every x with row_lower ≤ A x ≤ row_upper and 0 ≤ x ≤ u,
+    :meth:`PrivacyLP.dual_bound` evaluates the Lagrangian at the solver's row duals made
+    sign-feasible (Neumaier and Shcherbina 2004): for every x with row_lower ≤ A x ≤ row_upper and
+    0 ≤ x ≤ u,
 
         cᵀx ≥ yᵀb + Σ_j min(0, r_j)·u_j,     r = c − Aᵀy,
 
@@ -47,14 +49,10 @@ import scipy.sparse as sp
 from ._rounding import UNIT_ROUNDOFF as _U
 from .solvers import INF, HighsModel, LPSolution
 
-__all__ = ["COEFF_REL", "RELEASE_MARGIN", "PrivacyLP", "repair_by_mixing", "safe_lower_bound"]
+__all__ = ["COEFF_REL", "PrivacyLP", "safe_lower_bound"]
 
-COEFF_REL = 1e-13  # relative error allowed in every coefficient of c and A by the certified lower bound
-# Upper-bound LPs are solved for δ·(1 − RELEASE_MARGIN): the released noise then keeps a little room
-# below δ, so that a transformed copy (translated off its lattice, rescaled) is still certified ≤ δ by
-# certificates whose rounding allowance is larger (the breakpoint method of dpdro.privacy). The cost
-# in expected loss is of relative order 1e-9.
-RELEASE_MARGIN = 1e-9
+# relative error allowed in every coefficient of c and A by the certified lower bound
+COEFF_REL = 1e-13
 
 
 def _gamma(n) -> np.ndarray:
@@ -68,10 +66,28 @@ def safe_lower_bound(cost, matrix, row_lower, row_upper, col_upper, row_duals, *
     """A rigorous lower bound on min cᵀx s.t. row_lower ≤ A x ≤ row_upper, 0 ≤ x ≤ col_upper (module
     docstring), from any row duals in HiGHS's convention (∂ objective / ∂ right-hand side).
 
-    ``simplex_rows``: indices of equality rows Σ_{j ∈ B} a_j x_j = b with positive coefficients a_j
-    (normalisations): their multiplier is lowered until every reduced cost in B of a column that is
-    not fixed at 0 is non-negative.
-    Returns −inf when a column without a finite upper bound keeps a negative reduced cost.
+    Parameters
+    ----------
+    cost, matrix, row_lower, row_upper : the LP (±inf for absent row bounds).
+    col_upper : valid upper bounds u on the columns over the feasible set (inf where none is known).
+    row_duals : any row multipliers (those of rows beyond their length are 0; NaN and ±inf are read
+        as 0; entries of the wrong sign are set to 0).
+    simplex_rows : indices of equality rows Σ_{j ∈ B} a_j x_j = b with positive coefficients a_j
+        (normalisations): their multiplier is lowered until every reduced cost in B of a column that
+        is not fixed at 0 is non-negative.
+
+    Returns
+    -------
+    float: yᵀb + Σ_j min(0, r_j)·u_j rounded down by a bound on its floating-point error and on a
+    relative error :data:`COEFF_REL` in every coefficient; −inf when a column without a finite
+    upper bound keeps a negative reduced cost.
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Proposition 2 (weak duality) and problem D(π, β).
+    .. [2] A. Neumaier and O. Shcherbina, "Safe bounds in linear and mixed-integer linear
+       programming", Mathematical Programming 99, 2004.
     """
     c = np.asarray(cost, dtype=float)
     A = sp.csr_matrix(matrix)
@@ -80,7 +96,8 @@ def safe_lower_bound(cost, matrix, row_lower, row_upper, col_upper, row_duals, *
     u = np.asarray(col_upper, dtype=float)
     y = np.zeros(A.shape[0])
     d = np.asarray(row_duals, dtype=float)[: A.shape[0]]
-    y[: d.size] = np.nan_to_num(d, nan=0.0, posinf=0.0, neginf=0.0)  # rows added since: multiplier 0
+    # rows added since: multiplier 0
+    y[: d.size] = np.nan_to_num(d, nan=0.0, posinf=0.0, neginf=0.0)
     lo_fin, hi_fin = lo > -INF, hi < INF
     y = np.where(lo_fin, y, np.minimum(y, 0.0))  # only an upper bound: y ≤ 0
     y = np.where(hi_fin, y, np.maximum(y, 0.0))  # only a lower bound: y ≥ 0
@@ -97,7 +114,8 @@ def safe_lower_bound(cost, matrix, row_lower, row_upper, col_upper, row_duals, *
         red = c[cols] - AT[cols] @ y
         mag = np.abs(c[cols]) + absAT[cols] @ np.abs(y)
         deficit = np.max(-(red - (_gamma(nnz_col[cols] + 2) + COEFF_REL) * mag) / a)
-        if deficit > 0:  # lower y_r by the deficit (plus its own rounding): every reduced cost in B ≥ 0
+        # lower y_r by the deficit (plus its own rounding): every reduced cost in B ≥ 0
+        if deficit > 0:
             y[r] -= deficit * (1.0 + 4 * _U) + _U * abs(y[r])
     b = np.where(y < 0, hi, lo)
     b = np.where(y == 0, 0.0, b)
@@ -110,7 +128,9 @@ def safe_lower_bound(cost, matrix, row_lower, row_upper, col_upper, row_duals, *
         return -np.inf
     pen = neg * np.where(neg < 0, u, 0.0)
     total = float(np.sum(yb)) + float(np.sum(pen))
-    err = (_gamma(yb.size + pen.size + 2) + COEFF_REL) * (float(np.sum(np.abs(yb))) + float(np.sum(np.abs(pen))))
+    err = (_gamma(yb.size + pen.size + 2) + COEFF_REL) * (
+        float(np.sum(np.abs(yb))) + float(np.sum(np.abs(pen)))
+    )
     return float(np.nextafter(total - err, -np.inf))
 
 
@@ -136,7 +156,8 @@ class PrivacyLP:
         self.n_p = cost.size
         first = np.ones(cost.size) if col_upper is None else np.asarray(col_upper, dtype=float)
         self._upper: list[tuple[np.ndarray, np.ndarray]] = [(np.arange(cost.size), first)]
-        self._t_cols: list[tuple[np.ndarray, np.ndarray]] = []  # t-columns and their budget coefficients
+        # t-columns and their budget coefficients
+        self._t_cols: list[tuple[np.ndarray, np.ndarray]] = []
         self._rhs = float(delta)
         self._delta_rows: list[int] = []
         self._simplex_rows: list[int] = []
@@ -207,7 +228,8 @@ class PrivacyLP:
 
     @property
     def shift_cuts_added(self) -> int:
-        """Number of groups with a budget row (a whole-shift cut, possibly with lazily added segments)."""
+        """Number of groups with a budget row (a whole-shift cut, possibly with lazily added
+        segments)."""
         return len(self._budget)
 
     def add_delta_row(self, row) -> int:
@@ -215,7 +237,9 @@ class PrivacyLP:
         row = sp.csr_matrix(row)
         cols = np.concatenate((row.indices.astype(np.int64), self._extra_cols))
         vals = np.concatenate((row.data, self._extra_vals))
-        full = sp.csr_matrix((vals, (np.zeros(cols.size, dtype=np.int64), cols)), shape=(1, self.model.n_cols))
+        full = sp.csr_matrix(
+            (vals, (np.zeros(cols.size, dtype=np.int64), cols)), shape=(1, self.model.n_cols)
+        )
         b = int(self.model.add_rows(full, -INF, self._rhs)[0])
         self._delta_rows.append(b)
         return b
@@ -224,15 +248,22 @@ class PrivacyLP:
         """The budget row Σ_q t_q + f_r(p) + a ≤ δ of group r (created on first use)."""
         if r not in self._budget:
             _, free_cols, free_vals = self.group_segments(r)
-            free = sp.csr_matrix((np.asarray(free_vals, dtype=float),
-                                  (np.zeros(len(free_cols), dtype=np.int64), np.asarray(free_cols, dtype=np.int64))),
-                                 shape=(1, self.n_p))
+            free = sp.csr_matrix(
+                (
+                    np.asarray(free_vals, dtype=float),
+                    (
+                        np.zeros(len(free_cols), dtype=np.int64),
+                        np.asarray(free_cols, dtype=np.int64),
+                    ),
+                ),
+                shape=(1, self.n_p),
+            )
             self._budget[r] = self.add_delta_row(free)
         return self._budget[r]
 
     def add_segments(self, r: int, select: np.ndarray) -> int:
-        """Add t_q ≥ s_q(p) for the selected segments of group r (those not added before). Returns the
-        number of rows added: segment rows, plus the budget row when this call created it."""
+        """Add t_q ≥ s_q(p) for the selected segments of group r (those not added before). Returns
+        the number of rows added: segment rows, plus the budget row when this call created it."""
         seg, _, _ = self.group_segments(r)
         created = int(r not in self._budget)
         b = self.ensure_budget(r)
@@ -243,19 +274,27 @@ class PrivacyLP:
             return created
         t = self.add_t_cols(n, budget=b)
         part = seg[idx]
-        block = sp.hstack([part, sp.csr_matrix((np.full(n, -1.0), (np.arange(n), t - self.n_p)),
-                                               shape=(n, self.model.n_cols - self.n_p))]).tocsr()
+        block = sp.hstack(
+            [
+                part,
+                sp.csr_matrix(
+                    (np.full(n, -1.0), (np.arange(n), t - self.n_p)),
+                    shape=(n, self.model.n_cols - self.n_p),
+                ),
+            ]
+        ).tocsr()
         self.model.add_rows(block, -INF, 0.0)
         added[idx] = True
         return n + created
 
-    def add_worst_segments_batch(self, groups, x: np.ndarray, deadline: float | None = None) -> int:
-        """:meth:`add_worst_segments` for many groups at once: the new budget rows, t-columns and segment
-        rows of all of them in three model calls (the same rows as one call per group, much faster when
-        a round adds thousands of groups; only for subclasses that keep :meth:`add_worst_segments`, see
-        :func:`dpdro.cutting_plane.run_cutting_plane`). With ``deadline`` (a ``time.perf_counter()`` value) the groups
-        not reached by then are left out (fewer cuts: still a relaxation). Returns the number of rows
-        added."""
+    def add_lazy_cuts(self, groups, x: np.ndarray, deadline: float | None = None) -> int:
+        """The lazy whole-shift cuts of Algorithm 1's round: :meth:`add_worst_segments` for every
+        group in ``groups``, all at once (the new budget rows, t-columns and segment rows of all of
+        them in three model calls: the same rows as one call per group, much faster when a round
+        adds thousands of groups). With ``deadline`` (a ``time.perf_counter()`` value) the groups
+        not reached by then are left out (fewer cuts: still a relaxation). Returns the number of
+        rows added. A subclass whose cuts are not segments overrides this (and
+        :meth:`add_worst_segments`)."""
         xp = np.asarray(x[: self.n_p], dtype=float)
         done, parts = [], []
         for r in (int(r) for r in groups):
@@ -263,7 +302,9 @@ class PrivacyLP:
                 break
             seg, _, _ = self.group_segments(r)
             added = self._seg_added.setdefault(r, np.zeros(seg.shape[0], dtype=bool))
-            idx = np.nonzero((self.segment_values(r, xp) > 0) & ~added & (np.diff(seg.indptr) > 0))[0]
+            idx = np.nonzero((self.segment_values(r, xp) > 0) & ~added & (np.diff(seg.indptr) > 0))[
+                0
+            ]
             added[idx] = True
             done.append(r)
             parts.append(seg[idx] if idx.size else None)
@@ -275,20 +316,33 @@ class PrivacyLP:
                 fc = np.concatenate((np.asarray(free_cols, dtype=np.int64), self._extra_cols))
                 rows.append(np.full(fc.size, i)), cols.append(fc)
                 vals.append(np.concatenate((np.asarray(free_vals, dtype=float), self._extra_vals)))
-            mat = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                                shape=(len(new), self.model.n_cols))
+            mat = sp.csr_matrix(
+                (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                shape=(len(new), self.model.n_cols),
+            )
             idx = self.model.add_rows(mat, -INF, self._rhs)
-            for r, b in zip(new, idx):
+            for r, b in zip(new, idx, strict=False):
                 self._budget[r] = int(b)
                 self._delta_rows.append(int(b))
-        budgets = [np.full(p.shape[0], self._budget[r]) for r, p in zip(done, parts) if p is not None]
+        budgets = [
+            np.full(p.shape[0], self._budget[r])
+            for r, p in zip(done, parts, strict=False)
+            if p is not None
+        ]
         parts = [p for p in parts if p is not None]
         n = int(sum(p.shape[0] for p in parts))
         if n == 0:
             return len(new)
         t = self.add_t_cols(n, budget=np.concatenate(budgets))
-        block = sp.hstack([sp.vstack(parts), sp.csr_matrix((np.full(n, -1.0), (np.arange(n), t - self.n_p)),
-                                                           shape=(n, self.model.n_cols - self.n_p))]).tocsr()
+        block = sp.hstack(
+            [
+                sp.vstack(parts),
+                sp.csr_matrix(
+                    (np.full(n, -1.0), (np.arange(n), t - self.n_p)),
+                    shape=(n, self.model.n_cols - self.n_p),
+                ),
+            ]
+        ).tocsr()
         self.model.add_rows(block, -INF, 0.0)
         return n + len(new)
 
@@ -342,53 +396,24 @@ class PrivacyLP:
         return out
 
     def dual_bound(self, row_duals: np.ndarray) -> float:
-        """A certified lower bound on this LP's optimal value from any row duals (module docstring)."""
+        """A certified lower bound on this LP's optimal value from any row duals (module
+        docstring)."""
         cost, mat, lo, hi = self.model.matrix()
-        return safe_lower_bound(cost, mat, lo, hi, self.column_upper_bounds(), row_duals,
-                                simplex_rows=self._simplex_rows)
+        return safe_lower_bound(
+            cost,
+            mat,
+            lo,
+            hi,
+            self.column_upper_bounds(),
+            row_duals,
+            simplex_rows=self._simplex_rows,
+        )
 
     def matrix(self) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray, np.ndarray]:
         """The current LP as (cost, A, row_lower, row_upper), for other solvers."""
         return self.model.matrix()
 
     def solve_with(self, solver: str = "ECOS", **options) -> LPSolution:
-        """Solve the current LP (with the cuts added so far) through cvxpy, e.g. with ECOS: a cross-check."""
+        """Solve the current LP (with the cuts added so far) through cvxpy, e.g. with ECOS: a
+        cross-check."""
         return self.model.solve_with(solver, **options)
-
-
-def repair_by_mixing(candidate, certify, mix, anchors, delta: float):
-    """Remove a solver's overshoot of δ from a released noise (or family of noises) exactly.
-
-    The DP constraints are linear in the probabilities and δ(φ) is convex in them, so the mixture
-    (1 − w)·candidate + w·anchor has δ at most (1 − w)·δ_candidate + w·δ_anchor. ``certify(obj)``
-    returns (certified δ, its rounding-error bound); ``mix(a, b, w)`` the mixture; ``anchors`` are
-    zero-argument callables tried in order (cheapest first) until one returns an object certified
-    strictly below δ. Returns (released object, its certified δ ≤ ``delta``, the weight w of the
-    anchor).
-    """
-    d, err = certify(candidate)
-    if d <= delta:
-        return candidate, d, 0.0
-    anchor = None
-    for make in anchors:
-        cand = make()
-        if cand is None:
-            continue
-        da, _ = certify(cand)
-        if da < delta:
-            anchor = (cand, da)
-            break
-    if anchor is None:
-        raise RuntimeError(f"the LP solution overshoots δ = {delta:g} (certified {d:.3e}) and no anchor could be "
-                           "certified below it")
-    pa, da = anchor
-    target = delta - 4.0 * err  # room for the certificate's own rounding-error bound
-    weight = min(1.0, (d - target) / (d - da))
-    while True:
-        mixed = mix(candidate, pa, weight)
-        dm, _ = certify(mixed)
-        if dm <= delta:
-            return mixed, dm, weight
-        if weight >= 1.0:  # pragma: no cover - the anchor alone is certified below δ
-            raise RuntimeError("repair failed")
-        weight = min(1.0, 2.0 * weight)

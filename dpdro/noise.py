@@ -1,11 +1,12 @@
-"""The released noise: a mixture of uniform distributions on consecutive cells (a histogram density),
-optionally with a point mass at 0.
+"""The released noise: a mixture of uniform distributions on consecutive cells (a histogram
+density), optionally with a point mass at 0.
 
-This is the form (2) of the paper's restriction γ(A) = Σ_j p(j)·|A ∩ Π_j| / |Π_j|, and the sampler of
-the GitHub appendix ("Sampling noise from the optimized distribution"): pick cell j with probability
-p(j), then draw uniformly on Π_j. The optional atom γ({0}) = a is the one extension used by
-``upper_bound(..., atom=True)``: for large ε and δ the optimal noise puts mass close to δ at 0, which a
-density constant on cells of width β can only approximate at an ℓ1 cost of about a·β/2.
+This is the form (2) of the paper's restriction γ(A) = Σ_j p(j)·|A ∩ Π_j| / |Π_j|, and the sampler
+of the GitHub appendix ("Sampling noise from the optimized distribution"): pick cell j with
+probability p(j), then draw uniformly on Π_j. The optional atom γ({0}) = a is the one extension
+used by ``upper_bound(..., atom=True)``: for large ε and δ the optimal noise puts mass close to δ
+at 0, which a density constant on cells of width β can only approximate at an ℓ1 cost of about
+a·β/2.
 """
 
 from __future__ import annotations
@@ -17,19 +18,22 @@ import numpy as np
 
 from .losses import make_loss
 
-__all__ = ["PiecewiseUniform"]
+__all__ = ["PiecewiseUniform", "check_noise"]
 
 
 @dataclass(frozen=True, eq=False)
 class PiecewiseUniform:
-    """Piecewise-constant noise density with cells [edges[j], edges[j+1]) of probability ``probs[j]``.
+    """Piecewise-constant noise density with cells [edges[j], edges[j+1]) of probability
+    ``probs[j]``.
 
     Parameters
     ----------
     edges : array of N + 1 strictly increasing finite floats.
-    probs : array of N non-negative floats summing to 1 − ``atom`` (a sum within 1e-6 of it is renormalised).
-    grid : optional lattice step h with every edge an integer multiple of h; :func:`dpdro.certify_delta`
-        then certifies exactly on that lattice. Noises returned by the solvers carry their β here.
+    probs : array of N non-negative floats summing to 1 − ``atom`` (a sum within 1e-6 of it is
+        renormalised).
+    grid : optional lattice step h with every edge an integer multiple of h;
+        :func:`dpdro.certify_delta` then certifies exactly on that lattice. Noises returned by the
+        solvers carry their β here.
     atom : probability a ∈ [0, 1) of the point 0 (default 0: a density). With a > 0 the cells carry
         the remaining mass, ``probs`` sums to 1 − a, and :meth:`pdf` is the density of that
         absolutely continuous part.
@@ -39,6 +43,14 @@ class PiecewiseUniform:
     :meth:`sample` draws from a :class:`numpy.random.Generator`. That is fine for experiments; a
     production release needs a cryptographically secure source and care with floating-point
     attacks: :class:`dpdro.SecureSampler` releases this law exactly from ``secrets`` randomness.
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", restriction (2) and Section 4.1 (a measure uniform on each
+       cell Π_j(β)); the GitHub appendix, "Sampling noise from the optimized distribution".
+    .. [2] I. Mironov, "On significance of the least significant bits for differential privacy",
+       CCS 2012 (why deployment needs an exact sampler).
     """
 
     edges: np.ndarray
@@ -51,9 +63,15 @@ class PiecewiseUniform:
         edges = np.asarray(self.edges, dtype=float)
         probs = np.asarray(self.probs, dtype=float)
         if edges.ndim != 1 or edges.size < 2:
-            raise ValueError(f"edges must be a one-dimensional array with at least 2 entries, got shape {edges.shape}")
+            raise ValueError(
+                "edges must be a one-dimensional array with at least 2 entries, got shape "
+                f"{edges.shape}"
+            )
         if probs.shape != (edges.size - 1,):
-            raise ValueError(f"probs must have len(edges) - 1 = {edges.size - 1} entries, got shape {probs.shape}")
+            raise ValueError(
+                f"probs must have len(edges) - 1 = {edges.size - 1} entries, got shape "
+                f"{probs.shape}"
+            )
         if not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
             raise ValueError("edges must be finite and strictly increasing")
         if not np.all(np.isfinite(probs)) or np.any(probs < -1e-9):
@@ -65,13 +83,16 @@ class PiecewiseUniform:
         total = probs.sum()
         if abs(total + atom - 1.0) > 1e-6:
             raise ValueError(f"probs must sum to 1 - atom = {1.0 - atom!r}, got {total!r}")
-        if abs(total + atom - 1.0) > 1e-12:  # renormalise solver output; leave normalised input bit-identical
+        # renormalise solver output; leave normalised input bit-identical
+        if abs(total + atom - 1.0) > 1e-12:
             probs = probs / (total / (1.0 - atom))  # (bit-identical to probs / total without atom)
         if self.grid is not None:
             h = float(self.grid)
             ticks = edges / h
             if not (np.isfinite(h) and h > 0) or np.any(np.abs(ticks - np.round(ticks)) > 1e-6):
-                raise ValueError(f"grid = {self.grid!r} must be > 0 with every edge an integer multiple of it")
+                raise ValueError(
+                    f"grid = {self.grid!r} must be > 0 with every edge an integer multiple of it"
+                )
             object.__setattr__(self, "grid", h)
         object.__setattr__(self, "edges", edges)
         object.__setattr__(self, "probs", probs)
@@ -99,7 +120,8 @@ class PiecewiseUniform:
     @property
     def support(self) -> tuple[float, float]:
         nz = np.nonzero(self.probs > 0)[0]
-        lo, hi = float(self.edges[nz[0]]), float(self.edges[nz[-1] + 1])  # the cells carry 1 − a > 0
+        # the cells carry 1 − a > 0
+        lo, hi = float(self.edges[nz[0]]), float(self.edges[nz[-1] + 1])
         return (min(lo, 0.0), max(hi, 0.0)) if self.atom > 0 else (lo, hi)
 
     def pdf(self, x):
@@ -116,8 +138,8 @@ class PiecewiseUniform:
         return cont + self.atom * (x >= 0) if self.atom > 0 else cont
 
     def _pieces(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Left ends, widths and masses of the pieces in increasing order: the cells (the one containing
-        0 split at 0) and the atom as a piece of width 0 at 0."""
+        """Left ends, widths and masses of the pieces in increasing order: the cells (the one
+        containing 0 split at 0) and the atom as a piece of width 0 at 0."""
         if self.atom == 0:
             return self.edges[:-1], self.widths, self.probs
         edges = np.union1d(self.edges, [0.0])
@@ -147,8 +169,8 @@ class PiecewiseUniform:
         return np.where(u >= 1.0, self.support[1], left[j] + frac * width[j])
 
     def sample(self, size=None, rng=None):
-        """Draw noise: a cell with probability p(j), then a uniform point in it (GitHub appendix); the
-        atom, if any, is drawn as 0 with probability a."""
+        """Draw noise: a cell with probability p(j), then a uniform point in it (GitHub appendix);
+        the atom, if any, is drawn as 0 with probability a."""
         rng = np.random.default_rng(rng)
         if self.atom == 0:
             j = rng.choice(self.probs.size, size=size, p=self.probs)
@@ -159,10 +181,13 @@ class PiecewiseUniform:
         return np.where(j < n, self.edges[jc] + rng.random(size) * self.widths[jc], 0.0)
 
     def expected_loss(self, loss="l1") -> float:
-        """E c(X) = Σ_j p(j)·c_j + a·c(0) with c_j the cell averages (exact for the built-in losses)."""
+        """E c(X) = Σ_j p(j)·c_j + a·c(0) with c_j the cell averages (exact for the built-in
+        losses)."""
         loss = make_loss(loss)
         nz = self.probs > 0
-        cells = float(np.sum(self.probs[nz] * loss.cell_average(self.edges[:-1][nz], self.edges[1:][nz])))
+        cells = float(
+            np.sum(self.probs[nz] * loss.cell_average(self.edges[:-1][nz], self.edges[1:][nz]))
+        )
         return cells + self.atom * float(loss(np.array([0.0]))[0]) if self.atom > 0 else cells
 
     @property
@@ -182,14 +207,23 @@ class PiecewiseUniform:
     def to_scipy(self):
         """The same distribution as a ``scipy.stats.rv_histogram`` (a density: no atom allowed)."""
         from scipy import stats  # imported here: scipy.stats takes about a second to import
+
         if self.atom > 0:
-            raise ValueError(f"this noise has an atom of mass {self.atom:g} at 0, which scipy.stats.rv_histogram "
-                             "cannot represent; use the noise's own cdf, ppf and sample")
+            raise ValueError(
+                f"this noise has an atom of mass {self.atom:g} at 0, which "
+                "scipy.stats.rv_histogram "
+                "cannot represent; use the noise's own cdf, ppf and sample"
+            )
         return stats.rv_histogram((self.probs, self.edges), density=False)
 
     # ------------------------------------------------------------------ serialisation
     def to_dict(self) -> dict:
-        out = {"edges": self.edges.tolist(), "probs": self.probs.tolist(), "grid": self.grid, "metadata": self.metadata}
+        out = {
+            "edges": self.edges.tolist(),
+            "probs": self.probs.tolist(),
+            "grid": self.grid,
+            "metadata": self.metadata,
+        }
         if self.atom > 0:
             out["atom"] = self.atom
         return out
@@ -198,15 +232,28 @@ class PiecewiseUniform:
         return json.dumps(self.to_dict(), **kwargs)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "PiecewiseUniform":
-        return cls(np.asarray(data["edges"], dtype=float), np.asarray(data["probs"], dtype=float),
-                   grid=data.get("grid"), metadata=dict(data.get("metadata") or {}), atom=float(data.get("atom", 0.0)))
+    def from_dict(cls, data: dict) -> PiecewiseUniform:
+        return cls(
+            np.asarray(data["edges"], dtype=float),
+            np.asarray(data["probs"], dtype=float),
+            grid=data.get("grid"),
+            metadata=dict(data.get("metadata") or {}),
+            atom=float(data.get("atom", 0.0)),
+        )
 
     @classmethod
-    def from_json(cls, text: str) -> "PiecewiseUniform":
+    def from_json(cls, text: str) -> PiecewiseUniform:
         return cls.from_dict(json.loads(text))
 
     def __repr__(self) -> str:
         lo, hi = self.support
         atom = f", atom {self.atom:.4g} at 0" if self.atom > 0 else ""
-        return f"PiecewiseUniform({self.probs.size} cells on [{lo:.4g}, {hi:.4g}){atom}, std={self.std:.4g})"
+        cells = f"{self.probs.size} cells on [{lo:.4g}, {hi:.4g}){atom}"
+        return f"PiecewiseUniform({cells}, std={self.std:.4g})"
+
+
+def check_noise(name: str, value) -> PiecewiseUniform:
+    """``value`` if it is a :class:`PiecewiseUniform`, else a ``TypeError`` naming ``name``."""
+    if not isinstance(value, PiecewiseUniform):
+        raise TypeError(f"{name} must be a dpdro.PiecewiseUniform, got {type(value).__name__}")
+    return value

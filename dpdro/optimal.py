@@ -1,4 +1,5 @@
-r"""``optimal_noise``: certified near-optimal noise, refined until (P − D)/D is small, with no knobs.
+r"""``optimal_noise``: certified near-optimal noise, refined until (P − D)/D is small, with no
+knobs.
 
 Each round solves, on one uniform grid β = Δf/k, the upper-bound LP U(k) and the lower-bound LP
 D_R(k) of :mod:`dpdro.grid` (randomized-rounding coefficients wherever they are valid, the paper's
@@ -10,34 +11,35 @@ result is the best bracket of all rounds:
   (piecewise uniform on centred cells, with an atom at 0 when it helps: large ε and δ);
 * the lower bound is the Lagrangian of D_R(k) at sign-feasible duals, rounded down.
 
-Why one grid: U(k) and D_R(k) share their privacy constraints (:mod:`dpdro.grid`), so their gap is an
-objective difference — at most β/4 times the lower bound's mass at 0 for ℓ1, β²/3 for ℓ2 — plus the
-effect of the windows. It shrinks like k⁻² once the grid resolves the optimal noise's central
+Why one grid: U(k) and D_R(k) share their privacy constraints (:mod:`dpdro.grid`), so their gap is
+an objective difference — at most β/4 times the lower bound's mass at 0 for ℓ1, β²/3 for ℓ2 — plus
+the effect of the windows. It shrinks like k⁻² once the grid resolves the optimal noise's central
 plateau (width about 2Δf/(1 + e^{ε/2}) for ℓ1), which is why large ε needs large k.
 
 Everything else is decided from the problem: the windows start at 1.5 (upper) and 1 (lower) times
-the truncated-Laplace half-width A = (Δf/ε)·log(1 + (e^ε − 1)/(2δ)) (Geng et al. 2020) and grow by half
-whenever the upper bound's noise puts mass in its outermost Δf or the lower bound's solution leaves
-mass outside its window (the upper bound's window triples when it is too small to be feasible at all,
-which a support bounded on one side makes more likely); the first grid resolves the finest feature of the optimal noise (k = 2 for
-small ε, 4 at ε = 1, 16 at ε = 5); symmetric losses use
-the symmetric LPs (half the variables and half the shifts); small δ uses the scaled upper-bound LP.
+the truncated-Laplace half-width A = (Δf/ε)·log(1 + (e^ε − 1)/(2δ)) (Geng et al. 2020) and grow by
+half whenever the upper bound's noise puts mass in its outermost Δf or the lower bound's solution
+leaves mass outside its window (the upper bound's window triples when it is too small to be
+feasible at all, which a support bounded on one side makes more likely); the first grid resolves
+the finest feature of the optimal noise (k = 2 for small ε, 4 at ε = 1, 16 at ε = 5); symmetric
+losses use the symmetric LPs (half the variables and half the shifts); small δ uses the scaled
+upper-bound LP.
 
 Each round's two grids are moved up to a quarter finer so that they align with the plateau of the
 optimal staircase (:func:`_aligned`), which makes both bounds much tighter at large ε. After the
 first two rounds the next k is predicted from how fast the gap fell (:func:`_next_steps`)
 instead of doubled, which saves the most expensive round at large ε. For small ε the grid may be
 coarser than Δf for the lower bound (group privacy, :mod:`dpdro.grid`), and the truncated Laplace
-mechanism on a grid (:func:`dpdro.grid.reference_upper_bound`, no LP) is an upper bound within a
-fraction of a percent: each round therefore solves the lower bound first and the upper-bound LP only
-once the reference is seen to fall short; from then on the two LPs of a round are solved side by
-side in two threads, except while the upper bound has settled (its last refinement gained less than
-a quarter of the gap left) and the lower bound is closing in (its last round gained at least half of
-it): at large ε the lower bound converges more slowly, and its LP is the cheaper one.
+mechanism on a grid (:func:`dpdro.reference.reference_upper_bound`, no LP) is an upper bound within
+a fraction of a percent: each round therefore solves the lower bound first and the upper-bound LP
+only once the reference is seen to fall short; from then on the two LPs of a round are solved side
+by side in two threads, except while the upper bound has settled (its last refinement gained less
+than a quarter of the gap left) and the lower bound is closing in (its last round gained at least
+half of it): at large ε the lower bound converges more slowly, and its LP is the cheaper one.
 
 ``time_limit`` (seconds) bounds every LP solve and the whole call: a round that would not fit in the
-time left (its cost grows about eightfold per doubling of k) is not started, a solve that runs out of
-time is abandoned, and the call returns the best bracket so far with ``reached`` telling whether
+time left (its cost grows about eightfold per doubling of k) is not started, a solve that runs out
+of time is abandoned, and the call returns the best bracket so far with ``reached`` telling whether
 ``rel_gap`` was met. The first round always runs (its grid is small).
 """
 
@@ -46,17 +48,21 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable
+from functools import partial
 
+from ._budget import TimeBudget
+from ._closed_forms import staircase_optimal_gamma, truncated_laplace_half_width
 from ._validation import check_bool, check_int, check_optional_positive, check_positive
-from .grid import GridLowerBound, GridUpperBound, grid_lower_bound, grid_upper_bound, reference_upper_bound
-from .mechanisms import Staircase, truncated_laplace_half_width
+from .grid import grid_lower_bound, grid_upper_bound
 from .noise import PiecewiseUniform
 from .partition import Partition
 from .problem import InfeasibleError, Problem
+from .reference import reference_upper_bound
+from .release import LowerBound, UpperBound
 
 __all__ = ["OptimalNoise", "optimal_noise", "relative_gap"]
 
@@ -71,11 +77,12 @@ class OptimalNoise:
     """Result of :func:`optimal_noise`."""
 
     noise: PiecewiseUniform  # the released noise of the best upper bound, certify_delta(...) <= δ
-    upper: GridUpperBound
-    lower: GridLowerBound
+    upper: UpperBound
+    lower: LowerBound
     seconds: float
     rel_gap: float  # the target
-    history: list = field(default_factory=list)  # one dict per round (k, windows, bounds, gap, times)
+    # one dict per round (k, windows, bounds, gap, times)
+    history: list = field(default_factory=list)
 
     @property
     def gap(self) -> float:
@@ -105,14 +112,19 @@ def relative_gap(upper: float, lower: float) -> float:
 
 
 def _print_round(info: dict) -> None:
-    print(f"dpdro: round {info['round']}: k = {info['k']}, upper {info['upper']:.7g}, lower {info['lower']:.7g}, "
-          f"gap {100 * info['gap']:.3f}% ({info['seconds']:.1f} s)", file=sys.stderr, flush=True)
+    print(
+        f"dpdro: round {info['round']}: k = {info['k']}, upper {info['upper']:.7g}, lower "
+        f"{info['lower']:.7g}, "
+        f"gap {100 * info['gap']:.3f}% ({info['seconds']:.1f} s)",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _first_steps(problem: Problem, half_width: float) -> Fraction:
-    """The first grid, in steps per Δf: β about half the smaller of the truncated-Laplace half-width and
-    the ℓ1 staircase's plateau width 2Δf/(1 + e^{ε/2}), the finest feature of the optimal noise (a
-    power of two, below 1 for small ε: a coarse grid, see :mod:`dpdro.grid`)."""
+    """The first grid, in steps per Δf: β about half the smaller of the truncated-Laplace
+    half-width and the ℓ1 staircase's plateau width 2Δf/(1 + e^{ε/2}), the finest feature of the
+    optimal noise (a power of two, below 1 for small ε: a coarse grid, see :mod:`dpdro.grid`)."""
     plateau = 2.0 / (1.0 + math.exp(min(problem.epsilon, 700.0) / 2))
     # below ε = 1 the steps of the staircase differ by e^{−ε} ≈ 1 − ε: only the width A matters
     scale = min(half_width / problem.sensitivity, plateau / min(problem.epsilon, 1.0))
@@ -122,7 +134,8 @@ def _first_steps(problem: Problem, half_width: float) -> Fraction:
 def _next_steps(history: list[dict], rel_gap: float) -> Fraction:
     """The next grid: from the rate at which the last two rounds' gaps fell with the resolution
     (between k⁻¹ and k⁻³), the resolution that should reach ``rel_gap`` with 10% to spare, at least
-    1.25 and at most 2 times the current one; k a multiple of 4 beyond 8 and a power of two below 1."""
+    1.25 and at most 2 times the current one; k a multiple of 4 beyond 8 and a power of two below
+    1."""
     k, gap = history[-1]["k"], history[-1]["gap"]
     factor = 2.0
     if len(history) >= 2 and history[-2]["k"] < k and math.isfinite(gap) and gap > 0:
@@ -147,7 +160,9 @@ def _aligned(k, gamma: float | None, offset: float) -> Fraction:
     if gamma is None or k < 4:
         return Fraction(max(1, math.ceil(k)))
     candidates = range(math.ceil(k), math.ceil(1.25 * k) + 1)
-    return Fraction(min(candidates, key=lambda c: (abs((gamma * c - offset) - round(gamma * c - offset)), c)))
+    return Fraction(
+        min(candidates, key=lambda c: (abs((gamma * c - offset) - round(gamma * c - offset)), c))
+    )
 
 
 def _plateau(problem: Problem) -> float | None:
@@ -156,54 +171,235 @@ def _plateau(problem: Problem) -> float | None:
     if problem.epsilon < 1.0:
         return None
     try:
-        return Staircase.optimal_gamma(problem.epsilon, problem.loss)
+        return staircase_optimal_gamma(problem.epsilon, problem.loss)
     except Exception:  # a loss without a finite staircase cost: no alignment  # pragma: no cover
         return None
 
 
-def _reference_falls_short(upper: float, previous_lower: float, lower: float, rel_gap: float) -> bool:
+def _reference_falls_short(
+    upper: float, previous_lower: float, lower: float, rel_gap: float
+) -> bool:
     """Whether the upper bound so far needs the upper-bound LP: the gap is open and the lower bound
-    gained less than half of what remains in its last refinement (it converges like k⁻², gaining three
-    times what remains, as long as the upper bound is close to the optimum)."""
+    gained less than half of what remains in its last refinement (it converges like k⁻², gaining
+    three times what remains, as long as the upper bound is close to the optimum)."""
     best = max(lower, previous_lower)
     return relative_gap(upper, best) > rel_gap and lower - previous_lower < 0.5 * (upper - best)
 
 
-def _round_record(n: int, k, k_up, L_up, k_low, L_low, ub, lb, best_ub, best_lb, seconds: float) -> dict:
-    """One entry of ``OptimalNoise.history``: the round's grids and windows, its bounds ``ub`` (``None``
-    when no upper-bound LP ran) and ``lb``, the best bounds so far and their gap, and the times."""
-    return dict(round=n, k=float(k), k_upper=k_up if ub else None, k_lower=float(k_low),
-                upper_window=L_up if ub else None, lower_window=L_low, upper=best_ub.value, lower=best_lb.value,
-                round_upper=ub.value if ub else None, round_lower=lb.value,
-                gap=relative_gap(best_ub.value, best_lb.value), upper_seconds=ub.seconds if ub else 0.0,
-                lower_seconds=lb.seconds, seconds=seconds)
+@dataclass(frozen=True)
+class _Grids:
+    """One round's grids and windows: the target resolution k, the upper bound's grid and window of
+    cells, and the lower bound's grid, window of events and its width in units of Δf."""
+
+    k: Fraction
+    k_up: int | None
+    L_up: int | None
+    k_low: Fraction
+    L_low: int
+    w_low: float = 0.0
 
 
-def _fallback_lower_bound(problem: Problem, k, window: float, time_limit: float) -> GridLowerBound | None:
+def _round_record(
+    n: int,
+    grids: _Grids,
+    ub: UpperBound | None,
+    lb: LowerBound,
+    best_ub: UpperBound,
+    best_lb: LowerBound,
+    seconds: float,
+) -> dict:
+    """One entry of ``OptimalNoise.history``: the round's grids and windows, its bounds ``ub``
+    (``None`` when no upper-bound LP ran) and ``lb``, the best bounds so far and their gap, and the
+    times."""
+    return dict(
+        round=n,
+        k=float(grids.k),
+        k_upper=grids.k_up if ub else None,
+        k_lower=float(grids.k_low),
+        upper_window=grids.L_up if ub else None,
+        lower_window=grids.L_low,
+        upper=best_ub.value,
+        lower=best_lb.value,
+        round_upper=ub.value if ub else None,
+        round_lower=lb.value,
+        gap=relative_gap(best_ub.value, best_lb.value),
+        upper_seconds=ub.seconds if ub else 0.0,
+        lower_seconds=lb.seconds,
+        seconds=seconds,
+    )
+
+
+def _fallback_lower_bound(
+    problem: Problem, k, window: float, time_limit: float
+) -> LowerBound | None:
     """The lower bound of the grid 8 times coarser than ``k`` (its LP takes a few hundredths of the
     time, the cost growing like k^2.5), allowed 10% of ``time_limit`` (at most 2 s): what the call
     returns when the first lower-bound LP ran out of time. ``None`` if that runs out too."""
     k = Fraction(k)
     coarse = k / 8 if k < 1 else Fraction(max(1, math.ceil(k / 8)))
     try:
-        return grid_lower_bound(problem, coarse, max(1, math.ceil(window * coarse / problem.sensitivity)),
-                                time_limit=min(2.0, 0.1 * time_limit))
+        return grid_lower_bound(
+            problem,
+            coarse,
+            max(1, math.ceil(window * coarse / problem.sensitivity)),
+            time_limit=min(2.0, 0.1 * time_limit),
+        )
     except TimeoutError:
         return None
 
 
-def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, time_limit: float | None = None,
-                  progress: bool | Callable[[dict], None] = False, atom: bool = True, k_start: int | None = None,
-                  max_k: int = 4096) -> OptimalNoise:
-    """Certified near-optimal noise for ``problem``: refine until (P − D)/D ≤ ``rel_gap`` (module docstring).
+class _Search:
+    """The state of :func:`optimal_noise`'s refinement: the next grid, the window factors, the best
+    bounds so far and what the last rounds gained (module docstring)."""
+
+    def __init__(
+        self, problem: Problem, rel_gap: float, atom: bool, k_start: int | None, max_k: int
+    ):
+        self.problem, self.rel_gap, self.atom = problem, rel_gap, atom
+        sens = problem.sensitivity
+        self.a = truncated_laplace_half_width(
+            epsilon=problem.epsilon, delta=problem.delta, sensitivity=sens
+        )
+        self.k = min(_first_steps(problem, self.a), max_k) if k_start is None else Fraction(k_start)
+        # a support bounded on one side halves the window [−L, L]: the noise needs about 2A on the
+        # other
+        sup = problem.support
+        one_sided = sup is not None and math.isfinite(sup[0]) != math.isfinite(sup[1])
+        self.f_up, self.f_low = (
+            (2 * _UPPER_WINDOW, 2 * _LOWER_WINDOW) if one_sided else (_UPPER_WINDOW, _LOWER_WINDOW)
+        )
+        self.gamma = _plateau(problem)
+        self.best_ub: UpperBound | None = None
+        self.best_lb: LowerBound | None = None
+        self.history: list[dict] = []
+        # upper-bound LPs solved, and what the last one gained
+        self.upper_rounds, self.upper_gain = 0, math.inf
+        self.lower_gain = math.inf  # what the last round gained on the lower bound
+
+    def grids(self) -> _Grids:
+        """This round's grids: the upper bound needs cells no wider than Δf; both grids are aligned
+        with the plateau (:func:`_aligned`)."""
+        k, gamma, sens, a = self.k, self.gamma, self.problem.sensitivity, self.a
+        k_up = int(_aligned(max(1, k), gamma, 0.5))
+        k_low = _aligned(k, gamma, 0.0) if k >= 1 else k
+        L_up = max(k_up, math.ceil(self.f_up * a * k_up / sens))
+        # at large ε the noise lies within a few plateaus of 0: a smaller window holds it (tail
+        # blocks and padding carry the rest), which keeps the lower-bound LP small at the fine grids
+        # it needs
+        w_low = self.f_low * (min(a, 16 * gamma * sens) if gamma is not None else a)
+        return _Grids(k, k_up, L_up, k_low, max(1, math.ceil(w_low * k_low / sens)), w_low)
+
+    def solve_round(self, g: _Grids, budget: TimeBudget) -> tuple[UpperBound | None, LowerBound]:
+        """This round's bounds (``None`` for an upper bound not worth its LP, module docstring)."""
+        problem, best_ub, best_lb = self.problem, self.best_ub, self.best_lb
+        lower = partial(grid_lower_bound, problem, g.k_low, g.L_low)
+        upper = partial(grid_upper_bound, problem, g.k_up, g.L_up, atom=self.atom)
+        if best_ub is not None and self.upper_rounds == 0:
+            # the lower bound first: with the reference upper bound it may already suffice
+            lb, ub = lower(time_limit=budget.left()), None
+            if best_lb is not None and _reference_falls_short(
+                best_ub.value, best_lb.value, lb.value, self.rel_gap
+            ):
+                ub = upper(time_limit=budget.left())
+            return ub, lb
+        if (
+            best_ub is None
+            or self.upper_rounds < 2
+            or self.upper_gain >= 0.25 * (best_ub.value - best_lb.value)
+            or self.lower_gain < 0.5 * (best_ub.value - best_lb.value)
+        ):
+            # the two LPs are independent: solve them side by side (HiGHS releases the GIL)
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                up = pool.submit(upper, time_limit=budget.left())
+                low = pool.submit(lower, time_limit=budget.left())
+                return up.result(), low.result()
+        # the upper bound has settled and the lower bound is catching up: refine it alone
+        return None, lower(time_limit=budget.left())
+
+    def record(self, g: _Grids, ub: UpperBound | None, lb: LowerBound, seconds: float) -> dict:
+        """Keep the better bounds and what they gained; the round's history entry."""
+        if ub is not None:
+            self.upper_rounds += 1
+            self.upper_gain = (
+                math.inf if self.best_ub is None else max(self.best_ub.value - ub.value, 0.0)
+            )
+            if self.best_ub is None or ub.value < self.best_ub.value:
+                self.best_ub = ub
+        self.lower_gain = (
+            math.inf if self.best_lb is None else max(lb.value - self.best_lb.value, 0.0)
+        )
+        if self.best_lb is None or lb.value > self.best_lb.value:
+            self.best_lb = lb
+        info = _round_record(len(self.history) + 1, g, ub, lb, self.best_ub, self.best_lb, seconds)
+        self.history.append(info)
+        return info
+
+    def timed_out(self, g: _Grids, time_limit: float, seconds: float) -> None:
+        """A round ran out of time: keep what there is (a coarse lower bound if there is none
+        yet)."""
+        # a lower bound on a grid 8 times coarser
+        if self.best_lb is None and self.best_ub is not None:
+            # (≈ 1/200 of the time)
+            self.best_lb = _fallback_lower_bound(self.problem, g.k_low, g.w_low, time_limit)
+        if self.best_ub is None or self.best_lb is None:
+            raise TimeoutError(
+                f"time_limit = {time_limit:g} s expired before the first bounds (grid "
+                f"{float(g.k):g} steps per Δf) were found"
+            ) from None
+        lb = self.best_lb
+        self.history.append(
+            _round_record(
+                len(self.history) + 1,
+                _Grids(lb.k, None, None, lb.k, lb.L),
+                None,
+                lb,
+                self.best_ub,
+                lb,
+                seconds,
+            )
+        )
+
+    def refine(self, g: _Grids, ub: UpperBound | None, lb: LowerBound, max_k: int) -> bool:
+        """Widen a window whose bound reached its edge and choose the next grid; False when there is
+        nothing left to refine."""
+        grew = False
+        # the released noise reaches the window's edge: widen it
+        if ub is not None and ub.boundary_mass > 1e-4:
+            self.f_up *= _GROWTH
+            grew = True
+        beta = self.problem.sensitivity / float(g.k_low)
+        edge_cost = float(self.problem.loss.tail_infimum(-g.L_low * beta, g.L_low * beta))
+        if lb.outside_mass * edge_cost > 0.1 * (self.best_ub.value - self.best_lb.value):
+            self.f_low *= _GROWTH
+            grew = True
+        nxt = _next_steps(self.history, self.rel_gap)
+        if nxt <= max_k:
+            self.k = nxt
+            return True
+        return grew
+
+
+def optimal_noise(
+    problem: Problem,
+    rel_gap: float = 0.01,
+    *,
+    time_limit: float | None = None,
+    progress: bool | Callable[[dict], None] = False,
+    atom: bool = True,
+    k_start: int | None = None,
+    max_k: int = 4096,
+) -> OptimalNoise:
+    """Certified near-optimal noise for ``problem``: refine until (P − D)/D ≤ ``rel_gap`` (module
+    docstring).
 
     Parameters
     ----------
     rel_gap : target relative gap between the certified upper and lower bounds, > 0.
-    time_limit : wall-clock seconds for the whole call (``None``: no limit). The call then returns the
-        best certified bracket found in time; ``result.reached`` says whether the target was met.
-    progress : ``True`` prints one line per round to standard error; a callable receives each round's
-        dict (the entries of ``result.history``). Off by default.
+    time_limit : wall-clock seconds for the whole call (``None``: no limit). The call then returns
+        the best certified bracket found in time; ``result.reached`` says whether the target was
+        met.
+    progress : ``True`` prints one line per round to standard error; a callable receives each
+        round's dict (the entries of ``result.history``). Off by default.
     atom : let the upper bound put a point mass at 0 (default; ignored for monotone problems).
     k_start, max_k : expert options: the first grid Δf/k and the finest one (``k_start`` default:
         chosen from ε and δ). Nothing else needs tuning.
@@ -215,107 +411,57 @@ def optimal_noise(problem: Problem, rel_gap: float = 0.01, *, time_limit: float 
 
     Raises
     ------
-    TypeError, ValueError : an argument of the wrong type or out of range (checked before any solve).
+    TypeError, ValueError : an argument of the wrong type or out of range (checked before any
+        solve).
     TimeoutError : ``time_limit`` expired before the first round's bounds were found.
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Observation 1 (problem P), Propositions 1–3 and
+       Theorem 1 (the converging bounds P(L, β) ≥ P ≥ D(L, β)), Section 5.1 (the relative gap).
+    .. [2] Q. Geng, W. Ding, R. Guo and S. Kumar, "Tight analysis of privacy and utility tradeoff in
+       approximate differential privacy", AISTATS 2020 (the truncated Laplace half-width that sizes
+       the windows).
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpdro.Problem, got {type(problem).__name__}")
     rel_gap = check_positive("rel_gap", rel_gap)
     time_limit = check_optional_positive("time_limit", time_limit)
     if not (isinstance(progress, bool) or callable(progress)):
-        raise TypeError(f"progress must be True, False or a callable taking a dict, got {progress!r}")
+        raise TypeError(
+            f"progress must be True, False or a callable taking a dict, got {progress!r}"
+        )
     atom = check_bool("atom", atom)
     if k_start is not None:
         k_start = check_int("k_start", k_start, minimum=1)
     max_k = check_int("max_k", max_k, minimum=1 if k_start is None else k_start)
     report = _print_round if progress is True else (progress or None)
-    t0 = time.perf_counter()
-
-    def left():
-        return None if time_limit is None else time_limit - (time.perf_counter() - t0)
-
-    sens = problem.sensitivity
-    a = truncated_laplace_half_width(epsilon=problem.epsilon, delta=problem.delta, sensitivity=sens)
-    k = min(_first_steps(problem, a), max_k) if k_start is None else Fraction(k_start)
-    # a support bounded on one side halves the window [−L, L]: the noise needs about 2A on the other
-    one_sided = problem.support is not None and math.isfinite(problem.support[0]) != math.isfinite(problem.support[1])
-    f_up, f_low = (2 * _UPPER_WINDOW, 2 * _LOWER_WINDOW) if one_sided else (_UPPER_WINDOW, _LOWER_WINDOW)
+    budget = TimeBudget(time_limit)
+    search = _Search(problem, rel_gap, atom, k_start, max_k)
     # the truncated Laplace mechanism on the first fine grid: an upper bound without an LP
-    best_ub: GridUpperBound | None = reference_upper_bound(problem, sens / max(1, math.ceil(k)), atom=atom)
-    best_lb: GridLowerBound | None = None
-    history: list[dict] = []
+    search.best_ub = reference_upper_bound(
+        problem, problem.sensitivity / max(1, math.ceil(search.k)), atom=atom
+    )
     last = 0.0
-    upper_rounds, upper_gain = 0, math.inf  # upper-bound LPs solved, and what the last one gained
-    lower_gain = math.inf  # what the last round gained on the lower bound
-    gamma = _plateau(problem)
     while True:
-        if history and time_limit is not None and _ROUND_COST * last > left():
+        if search.history and time_limit is not None and _ROUND_COST * last > budget.left():
             break  # the next round would not finish in time
-        # the upper bound needs cells no wider than Δf; both grids aligned with the plateau (_aligned)
-        k_up = int(_aligned(max(1, k), gamma, 0.5))
-        k_low = _aligned(k, gamma, 0.0) if k >= 1 else k
-        L_up = max(k_up, math.ceil(f_up * a * k_up / sens))
-        # at large ε the noise lies within a few plateaus of 0: a smaller window holds it (tail blocks
-        # and padding carry the rest), which keeps the lower-bound LP small at the fine grids it needs
-        w_low = f_low * (min(a, 16 * gamma * sens) if gamma is not None else a)
-        L_low = max(1, math.ceil(w_low * k_low / sens))
+        g = search.grids()
         r0 = time.perf_counter()
         try:
-            if best_ub is not None and upper_rounds == 0:
-                # the lower bound first: with the reference upper bound it may already suffice
-                lb, ub = grid_lower_bound(problem, k_low, L_low, time_limit=left()), None
-                if best_lb is not None and _reference_falls_short(best_ub.value, best_lb.value, lb.value, rel_gap):
-                    ub = grid_upper_bound(problem, k_up, L_up, atom=atom, time_limit=left())
-            elif (best_ub is None or upper_rounds < 2 or upper_gain >= 0.25 * (best_ub.value - best_lb.value)
-                  or lower_gain < 0.5 * (best_ub.value - best_lb.value)):
-                # the two LPs are independent: solve them side by side (HiGHS releases the GIL)
-                with ThreadPoolExecutor(max_workers=2) as pool:
-                    up = pool.submit(grid_upper_bound, problem, k_up, L_up, atom=atom, time_limit=left())
-                    low = pool.submit(grid_lower_bound, problem, k_low, L_low, time_limit=left())
-                    ub, lb = up.result(), low.result()
-            else:  # the upper bound has settled and the lower bound is catching up: refine it alone
-                lb, ub = grid_lower_bound(problem, k_low, L_low, time_limit=left()), None
+            ub, lb = search.solve_round(g, budget)
         except InfeasibleError:  # the upper bound's window is too small for (ε, δ): widen it
-            f_up *= 2 * _GROWTH
+            search.f_up *= 2 * _GROWTH
             continue
         except TimeoutError:
-            if best_lb is None and best_ub is not None:  # a lower bound on a grid 8 times coarser (≈ 1/200
-                best_lb = _fallback_lower_bound(problem, k_low, w_low, time_limit)  # of the time) or none
-            if best_ub is None or best_lb is None:
-                raise TimeoutError(f"time_limit = {time_limit:g} s expired before the first bounds (grid "
-                                   f"{float(k):g} steps per Δf) were found") from None
-            history.append(_round_record(len(history) + 1, best_lb.k, None, None, best_lb.k, best_lb.L, None,
-                                         best_lb, best_ub, best_lb, time.perf_counter() - t0))
+            search.timed_out(g, time_limit, budget.elapsed())
             break
-        if ub is not None:
-            upper_rounds += 1
-            upper_gain = math.inf if best_ub is None else max(best_ub.value - ub.value, 0.0)
-            if best_ub is None or ub.value < best_ub.value:
-                best_ub = ub
-        lower_gain = math.inf if best_lb is None else max(lb.value - best_lb.value, 0.0)
-        if best_lb is None or lb.value > best_lb.value:
-            best_lb = lb
         last = time.perf_counter() - r0
-        gap = relative_gap(best_ub.value, best_lb.value)
-        info = _round_record(len(history) + 1, k, k_up, L_up, k_low, L_low, ub, lb, best_ub, best_lb,
-                             time.perf_counter() - t0)
-        history.append(info)
+        info = search.record(g, ub, lb, budget.elapsed())
         if report is not None:
             report(info)
-        if gap <= rel_gap or (time_limit is not None and left() <= 0):
+        if info["gap"] <= rel_gap or budget.expired() or not search.refine(g, ub, lb, max_k):
             break
-        grew = False
-        if ub is not None and ub.boundary_mass > 1e-4:  # the released noise reaches the window's edge: widen it
-            f_up *= _GROWTH
-            grew = True
-        beta = sens / float(k_low)
-        edge_cost = float(problem.loss.tail_infimum(-L_low * beta, L_low * beta))
-        if lb.outside_mass * edge_cost > 0.1 * (best_ub.value - best_lb.value):
-            f_low *= _GROWTH
-            grew = True
-        nxt = _next_steps(history, rel_gap)
-        if nxt <= max_k:
-            k = nxt
-        elif not grew:
-            break
-    return OptimalNoise(best_ub.noise, best_ub, best_lb, time.perf_counter() - t0, rel_gap, history)
+    best = search.best_ub
+    return OptimalNoise(best.noise, best, search.best_lb, budget.elapsed(), rel_gap, search.history)

@@ -9,7 +9,8 @@ A_jj′ = Π_j ∩ (Π_j′ + φ) and the parts A_j = Π_j \ (support + φ) that
 (Algorithm 2's two inner loops). On a segment the integrand of V is constant, so the worst event
 for φ is the union of the segments with positive contribution (Lemma C.15) and
 
-    max_A V(φ, A) = Σ_{A_j} |A_j|·p(j)/|Π_j| + Σ_{A_jj′} |A_jj′|·[p(j)/|Π_j| − e^ε p(j′)/|Π_j′|]_+ − δ.
+    max_A V(φ, A) = Σ_{A_j} |A_j|·p(j)/|Π_j| + Σ_{A_jj′} |A_jj′|·[p(j)/|Π_j| − e^ε p(j′)/|Π_j′|]_+
+    − δ.
 
 It is piecewise affine in φ with breakpoints in B(β, π) = {(π_j − π_j′)β} ∩ [−Δf, Δf] ∪ {±Δf}
 (Lemma C.16), the candidate shifts of Algorithm 2's outer loop. One merge of two sorted edge lists
@@ -17,22 +18,22 @@ per shift gives all segments (Lemma C.17); here the merge is vectorised over all
 and the resulting :class:`SegmentTable` is reused by the whole-shift cuts of the bounding LPs.
 
 For the lower bound D(π, β) on *uniform* cells (width β, the paper's D(L, β)) the same construction
-applies with the decision vector extended to the padded index set N (the shifted cells may lie in the
-padding; events stay inside the core).
+applies with the decision vector extended to the padded index set N (the shifted cells may lie in
+the padding; events stay inside the core).
 
 On *non-uniform* cells the paper's D(π, β) (Section 4.1) is not a relaxation of P: its events cut
 cells into segments and spread each cell's mass uniformly, i.e. it imposes the dual constraint only
 on average over a wide cell (scripts/check_nonuniform_lower_bound.py has a counterexample). dpdro's
-D(π, β) there keeps only what the cell masses p_j = γ(Π_j) of *any* feasible γ must satisfy: for every
-union A = ∪_{j∈S} Π_j of core cells,
+D(π, β) there keeps only what the cell masses p_j = γ(Π_j) of *any* feasible γ must satisfy: for
+every union A = ∪_{j∈S} Π_j of core cells,
 
     p(S) − e^ε p(N_φ(S)) ≤ δ,   N_φ(S) = {decision cells meeting A − φ},
 
 since γ(A − φ) ≤ p(N_φ(S)). On unit cells N_φ({j}) is the single cell Π_j − φ and this is D(L, β).
 For a fixed φ the sets N_φ({j}) are intervals of decision cells whose ends increase with j
-(:func:`neighbour_intervals`), so max_S p(S) − e^ε p(N_φ(S)) is Σ_j p_j minus a maximum flow in which
-cell j may send its mass to the cells of N_φ({j}), each of capacity e^ε p_m; the flow is computed by a
-greedy pass (:func:`cell_union_shortfalls`) and the maximising S by a chain recursion
+(:func:`neighbour_intervals`), so max_S p(S) − e^ε p(N_φ(S)) is Σ_j p_j minus a maximum flow in
+which cell j may send its mass to the cells of N_φ({j}), each of capacity e^ε p_m; the flow is
+computed by a greedy pass (:func:`cell_union_shortfalls`) and the maximising S by a chain recursion
 (:func:`cell_union_worst_event`).
 """
 
@@ -46,8 +47,18 @@ from ._validation import check_int
 from .partition import Partition
 from .problem import Problem
 
-__all__ = ["SegmentTable", "Shortfall", "candidate_shifts", "cell_union_shortfalls", "cell_union_worst_event",
-           "event_intervals", "max_privacy_shortfall", "neighbour_intervals", "padding_blocks", "segment_table"]
+__all__ = [
+    "SegmentTable",
+    "Shortfall",
+    "candidate_shifts",
+    "cell_union_shortfalls",
+    "cell_union_worst_event",
+    "event_intervals",
+    "max_privacy_shortfall",
+    "neighbour_intervals",
+    "padding_blocks",
+    "segment_table",
+]
 
 
 def candidate_shifts(core_pi: np.ndarray, column_pi: np.ndarray, k: int) -> np.ndarray:
@@ -81,8 +92,14 @@ class SegmentTable:
         return np.diff(self.column_pi)
 
     @classmethod
-    def build(cls, core_pi: np.ndarray, column_pi: np.ndarray, core_offset: int, shifts: np.ndarray,
-              chunk_elements: int = 4_000_000) -> "SegmentTable":
+    def build(
+        cls,
+        core_pi: np.ndarray,
+        column_pi: np.ndarray,
+        core_offset: int,
+        shifts: np.ndarray,
+        chunk_elements: int = 4_000_000,
+    ) -> SegmentTable:
         """Segments of the event region [core_pi[0], core_pi[-1]) for every shift in ``shifts``.
 
         ``column_pi`` are the edges of the decision cells (the core itself for P(π, β), the padded
@@ -96,8 +113,14 @@ class SegmentTable:
         per_chunk = max(1, chunk_elements // width)
         parts = []
         for c0 in range(0, shifts.size, per_chunk):
-            sh = shifts[c0:c0 + per_chunk]
-            bps = np.concatenate((np.broadcast_to(core_pi, (sh.size, core_pi.size)), column_pi[None, :] + sh[:, None]), axis=1)
+            sh = shifts[c0 : c0 + per_chunk]
+            bps = np.concatenate(
+                (
+                    np.broadcast_to(core_pi, (sh.size, core_pi.size)),
+                    column_pi[None, :] + sh[:, None],
+                ),
+                axis=1,
+            )
             bps = np.sort(np.clip(bps, lo_core, hi_core), axis=1)
             lo, hi = bps[:, :-1], bps[:, 1:]
             keep = hi > lo
@@ -109,7 +132,7 @@ class SegmentTable:
             m = np.searchsorted(column_pi, rel, side="right") - 1
             covered = (rel >= column_pi[0]) & (rel < column_pi[-1])
             parts.append((rows, lo, hi - lo, cell, np.where(covered, m, -1)))
-        rows, start, length, cell, shifted = (np.concatenate(x) for x in zip(*parts))
+        rows, start, length, cell, shifted = (np.concatenate(x) for x in zip(*parts, strict=False))
         offsets = np.searchsorted(rows, np.arange(shifts.size + 1))
         return cls(shifts, offsets, rows, start, length, cell, shifted, column_pi, int(core_offset))
 
@@ -159,10 +182,10 @@ def padding_blocks(core_pi: np.ndarray, shifts: np.ndarray, k: int) -> tuple[np.
 
     Section 4.1 pads π with k = Δf/β unit cells at each end. A padding cell only enters the privacy
     constraints through the preimages (core − φ) of core cells, so unit cells that no preimage
-    boundary separates are merged into one block with cost the infimum over the block. This keeps the
-    bound valid: on unit core cells a block of width > 1 is invisible to every kept shift (its image
-    would contain a core edge), and the cell-union constraints used on non-uniform cells hold for
-    the masses of any column partition (a coarser one only enlarges N_φ(S)). With every shift of
+    boundary separates are merged into one block with cost the infimum over the block. This keeps
+    the bound valid: on unit core cells a block of width > 1 is invisible to every kept shift (its
+    image would contain a core edge), and the cell-union constraints used on non-uniform cells hold
+    for the masses of any column partition (a coarser one only enlarges N_φ(S)). With every shift of
     B(β) the blocks are exactly the unit cells of the paper. Returns the decision-cell edges and the
     index of the first core cell.
     """
@@ -180,8 +203,11 @@ def neighbour_intervals(table: SegmentTable, n_core: int) -> tuple[np.ndarray, n
     in j. Requires a table of D(π, β), where every point of core − φ lies in a decision cell.
     """
     if np.any(table.shifted < 0):
-        raise ValueError("neighbour_intervals needs the segment table of D(π, β) (padded decision cells)")
-    key = table.shift_index * n_core + (table.cell - table.core_offset)  # non-decreasing: segments are sorted
+        raise ValueError(
+            "neighbour_intervals needs the segment table of D(π, β) (padded decision cells)"
+        )
+    # non-decreasing: segments are sorted
+    key = table.shift_index * n_core + (table.cell - table.core_offset)
     grid = np.arange(table.shifts.size * n_core)
     first = np.searchsorted(key, grid, side="left")
     last = np.searchsorted(key, grid, side="right") - 1
@@ -192,20 +218,24 @@ def neighbour_intervals(table: SegmentTable, n_core: int) -> tuple[np.ndarray, n
     return np.ascontiguousarray(lo), np.ascontiguousarray(hi)
 
 
-def cell_union_shortfalls(lo: np.ndarray, hi: np.ndarray, p_core: np.ndarray, p_columns: np.ndarray,
-                          exp_eps: float) -> np.ndarray:
+def cell_union_shortfalls(
+    lo: np.ndarray, hi: np.ndarray, p_core: np.ndarray, p_columns: np.ndarray, exp_eps: float
+) -> np.ndarray:
     """max over unions S of core cells of p(S) − e^ε p(N_φ(S)), for every shift (δ not subtracted).
 
     By max-flow/min-cut duality this is Σ_j p_j minus the largest flow in which core cell j sends
-    mass to the decision cells lo[j] … hi[j], each of capacity e^ε p_m. The ends of the intervals are
-    non-decreasing in j, and for such "staircase" graphs the greedy pass that routes each cell's mass,
-    in order, to the leftmost capacity still free is a maximum flow (an exchange argument: capacity
-    left of the current position is useless to every later cell). The pass runs over cells and is
-    vectorised over shifts. The value never under-states the true maximum (any flow is feasible), so
-    a cutting plane that trusts it never misses a violated shift; tests check it against brute force.
+    mass to the decision cells lo[j] … hi[j], each of capacity e^ε p_m. The ends of the intervals
+    are non-decreasing in j, and for such "staircase" graphs the greedy pass that routes each
+    cell's mass, in order, to the leftmost capacity still free is a maximum flow (an exchange
+    argument: capacity left of the current position is useless to every later cell). The pass runs
+    over cells and is vectorised over shifts. The value never under-states the true maximum (any
+    flow is feasible), so a cutting plane that trusts it never misses a violated shift; tests check
+    it against brute force.
     """
     p_core = np.clip(np.asarray(p_core, dtype=float), 0.0, None)
-    cap = np.concatenate(([0.0], np.cumsum(exp_eps * np.clip(np.asarray(p_columns, dtype=float), 0.0, None))))
+    cap = np.concatenate(
+        ([0.0], np.cumsum(exp_eps * np.clip(np.asarray(p_columns, dtype=float), 0.0, None)))
+    )
     pos = np.zeros(lo.shape[1])  # how much of the cumulative capacity is used, per shift
     unmet = np.zeros(lo.shape[1])
     for j, pj in enumerate(p_core):
@@ -218,8 +248,9 @@ def cell_union_shortfalls(lo: np.ndarray, hi: np.ndarray, p_core: np.ndarray, p_
     return unmet
 
 
-def cell_union_worst_event(lo: np.ndarray, hi: np.ndarray, p_core: np.ndarray, p_columns: np.ndarray,
-                           exp_eps: float) -> tuple[float, np.ndarray]:
+def cell_union_worst_event(
+    lo: np.ndarray, hi: np.ndarray, p_core: np.ndarray, p_columns: np.ndarray, exp_eps: float
+) -> tuple[float, np.ndarray]:
     """The maximising union S of core cells for one shift (``lo``, ``hi`` of length n_core).
 
     Chain recursion: with S = {j_1 < j_2 < …} the intervals satisfy N(j_a) ∩ N(j_c) ⊆ N(j_b) for
@@ -253,8 +284,9 @@ def cell_union_worst_event(lo: np.ndarray, hi: np.ndarray, p_core: np.ndarray, p
     return value, mask
 
 
-def segment_table(problem: Problem, partition: Partition, *, lower: bool = False,
-                  shift_stride: int | None = None) -> SegmentTable:
+def segment_table(
+    problem: Problem, partition: Partition, *, lower: bool = False, shift_stride: int | None = None
+) -> SegmentTable:
     """The segment table of P(π, β) (``lower=False``) or of D(π, β) (``lower=True``).
 
     ``shift_stride`` keeps only the candidate shifts that are multiples of ``shift_stride``·β (and
@@ -265,10 +297,14 @@ def segment_table(problem: Problem, partition: Partition, *, lower: bool = False
     k = problem.shifts(partition.beta)
     if shift_stride is not None:
         if not lower:
-            raise ValueError("shift_stride is only valid for the lower bound: the upper bound needs every shift")
+            raise ValueError(
+                "shift_stride is only valid for the lower bound: the upper bound needs every shift"
+            )
         shift_stride = check_int("shift_stride", shift_stride, minimum=1)
     if not lower:
-        return SegmentTable.build(partition.pi, partition.pi, 0, candidate_shifts(partition.pi, partition.pi, k))
+        return SegmentTable.build(
+            partition.pi, partition.pi, 0, candidate_shifts(partition.pi, partition.pi, k)
+        )
     shifts = np.arange(-k, k + 1)  # with unit padding cells every shift is a candidate
     if shift_stride is not None:
         shifts = shifts[(shifts % shift_stride == 0) | (np.abs(shifts) == k)]
@@ -276,22 +312,34 @@ def segment_table(problem: Problem, partition: Partition, *, lower: bool = False
     return SegmentTable.build(partition.pi, columns, offset, shifts)
 
 
-def max_privacy_shortfall(problem: Problem, partition: Partition, p, *, lower: bool = False,
-                          table: SegmentTable | None = None) -> Shortfall:
+def max_privacy_shortfall(
+    problem: Problem,
+    partition: Partition,
+    p,
+    *,
+    lower: bool = False,
+    table: SegmentTable | None = None,
+) -> Shortfall:
     """Algorithm 2: a constraint (φ*, A*) of P(π, β) with maximum privacy shortfall.
 
     Parameters
     ----------
     p : cell probabilities p(j), j ∈ [N] (or, with ``lower=True``, on the decision cells of D(π, β):
         the padded index set N, see :func:`padding_blocks`).
-    lower : search the constraints of D(π, β) instead (events inside the core, p on padded cells). On a
-        non-uniform partition these are the cell-union constraints of the module docstring, and A* is
-        a union of core cells.
+    lower : search the constraints of D(π, β) instead (events inside the core, p on padded cells).
+        On a non-uniform partition these are the cell-union constraints of the module docstring,
+        and A* is a union of core cells.
     table : a precomputed :func:`segment_table` to reuse across calls.
 
     Returns
     -------
-    Shortfall with ``value`` = V(φ*, A*) including the −δ; a positive value is a violated constraint.
+    Shortfall with ``value`` = V(φ*, A*) including the −δ; a positive value is a violated
+    constraint.
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Algorithm 2, Proposition 8 and equation (9).
     """
     table = segment_table(problem, partition, lower=lower) if table is None else table
     p = np.asarray(p, dtype=float)
@@ -300,20 +348,32 @@ def max_privacy_shortfall(problem: Problem, partition: Partition, p, *, lower: b
     if lower and not partition.is_uniform:
         lo, hi = neighbour_intervals(table, partition.n_cells)
         p_cols = p[: table.column_widths.size]
-        p_core = p_cols[table.core_offset: table.core_offset + partition.n_cells]
+        p_core = p_cols[table.core_offset : table.core_offset + partition.n_cells]
         values = cell_union_shortfalls(lo, hi, p_core, p_cols, problem.exp_epsilon) - problem.delta
         r = int(np.argmax(values))
-        value, cells = cell_union_worst_event(lo[:, r], hi[:, r], p_core, p_cols, problem.exp_epsilon)
+        value, cells = cell_union_worst_event(
+            lo[:, r], hi[:, r], p_core, p_cols, problem.exp_epsilon
+        )
         pi = partition.pi
         ticks = np.column_stack((pi[:-1][cells], pi[1:][cells]))
         event = _merge_intervals(ticks) * partition.beta
-        return Shortfall(phi=float(table.shifts[r] * partition.beta), event=event, value=value - problem.delta,
-                         by_shift=values, shifts=table.shifts * partition.beta)
+        return Shortfall(
+            phi=float(table.shifts[r] * partition.beta),
+            event=event,
+            value=value - problem.delta,
+            by_shift=values,
+            shifts=table.shifts * partition.beta,
+        )
     values = table.worst_values(p, problem.exp_epsilon) - problem.delta
     r = int(np.argmax(values))
     sl = slice(table.offsets[r], table.offsets[r + 1])
     contrib = table.contributions(p, problem.exp_epsilon)[sl]
     mask = np.zeros(table.length.size, dtype=bool)
     mask[sl] = contrib > 0
-    return Shortfall(phi=float(table.shifts[r] * partition.beta), event=event_intervals(table, mask, partition.beta),
-                     value=float(values[r]), by_shift=values, shifts=table.shifts * partition.beta)
+    return Shortfall(
+        phi=float(table.shifts[r] * partition.beta),
+        event=event_intervals(table, mask, partition.beta),
+        value=float(values[r]),
+        by_shift=values,
+        shifts=table.shifts * partition.beta,
+    )

@@ -8,16 +8,16 @@ For additive noise with density p and sensitivity Δf, the smallest δ for which
 For a piecewise-constant p, δ(φ) is piecewise affine in φ with breakpoints at differences of cell
 edges (Lemma A.3 for the uniform grid, Lemma C.16 in general), so the maximum is attained at such a
 difference or at ±Δf. When every edge is a multiple of a lattice step h that divides Δf, the
-breakpoints are the multiples of h and δ(s·h) = Σ_i (g_i − e^ε g_{i−s})_+ with g the mass per lattice
-cell; otherwise every pairwise edge difference in [−Δf, Δf] is tried.
+breakpoints are the multiples of h and δ(s·h) = Σ_i (g_i − e^ε g_{i−s})_+ with g the mass per
+lattice cell; otherwise every pairwise edge difference in [−Δf, Δf] is tried.
 
 A noise with an atom γ({0}) = a (``PiecewiseUniform.atom``) and cell density p has, for φ ≠ 0,
 
     δ(φ) = sup_A γ(A) − e^ε γ(A − φ) = a + ∫ (p(y) − e^ε·p(y − φ))_+ dy,
 
-because the worst event contains the point 0 (gaining a) and not the point φ (whose image A − φ would
-contain the atom), and changing A at two points does not change the integrals of p. So a is added to
-δ(φ) at every shift φ ≠ 0 (δ(0) = 0).
+because the worst event contains the point 0 (gaining a) and not the point φ (whose image A − φ
+would contain the atom), and changing A at two points does not change the integrals of p. So a is
+added to δ(φ) at every shift φ ≠ 0 (δ(0) = 0).
 
 All sums are done in floating point and the result is rounded **up** by a rigorous bound on the
 rounding error (e^ε is rounded down; see the comments in the code for the bound, which does not grow
@@ -33,17 +33,19 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._rounding import UNIT_ROUNDOFF as _U, exp_down
+from ._rounding import UNIT_ROUNDOFF as _U
+from ._rounding import exp_down
 from ._validation import check_positive
 from .noise import PiecewiseUniform
 
-__all__ = ["certify_delta", "privacy_profile", "PrivacyProfile", "find_lattice", "lattice_masses", "edge_rounding",
+__all__ = ["certify_delta", "privacy_profile", "PrivacyProfile", "find_lattice", "lattice_masses",
            "hockey_stick_sums", "lattice_error_bound"]
 
 
 @dataclass(frozen=True)
 class PrivacyProfile:
-    """δ(φ) at the candidate shifts φ (the breakpoints of the piecewise-affine function φ ↦ δ(φ))."""
+    """δ(φ) at the candidate shifts φ (the breakpoints of the piecewise-affine function φ ↦
+    δ(φ))."""
 
     phis: np.ndarray
     deltas: np.ndarray
@@ -52,7 +54,8 @@ class PrivacyProfile:
 
     @property
     def delta(self) -> float:
-        """The certified smallest δ: the maximum over shifts of δ(φ) plus its rounding-error bound."""
+        """The certified smallest δ: the maximum over shifts of δ(φ) plus its rounding-error
+        bound."""
         return float(np.nextafter(float(np.max(self.deltas + self.error_bound)), np.inf))
 
     @property
@@ -60,17 +63,21 @@ class PrivacyProfile:
         return float(self.phis[int(np.argmax(self.deltas))])
 
 
-# ------------------------------------------------------------------ the lattice sum, shared with
-# dpdro.data_dependent.privacy (which certifies families of noises with the same arithmetic)
-# A lattice searched for (no ``grid`` given) is accepted with at most this many cells per edge, and at
-# least _MIN_LATTICE_CELLS: a generic float edge lies within the tolerance below of some fraction with
-# a denominator ≤ 2^20, and the spurious lattice it implies can have 10^8 or more cells, which the
-# lattice sum would never finish; the breakpoint method needs no lattice and is fast for few edges.
+# ---------------------------------------------------------------------------- the lattice sum
+# (shared with dpdro.data_dependent.privacy, which certifies families of noises with the same
+# arithmetic)
+# A lattice searched for (no ``grid`` given) is accepted with at most this many cells per edge, and
+# at least _MIN_LATTICE_CELLS: a generic float edge lies within the tolerance below of some fraction
+# with a denominator ≤ 2^20, and the spurious lattice it implies can have 10^8 or more cells, which
+# the lattice sum would never finish; the breakpoint method needs no lattice and is fast for few
+# edges.
 _LATTICE_CELLS_PER_EDGE = 64
 _MIN_LATTICE_CELLS = 4096
 
 
-def find_lattice(noise: PiecewiseUniform, sensitivity: float) -> tuple[np.ndarray, int, float] | None:
+def find_lattice(
+    noise: PiecewiseUniform, sensitivity: float
+) -> tuple[np.ndarray, int, float] | None:
     """Integer ticks, k = Δf/h and h for a lattice containing every edge and Δf, if one is found.
 
     With ``noise.grid`` the lattice is that grid. Otherwise one is searched for, and rejected (None:
@@ -96,32 +103,39 @@ def find_lattice(noise: PiecewiseUniform, sensitivity: float) -> tuple[np.ndarra
             break
     else:
         return None
-    if noise.grid is None and ticks[-1] - ticks[0] > max(_MIN_LATTICE_CELLS, _LATTICE_CELLS_PER_EDGE * ticks.size):
+    if noise.grid is None and ticks[-1] - ticks[0] > max(
+        _MIN_LATTICE_CELLS, _LATTICE_CELLS_PER_EDGE * ticks.size
+    ):
         return None
-    if np.max(np.abs(noise.edges - ticks * h)) > 8 * _U * max(1.0, float(np.max(np.abs(noise.edges)))):
+    if np.max(np.abs(noise.edges - ticks * h)) > 8 * _U * max(
+        1.0, float(np.max(np.abs(noise.edges)))
+    ):
         return None
     return ticks, k, h
 
 
 def lattice_masses(noise: PiecewiseUniform, ticks: np.ndarray) -> np.ndarray:
-    """g: the mass of the cells (normalised to 1 − atom) per lattice cell, over ticks[0] … ticks[-1]."""
-    probs = noise.probs / (noise.probs.sum() / (1.0 - noise.atom))  # (bit-identical to p / Σp without atom)
+    """g: the mass of the cells (normalised to 1 − atom) per lattice cell, over ticks[0] …
+    ticks[-1]."""
+    # (bit-identical to p / Σp without atom)
+    probs = noise.probs / (noise.probs.sum() / (1.0 - noise.atom))
     widths = np.diff(ticks)
     return np.repeat(probs / widths, widths)
 
 
-def hockey_stick_sums(g: np.ndarray, shifted: np.ndarray, exp_epsilon_down: float,
-                      weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Σ_i (g_i − e^ε·g′_i)₊ along the last axis: δ(φ) of the lattice masses g against masses g′ on the
-    same lattice shifted by φ (``shifted[..., i]`` = g′_{i−s}), with e^ε rounded down
+def hockey_stick_sums(
+    g: np.ndarray, shifted: np.ndarray, exp_epsilon_down: float, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Σ_i (g_i − e^ε·g′_i)₊ along the last axis: δ(φ) of the lattice masses g against masses g′ on
+    the same lattice shifted by φ (``shifted[..., i]`` = g′_{i−s}), with e^ε rounded down
     (``dpdro._rounding.exp_down``), and a bound on the floating-point error of those sums' terms.
 
     One term's computed value differs from the exact one by at most 8.2u·max(g_i, e^ε g′_i) (the
     normalisation of g, the product and the difference). A term contributes to the error only if its
-    exact value can be positive, i.e. if the computed difference exceeds minus that amount: near-ties
-    g_i ≈ e^ε g′_i count, clearly negative terms do not. So the error of a sum is at most the sum of
-    8.2u·max(g_i, e^ε g′_i) over those terms, which is tiny for noises whose worst events are few
-    cells with small mass (e.g. the tails of noise for δ = 1e-12).
+    exact value can be positive, i.e. if the computed difference exceeds minus that amount:
+    near-ties g_i ≈ e^ε g′_i count, clearly negative terms do not. So the error of a sum is at most
+    the sum of 8.2u·max(g_i, e^ε g′_i) over those terms, which is tiny for noises whose worst
+    events are few cells with small mass (e.g. the tails of noise for δ = 1e-12).
 
     ``weights`` (integers, as floats) count each term that many times: runs of equal terms. The
     product with an integer below 2^53 adds one rounding, covered by the sum's own allowance
@@ -136,17 +150,31 @@ def hockey_stick_sums(g: np.ndarray, shifted: np.ndarray, exp_epsilon_down: floa
 
 
 def lattice_offset(values, ticks: np.ndarray, h: float, origin: float = 0.0) -> float:
-    """η = max_j |values_j − (origin + ticks_j·h)|, computed exactly from the floats (0 when every value
-    lies exactly on the lattice) and rounded up."""
-    H, O = Fraction(float(h)), Fraction(float(origin))
-    worst = max((abs(Fraction(float(v)) - O - int(t) * H) for v, t in zip(np.ravel(values), np.ravel(ticks))),
-                default=Fraction(0))
+    """η = max_j |values_j − (origin + ticks_j·h)|, computed exactly from the floats (0 when every
+    value lies exactly on the lattice) and rounded up."""
+    H, o = Fraction(float(h)), Fraction(float(origin))
+    worst = max(
+        (
+            abs(Fraction(float(v)) - o - int(t) * H)
+            for v, t in zip(np.ravel(values), np.ravel(ticks), strict=False)
+        ),
+        default=Fraction(0),
+    )
     return 0.0 if worst == 0 else float(np.nextafter(float(worst), np.inf))
 
 
-def lattice_error_bound(term_errors, deltas, n_cells: int, eta: float, k: int, h: float, sensitivity: float,
-                        drift_weight: float):
-    """A bound on |computed − exact| δ(φ) for :func:`hockey_stick_sums` on ``n_cells`` lattice cells of width h.
+def lattice_error_bound(
+    term_errors,
+    deltas,
+    n_cells: int,
+    eta: float,
+    k: int,
+    h: float,
+    sensitivity: float,
+    drift_weight: float,
+):
+    """A bound on |computed − exact| δ(φ) for :func:`hockey_stick_sums` on ``n_cells`` lattice
+    cells of width h.
 
     ``term_errors`` bounds the terms' floating-point errors (:func:`hockey_stick_sums`); the
     normalisation Σ p and the sum of n non-negative terms add 2.02·n·u·δ(φ). The float edges differ
@@ -184,13 +212,15 @@ def total_variation(noise: PiecewiseUniform) -> float:
     return float(np.abs(np.diff(np.concatenate(([0.0], d, [0.0])))).sum())
 
 
-def _lattice_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float, ticks: np.ndarray, k: int,
-                     h: float) -> PrivacyProfile:
-    """δ(s·h) for every lattice shift |s| ≤ k, from runs: between consecutive points of ticks ∪ (ticks + s)
-    both g_i and g_{i−s} are constant, so the sum of :func:`hockey_stick_sums` over the lattice cells
-    is that over the runs, each term weighted by its (integer) length — O(edges) per shift rather
-    than O(lattice cells), with the same terms and so the same error analysis."""
-    values = noise.probs / (noise.probs.sum() / (1.0 - noise.atom)) / np.diff(ticks)  # g on each cell's run
+def _lattice_profile(
+    noise: PiecewiseUniform, epsilon: float, sensitivity: float, ticks: np.ndarray, k: int, h: float
+) -> PrivacyProfile:
+    """δ(s·h) for every lattice shift |s| ≤ k, from runs: between consecutive points of ticks ∪
+    (ticks + s) both g_i and g_{i−s} are constant, so the sum of :func:`hockey_stick_sums` over the
+    lattice cells is that over the runs, each term weighted by its (integer) length — O(edges) per
+    shift rather than O(lattice cells), with the same terms and so the same error analysis."""
+    # g on each cell's run
+    values = noise.probs / (noise.probs.sum() / (1.0 - noise.atom)) / np.diff(ticks)
     n = int(ticks[-1] - ticks[0])
     e_lo = exp_down(epsilon)
     shifts = np.arange(-k, k + 1)
@@ -204,45 +234,69 @@ def _lattice_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float
 
     per_chunk = max(1, 2_000_000 // (2 * ticks.size))
     for c0 in range(0, shifts.size, per_chunk):
-        s = shifts[c0:c0 + per_chunk, None]
-        points = np.sort(np.concatenate((np.broadcast_to(ticks, (s.size, ticks.size)), ticks + s), axis=1), axis=1)
+        s = shifts[c0 : c0 + per_chunk, None]
+        points = np.sort(
+            np.concatenate((np.broadcast_to(ticks, (s.size, ticks.size)), ticks + s), axis=1),
+            axis=1,
+        )
         start, length = points[:, :-1], np.diff(points, axis=1).astype(float)
         a, b = mass_at(start), mass_at(start - s)
         sums, errs = hockey_stick_sums(a, b, e_lo, weights=length)
-        deltas[c0:c0 + per_chunk], term_err[c0:c0 + per_chunk] = sums, errs
-    err = lattice_error_bound(term_err, deltas, n, lattice_offset(noise.edges, ticks, h), k, h, sensitivity,
-                              edge_drift_weight(noise, math.exp(epsilon)))
+        deltas[c0 : c0 + per_chunk], term_err[c0 : c0 + per_chunk] = sums, errs
+    err = lattice_error_bound(
+        term_err,
+        deltas,
+        n,
+        lattice_offset(noise.edges, ticks, h),
+        k,
+        h,
+        sensitivity,
+        edge_drift_weight(noise, math.exp(epsilon)),
+    )
     return _with_atom(PrivacyProfile(shifts * h, deltas, err, "lattice"), noise.atom)
 
 
-def _breakpoint_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float) -> PrivacyProfile:
+def _breakpoint_profile(
+    noise: PiecewiseUniform, epsilon: float, sensitivity: float
+) -> PrivacyProfile:
     e = noise.edges
     dens = noise.densities / (noise.probs.sum() / (1.0 - noise.atom))
     diffs = (e[:, None] - e[None, :]).ravel()
-    phis = np.unique(np.concatenate((diffs[np.abs(diffs) <= sensitivity], [-sensitivity, sensitivity])))
+    phis = np.unique(
+        np.concatenate((diffs[np.abs(diffs) <= sensitivity], [-sensitivity, sensitivity]))
+    )
     e_lo = exp_down(epsilon)
     deltas = np.empty(phis.size)
     per_chunk = max(1, 2_000_000 // (2 * e.size))
     for c0 in range(0, phis.size, per_chunk):
-        ph = phis[c0:c0 + per_chunk]
-        bps = np.sort(np.concatenate((np.broadcast_to(e, (ph.size, e.size)), e[None, :] + ph[:, None]), axis=1), axis=1)
+        ph = phis[c0 : c0 + per_chunk]
+        bps = np.sort(
+            np.concatenate(
+                (np.broadcast_to(e, (ph.size, e.size)), e[None, :] + ph[:, None]), axis=1
+            ),
+            axis=1,
+        )
         lo, hi = bps[:, :-1], bps[:, 1:]
         mid = 0.5 * (lo + hi)
         j = np.searchsorted(e, mid, side="right") - 1
         jm = np.searchsorted(e, mid - ph[:, None], side="right") - 1
         d = np.where((j >= 0) & (j < dens.size), dens[np.clip(j, 0, dens.size - 1)], 0.0)
         dm = np.where((jm >= 0) & (jm < dens.size), dens[np.clip(jm, 0, dens.size - 1)], 0.0)
-        deltas[c0:c0 + per_chunk] = np.sum((hi - lo) * np.maximum(d - e_lo * dm, 0.0), axis=1)
+        deltas[c0 : c0 + per_chunk] = np.sum((hi - lo) * np.maximum(d - e_lo * dm, 0.0), axis=1)
     n = 2 * e.size
     scale = float(np.max(np.abs(e))) + sensitivity
-    # as for the lattice (see there), plus the absolute errors of a few ulps of the largest coordinate
-    # in every breakpoint, segment length and candidate shift: moving a breakpoint by η changes the
-    # integrand only next to it, by at most the density jump there or its e^ε multiple (bounded by
-    # the maximum density), so in all by η times the smaller of 2n·max density and
-    # (1 + e^ε)·(total variation)
+    # as for the lattice (see there), plus the absolute errors of a few ulps of the largest
+    # coordinate in every breakpoint, segment length and candidate shift: moving a breakpoint by η
+    # changes the integrand only next to it, by at most the density jump there or its e^ε multiple
+    # (bounded by the maximum density), so in all by η times the smaller of 2n·max density and (1 +
+    # e^ε)·(total variation)
     drift = 8 * _U * scale
-    err = 8.1 * _U + 2.02 * n * _U * deltas + drift * min(2 * n * float(np.max(dens)),
-                                                          (1.0 + math.exp(epsilon)) * total_variation(noise))
+    err = (
+        8.1 * _U
+        + 2.02 * n * _U * deltas
+        + drift
+        * min(2 * n * float(np.max(dens)), (1.0 + math.exp(epsilon)) * total_variation(noise))
+    )
     return _with_atom(PrivacyProfile(phis, deltas, err, "breakpoints"), noise.atom)
 
 
@@ -252,11 +306,31 @@ def _with_atom(profile: PrivacyProfile, atom: float) -> PrivacyProfile:
         return profile
     add = np.where(profile.phis != 0, atom, 0.0)
     deltas = profile.deltas + add
-    return PrivacyProfile(profile.phis, deltas, profile.error_bound + 2 * _U * deltas, profile.method)
+    return PrivacyProfile(
+        profile.phis, deltas, profile.error_bound + 2 * _U * deltas, profile.method
+    )
 
 
 def privacy_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float) -> PrivacyProfile:
-    """δ(φ) for every candidate shift φ ∈ [−Δf, Δf] (see the module docstring)."""
+    """δ(φ) for every candidate shift φ ∈ [−Δf, Δf] (see the module docstring).
+
+    Parameters
+    ----------
+    noise : the piecewise-uniform noise (with an optional atom at 0).
+    epsilon : ε > 0.
+    sensitivity : Δf > 0; the profile covers every shift |φ| ≤ Δf.
+
+    Returns
+    -------
+    PrivacyProfile with δ(φ) at the candidate shifts, its maximum ``delta`` and a rigorous bound on
+    the floating-point error (already added to ``delta``).
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Observation 1 (the constraints of P) and Proposition 8 (the
+       worst event of a shift).
+    """
     if not isinstance(noise, PiecewiseUniform):
         raise TypeError(f"noise must be a dpdro.PiecewiseUniform, got {type(noise).__name__}")
     epsilon = check_positive("epsilon", epsilon)
@@ -273,5 +347,21 @@ def certify_delta(noise: PiecewiseUniform, epsilon: float, sensitivity: float) -
     Computed from the density alone (no LP involved) and rounded up by a rigorous floating-point
     error bound, so ``certify_delta(noise, ε, Δf) <= δ`` proves (ε, δ)-DP of the piecewise-uniform
     density (the sampler's floating-point effects aside).
+
+    Parameters
+    ----------
+    noise : the piecewise-uniform noise (with an optional atom at 0).
+    epsilon : ε > 0.
+    sensitivity : Δf > 0.
+
+    Returns
+    -------
+    float: max over |φ| ≤ Δf of sup_A γ(A) − e^ε γ(A − φ), rounded up.
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Observation 1 (problem P: γ(A) ≤ e^ε γ(A − φ) + δ for all
+       (φ, A) ∈ E).
     """
     return privacy_profile(noise, epsilon, sensitivity).delta

@@ -16,7 +16,8 @@ __all__ = ["Problem", "InfeasibleError"]
 
 
 class InfeasibleError(ValueError):
-    """A bounding problem has no feasible point (e.g. a support too small for the requested (ε, δ))."""
+    """A bounding problem has no feasible point (e.g. a support too small for the requested (ε,
+    δ))."""
 
 
 @dataclass(frozen=True)
@@ -31,11 +32,18 @@ class Problem:
     loss : ``"l1"``, ``"l2"``, a :class:`dpdro.Loss`, or a callable c(x) satisfying Assumption 1.
     monotone : restrict the noise to densities non-increasing in |x| away from 0 (linear constraints
         in both bounding problems; see :mod:`dpdro.monotone` for why the lower bound stays valid).
-    support : ``None`` (the noise may take any real value) or a closed interval ``(lo, hi)``, lo < hi,
-        either end possibly infinite, to which the noise is confined (e.g. ``(-2s, 0)`` for one-sided
-        noise that never loosens a private constraint). The upper bound then only uses cells inside
-        [lo, hi]; the lower bound forbids mass in cells disjoint from [lo, hi] and charges partially
-        covered cells the infimum of c over their intersection with it (see :mod:`dpdro.bounds`).
+    support : ``None`` (the noise may take any real value) or a closed interval ``(lo, hi)``, lo <
+        hi, either end possibly infinite, to which the noise is confined (e.g. ``(-2s, 0)`` for
+        one-sided noise that never loosens a private constraint). The upper bound then only uses
+        cells inside [lo, hi]; the lower bound forbids mass in cells disjoint from [lo, hi] and
+        charges partially covered cells the infimum of c over their intersection with it (see
+        :mod:`dpdro.bounds`).
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Observation 1 (problem P), Assumptions 1 (the loss) and 2
+       (the query).
     """
 
     epsilon: float
@@ -59,14 +67,37 @@ class Problem:
         """k = Δf/β, the number of grid steps in one sensitivity; raises unless β divides Δf."""
         return integer_ratio("beta", self.sensitivity, beta, what="the sensitivity Δf")
 
-    def without_monotonicity(self) -> "Problem":
-        """The same problem without ``monotone`` (a relaxation: its optimum is at most this one's)."""
-        return Problem(epsilon=self.epsilon, delta=self.delta, sensitivity=self.sensitivity, loss=self.loss,
-                       support=self.support)
+    def rounding_excess(self, beta: float) -> float | None:
+        """e_β of the randomized-rounding lower bound on the grid βℤ, or ``None`` where it does not
+        apply.
 
-    def with_delta(self, delta: float) -> "Problem":
-        return Problem(epsilon=self.epsilon, delta=delta, sensitivity=self.sensitivity, loss=self.loss, monotone=self.monotone,
-                       support=self.support)
+        e_β = sup_x (Îc − c)(x), Îc the linear interpolant of the loss on βℤ
+        (:meth:`Loss.grid_interpolation_excess`: 0 for ℓ1, β²/4 for ℓ2, ``None`` without a finite
+        bound). The rounding bound D_R (:mod:`dpdro.grid`) then bounds this problem without
+        monotonicity (the rounded law of a monotone noise need not be monotone), a relaxation.
+        """
+        return self.loss.grid_interpolation_excess(beta)
+
+    def without_monotonicity(self) -> Problem:
+        """The same problem without ``monotone`` (a relaxation: its optimum is at most this
+        one's)."""
+        return Problem(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            sensitivity=self.sensitivity,
+            loss=self.loss,
+            support=self.support,
+        )
+
+    def with_delta(self, delta: float) -> Problem:
+        return Problem(
+            epsilon=self.epsilon,
+            delta=delta,
+            sensitivity=self.sensitivity,
+            loss=self.loss,
+            monotone=self.monotone,
+            support=self.support,
+        )
 
 
 def _check_support(support) -> tuple[float, float] | None:
@@ -77,7 +108,9 @@ def _check_support(support) -> tuple[float, float] | None:
         lo, hi = support
         lo, hi = float(lo), float(hi)
     except (TypeError, ValueError):
-        raise TypeError(f"support must be None or a pair (lo, hi) of real numbers, got {support!r}") from None
+        raise TypeError(
+            f"support must be None or a pair (lo, hi) of real numbers, got {support!r}"
+        ) from None
     if math.isnan(lo) or math.isnan(hi) or not lo < hi:
         raise ValueError(f"support must be an interval (lo, hi) with lo < hi, got {support!r}")
     return (lo, hi)

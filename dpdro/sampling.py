@@ -97,7 +97,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._validation import check_finite, check_noise, check_open_unit, check_positive
+from ._validation import check_finite, check_open_unit, check_positive
+from .noise import check_noise
 from .privacy import certify_delta
 
 __all__ = ["SecureSampler"]

@@ -19,16 +19,23 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["INF", "LPSolution", "HighsModel", "new_highs", "solve_with_cvxpy"]
+__all__ = ["INF", "LPSolution", "HighsModel", "SolverError", "new_highs", "solve_with_cvxpy"]
 
 INF = highspy.kHighsInf
 
+
+class SolverError(RuntimeError):
+    """The LP solver stopped without an answer (neither optimal, infeasible nor out of time)."""
+
+
 _banner_lock = threading.Lock()
-_banner_shown = False  # set once the first HiGHS object of this process exists (its banner went nowhere)
+# set once the first HiGHS object of this process exists (its banner went nowhere)
+_banner_shown = False
 
 
 def _flush_c_stdio() -> None:
-    """Flush the C library's stdio buffers (where HiGHS's C++ log writes before they reach the fd)."""
+    """Flush the C library's stdio buffers (where HiGHS's C++ log writes before they reach the
+    fd)."""
     with contextlib.suppress(OSError, AttributeError, TypeError):
         ctypes.CDLL(None).fflush(None)
 
@@ -37,8 +44,8 @@ def _flush_c_stdio() -> None:
 def _fds_to_devnull():
     """Point file descriptors 1 and 2 at the null device for the duration of the block.
 
-    A Python-level ``redirect_stdout`` is not enough: HiGHS writes from C++ straight to the process's
-    standard output (ipykernel forwards that descriptor into notebook outputs).
+    A Python-level ``redirect_stdout`` is not enough: HiGHS writes from C++ straight to the
+    process's standard output (ipykernel forwards that descriptor into notebook outputs).
     """
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(AttributeError, ValueError, OSError):
@@ -51,7 +58,7 @@ def _fds_to_devnull():
         yield
     finally:
         _flush_c_stdio()
-        for fd, copy in zip((1, 2), saved):
+        for fd, copy in zip((1, 2), saved, strict=False):
             os.dup2(copy, fd)
             os.close(copy)
         os.close(null)
@@ -60,10 +67,10 @@ def _fds_to_devnull():
 def new_highs() -> highspy.Highs:
     """A silent ``highspy.Highs`` object.
 
-    From HiGHS 1.16 on, the first solver object a process creates prints a licence banner on standard
-    output before any option can be set; JSON written to stdout and notebook outputs must not carry
-    it. The first construction therefore runs with descriptors 1 and 2 on the null device; every
-    object then has ``output_flag`` off, so solves print nothing either.
+    From HiGHS 1.16 on, the first solver object a process creates prints a licence banner on
+    standard output before any option can be set; JSON written to stdout and notebook outputs must
+    not carry it. The first construction therefore runs with descriptors 1 and 2 on the null
+    device; every object then has ``output_flag`` off, so solves print nothing either.
     """
     global _banner_shown
     if _banner_shown:
@@ -108,15 +115,19 @@ class HighsModel:
         self.add_cols(np.asarray(cost, dtype=float))
 
     def add_cols(self, cost, *, rows=None, values=None) -> np.ndarray:
-        """Append non-negative columns with the given costs; returns their indices. With ``rows`` and
-        ``values`` (one each per column) column i gets the entry values[i] in row rows[i]."""
+        """Append non-negative columns with the given costs; returns their indices. With ``rows``
+        and ``values`` (one each per column) column i gets the entry values[i] in row rows[i]."""
         cost = np.asarray(cost, dtype=float)
         n = cost.size
         idx = np.arange(self.n_cols, self.n_cols + n)
         if n:
             self._max_cost = max(self._max_cost, float(np.max(np.abs(cost))))
             if rows is None:
-                start, index, vals = np.zeros(n, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0)
+                start, index, vals = (
+                    np.zeros(n, dtype=np.int32),
+                    np.zeros(0, dtype=np.int32),
+                    np.zeros(0),
+                )
             else:
                 start = np.arange(n, dtype=np.int32)
                 index = np.asarray(rows, dtype=np.int32)
@@ -126,20 +137,32 @@ class HighsModel:
         return idx
 
     def add_rows(self, matrix: sp.csr_matrix, lower, upper) -> np.ndarray:
-        """Append rows ``lower ≤ matrix @ x ≤ upper`` (``matrix`` has ``n_cols`` columns or fewer)."""
+        """Append rows ``lower ≤ matrix @ x ≤ upper`` (``matrix`` has ``n_cols`` columns or
+        fewer)."""
         m = sp.csr_matrix(matrix)
         n = m.shape[0]
         idx = np.arange(self.n_rows, self.n_rows + n)
         if n:
-            self.h.addRows(n, np.broadcast_to(np.asarray(lower, float), (n,)).copy(),
-                           np.broadcast_to(np.asarray(upper, float), (n,)).copy(), m.nnz,
-                           m.indptr[:-1].astype(np.int32), m.indices.astype(np.int32), m.data.astype(float))
+            self.h.addRows(
+                n,
+                np.broadcast_to(np.asarray(lower, float), (n,)).copy(),
+                np.broadcast_to(np.asarray(upper, float), (n,)).copy(),
+                m.nnz,
+                m.indptr[:-1].astype(np.int32),
+                m.indices.astype(np.int32),
+                m.data.astype(float),
+            )
             self.n_rows += n
         return idx
 
     def set_row_upper(self, rows: np.ndarray, upper) -> None:
         rows = np.asarray(rows, dtype=np.int32)
-        self.h.changeRowsBounds(rows.size, rows, np.full(rows.size, -INF), np.broadcast_to(np.asarray(upper, float), (rows.size,)).copy())
+        self.h.changeRowsBounds(
+            rows.size,
+            rows,
+            np.full(rows.size, -INF),
+            np.broadcast_to(np.asarray(upper, float), (rows.size,)).copy(),
+        )
 
     def set_option(self, name: str, value) -> None:
         """Set a HiGHS option (e.g. ``presolve``)."""
@@ -148,20 +171,27 @@ class HighsModel:
     def set_col_bounds(self, cols, lower, upper) -> None:
         cols = np.asarray(cols, dtype=np.int32)
         n = cols.size
-        self.h.changeColsBounds(n, cols, np.broadcast_to(np.asarray(lower, float), (n,)).copy(),
-                                np.broadcast_to(np.asarray(upper, float), (n,)).copy())
+        self.h.changeColsBounds(
+            n,
+            cols,
+            np.broadcast_to(np.asarray(lower, float), (n,)).copy(),
+            np.broadcast_to(np.asarray(upper, float), (n,)).copy(),
+        )
 
     def set_col_costs(self, cols, costs) -> None:
         cols = np.asarray(cols, dtype=np.int32)
         if cols.size:
             self._max_cost = max(self._max_cost, float(np.max(np.abs(costs))))
-        self.h.changeColsCost(cols.size, cols, np.broadcast_to(np.asarray(costs, float), (cols.size,)).copy())
+        self.h.changeColsCost(
+            cols.size, cols, np.broadcast_to(np.asarray(costs, float), (cols.size,)).copy()
+        )
 
     def solve(self, time_limit: float | None = None) -> LPSolution:
-        """Re-solve from the current basis; with ``time_limit`` (seconds) a solve that runs out of time
-        returns status "time_limit" and no solution."""
-        # HiGHS compares its time_limit with the run time accumulated over every run() of this object
-        # (getRunTime), not with the time of this solve: offset the limit by the time already used
+        """Re-solve from the current basis; with ``time_limit`` (seconds) a solve that runs out of
+        time returns status "time_limit" and no solution."""
+        # HiGHS compares its time_limit with the run time accumulated over every run() of this
+        # object (getRunTime), not with the time of this solve: offset the limit by the time already
+        # used
         limit = INF if time_limit is None else self.h.getRunTime() + max(float(time_limit), 1e-3)
         self.h.setOptionValue("time_limit", limit)
         # HiGHS refuses costs beyond about 1e10 at tight tolerances (e.g. ℓ2 losses over a window of
@@ -183,17 +213,23 @@ class HighsModel:
             if status == highspy.HighsModelStatus.kInfeasible:
                 return LPSolution("infeasible", None, None, np.inf)
             if status != highspy.HighsModelStatus.kOptimal:
-                raise RuntimeError(f"HiGHS stopped with status {self.h.modelStatusToString(status)}")
+                raise SolverError(f"HiGHS stopped with status {self.h.modelStatusToString(status)}")
         sol = self.h.getSolution()
-        return LPSolution("optimal", np.asarray(sol.col_value), np.asarray(sol.row_dual),
-                          float(self.h.getInfo().objective_function_value), self.simplex_iterations)
+        return LPSolution(
+            "optimal",
+            np.asarray(sol.col_value),
+            np.asarray(sol.row_dual),
+            float(self.h.getInfo().objective_function_value),
+            self.simplex_iterations,
+        )
 
     def matrix(self) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray, np.ndarray]:
         """The current LP as (cost, A, row_lower, row_upper), for other solvers."""
         lp = self.h.getLp()
         a = lp.a_matrix_
         parts = (np.asarray(a.value_), np.asarray(a.index_), np.asarray(a.start_))
-        if a.format_ == highspy.MatrixFormat.kRowwise:  # (HiGHS keeps added rows row-wise until a solve)
+        # (HiGHS keeps added rows row-wise until a solve)
+        if a.format_ == highspy.MatrixFormat.kRowwise:
             mat = sp.csr_matrix(parts, shape=(lp.num_row_, lp.num_col_))
         else:
             mat = sp.csc_matrix(parts, shape=(lp.num_row_, lp.num_col_)).tocsr()
@@ -211,7 +247,9 @@ class HighsModel:
         return int(self.h.getInfo().simplex_iteration_count)
 
 
-def solve_with_cvxpy(cost, matrix, lower, upper, *, solver: str = "ECOS", **solver_options) -> LPSolution:
+def solve_with_cvxpy(
+    cost, matrix, lower, upper, *, solver: str = "ECOS", **solver_options
+) -> LPSolution:
     """Solve the same LP with cvxpy (default ECOS). Rows with lower == upper become equalities."""
     import cvxpy as cp
 
@@ -235,11 +273,11 @@ def solve_with_cvxpy(cost, matrix, lower, upper, *, solver: str = "ECOS", **solv
     if prob.status in ("infeasible", "infeasible_inaccurate"):
         return LPSolution("infeasible", None, None, np.inf)
     if prob.status not in ("optimal", "optimal_inaccurate"):
-        raise RuntimeError(f"cvxpy/{solver} stopped with status {prob.status}")
+        raise SolverError(f"cvxpy/{solver} stopped with status {prob.status}")
     duals = np.zeros(m.shape[0])
     it = iter(cons)
-    # cvxpy's dual of  a x <= b  is >= 0 and of  a x == b  is the multiplier of (a x - b); both map to
-    # HiGHS's convention (objective sensitivity to the right-hand side) by a sign change
+    # cvxpy's dual of  a x <= b  is >= 0 and of  a x == b  is the multiplier of (a x - b); both map
+    # to HiGHS's convention (objective sensitivity to the right-hand side) by a sign change
     if eq.any():
         duals[eq] = -np.asarray(next(it).dual_value)
     if ub.any():

@@ -14,16 +14,21 @@ Statuses
 ``not reproducible here``
     the number cannot be recomputed offline (e.g. a dataset that no registry ships); ``ours`` is empty.
 
-A chapter may also record one of the finer categories below directly. The rendered ledger
-(``notebooks/90_ledger.ipynb``) shows every row in one of the :data:`CATEGORIES`, assigned by
-:func:`classify` from the recorded status and the chapter's explanation:
+A chapter may also record one of the finer categories below directly, with the evidence in the
+explanation (chapters ``21_example1`` and ``22_tables`` do so for every row: their categories follow
+from computed evidence, not from phrases). The rendered ledger (``notebooks/90_ledger.ipynb``) shows
+every row in one of the :data:`CATEGORIES`, assigned by :func:`classify` from the recorded status and,
+for a ``differs`` row, the chapter's explanation:
 
 ``matches``; ``paper error (proven)``
-    the paper's number is wrong, shown by a certificate (a certified noise that beats a claimed
-    optimum or lower bound, an exact computation, an algebraic slip);
+    the paper's number is wrong, shown by a certificate: a certified noise that beats a claimed
+    optimum, a valid lower bound above a claimed value, an exact computation, an algebraic slip.
+    The explanation says how sure: "certified by computation" (floating-point certificates rounded
+    in the safe direction, or exact arithmetic) or a proof a reader can check by hand;
 ``ambiguous in the paper``
     the paper leaves a choice open (a benchmark, a rounded input) and our reconstruction of that
-    choice reproduces or explains the number;
+    choice reproduces the number; the explanation says in how many of the comparable numbers
+    ("reconstruction matches k of n");
 ``consistent with the paper's bound``
     the paper states a bound, ours is the exact value and lies within it;
 ``reduced scale``
@@ -33,7 +38,9 @@ A chapter may also record one of the finer categories below directly. The render
 ``unexplained``
     none of the above explains the difference;
 ``not reproducible here``
-    the paper's number depends on data or hardware we do not have.
+    the paper's number cannot be recomputed from what the paper, its appendices and the authors'
+    code specify (e.g. an unstated benchmark that no candidate reproduces), or it depends on data,
+    hardware or a commercial solver we do not have; ``ours`` is empty.
 """
 
 from __future__ import annotations
@@ -47,13 +54,19 @@ from pathlib import Path
 
 from .paths import LEDGER as LEDGER_PATH
 
-__all__ = ["CATEGORIES", "COLUMNS", "STATUSES", "LEDGER_PATH", "Row", "category_counts", "classify", "compare",
+__all__ = ["CATEGORIES", "CATEGORY_COLOURS", "COLUMNS", "STATUSES", "LEDGER_PATH", "Row", "category_counts", "classify", "compare",
            "paper_item", "record", "load", "status_counts"]
 
 COLUMNS = ("id", "chapter", "location", "quantity", "paper", "ours", "deviation", "status", "scale", "explanation")
 STATUSES = ("matches", "differs", "not reproducible here")
 CATEGORIES = ("matches", "paper error (proven)", "ambiguous in the paper", "consistent with the paper's bound",
               "reduced scale", "data differs", "unexplained", "not reproducible here")
+# one colour per category, for every page that colours rows or cells by category (light, so that
+# black text stays readable on them)
+CATEGORY_COLOURS = {"matches": "#c7e9c0", "paper error (proven)": "#fcbba1",
+                    "ambiguous in the paper": "#c6dbef", "consistent with the paper's bound": "#deebf7",
+                    "reduced scale": "#fdd0a2", "data differs": "#dadaeb", "unexplained": "#fb6a4a",
+                    "not reproducible here": "#e0e0e0"}
 _RECORDABLE = tuple(dict.fromkeys(STATUSES + CATEGORIES))
 SCALES = ("ci", "reduced", "paper", "exact")
 
@@ -215,18 +228,11 @@ _RULES = (
     )),
     ("consistent with the paper's bound", ("is a valid but loose bound", "theorem 1 is an upper bound")),
     ("not reproducible here", ("gurobi",)),        # runtimes on the authors' machine and solver
-    ("unexplained", ("match none of the three",)),  # Table 6: no reconstruction reproduces it
     ("ambiguous in the paper", (
-        "rounded sensitivity", "matches the stated δf",  # Example 1: stated Δf vs the one used
-        "inside the bracket at δf = 0.36",
-        "rounding='up'", "rounding='down'",         # the unspecified near-optimal lower bound
-        "does not specify its l2 lower-bound benchmark",
-        "analytic gaussian beats truncated laplace",  # "best benchmark": which mechanisms
+        "rounding='up'",                           # the unspecified near-optimal lower bound (Figure 3)
         "exact laplace variant and optimiser are not stated",
-        "the paper does not state the target gap",  # the median gap: a choice of the run
     )),
     ("data differs", ("rows (paper", "columns (paper")),
-    ("reduced scale", ("our runs stop as soon as the gap is below 1%", "per-cell time limit")),
 )
 _SCALE = re.compile(r"(\d+) splits? x (\d+) sims \(paper (\d+) x (\d+)\)")
 

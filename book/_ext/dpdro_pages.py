@@ -2,6 +2,9 @@
 defines the bibliography style ``dpdro_author_year`` (labels "Selvi et al., 2024", entries sorted by
 author and year) that ``_config.yml`` selects, so the list matches the author–year citations.
 
+It also serves ``book/_static/dpdro.css``, which fits 80 characters into the code and output
+boxes of the column.
+
 Registered in ``_config.yml`` (``sphinx: local_extensions``). See :mod:`repro.bookpages`: the
 status tables come from the notebooks' stored execution metadata and the results' provenance, so
 the status page is complete in every build, with or without the execution cache.
@@ -18,19 +21,29 @@ from pybtex.style.labels import BaseLabelStyle
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
+STATIC = Path(__file__).resolve().parent.parent / "_static"
 
 
 class AuthorYearLabels(BaseLabelStyle):
-    """"Surname, year", "Surname and Other, year" or "Surname et al., year"; a, b, … on clashes."""
+    """ "Surname, year", "Surname and Other, year" or "Surname et al., year"; a, b, … on clashes."""
 
     def format_labels(self, sorted_entries):
         labels = []
         for e in sorted_entries:
             people = e.persons.get("author") or e.persons.get("editor") or []
-            names = [Text.from_latex(" ".join(p.prelast_names + p.last_names)).render_as("text")
-                     for p in people]
-            who = (names[0] if len(names) == 1 else f"{names[0]} and {names[1]}" if len(names) == 2
-                   else f"{names[0]} et al." if names else e.key)
+            names = [
+                Text.from_latex(" ".join(p.prelast_names + p.last_names)).render_as("text")
+                for p in people
+            ]
+            who = (
+                names[0]
+                if len(names) == 1
+                else f"{names[0]} and {names[1]}"
+                if len(names) == 2
+                else f"{names[0]} et al."
+                if names
+                else e.key
+            )
             labels.append(f"{who}, {e.fields.get('year', 'n.d.')}")
         seen = {}
         for lab in labels:
@@ -56,11 +69,21 @@ register_plugin("pybtex.style.formatting", "dpdro_author_year", AuthorYearStyle)
 def _generate(app) -> None:
     from repro.bookpages import write_generated
     from repro.costs import write_costs
+    from repro.landing import status_problems
 
     for path in [*write_generated(Path(app.srcdir)), write_costs(Path(app.srcdir))]:
         logger.info("dpdro_pages: wrote %s", path)
+    for problem in status_problems():  # a landing-page status that its ledger rows contradict
+        logger.warning("dpdro_pages: landing page: %s", problem)
+
+
+def _static(app, config) -> None:
+    """Serve ``book/_static`` (the book's stylesheet, ``dpdro.css``) wherever the config lives."""
+    config.html_static_path.append(str(STATIC))
 
 
 def setup(app):
+    app.connect("config-inited", _static)
     app.connect("builder-inited", _generate)
+    app.add_css_file("dpdro.css")
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,11 +1,11 @@
 r"""Exact (ε, δ) certificates of a data-dependent mechanism, independent of any LP.
 
-The mechanism adds ``noises[l]`` when the query value lies in the piece [e_l, e_{l+1}). A noise may have
-an atom a_l at 0: for φ ≠ 0 it adds a_l to δ_{l,l′}(φ), and since every admissible range of φ is an
-open interval this is its contribution to the supremum as well. For each
+The mechanism adds ``noises[l]`` when the query value lies in the piece [e_l, e_{l+1}). A noise may
+have an atom a_l at 0: for φ ≠ 0 it adds a_l to δ_{l,l′}(φ), and since every admissible range of φ
+is an open interval this is its contribution to the supremum as well. For each
 ordered pair (l, l′) the admissible shifts are φ ∈ (e_l′ − e_{l+1}, e_{l′+1} − e_l) ∩ [−Δf, Δf]
-(some ϕ in piece l has ϕ + φ in piece l′), and the smallest δ of the pair is the supremum over them of
-δ_{l,l′}(φ) = ∫ (p_l(y) − e^ε p_l′(y − φ))_+ dy. It is computed with the lattice sum of
+(some ϕ in piece l has ϕ + φ in piece l′), and the smallest δ of the pair is the supremum over them
+of δ_{l,l′}(φ) = ∫ (p_l(y) − e^ε p_l′(y − φ))_+ dy. It is computed with the lattice sum of
 :mod:`dpdro.privacy` (:func:`~dpdro.privacy.hockey_stick_sums` on the masses per lattice cell, with
 its rigorous floating-point error bound), so a family and a single noise are certified by the same
 arithmetic.
@@ -14,23 +14,31 @@ arithmetic.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
-from .._rounding import UNIT_ROUNDOFF as _U, exp_down
+from .._rounding import UNIT_ROUNDOFF as _U
+from .._rounding import exp_down
 from .._validation import check_positive
 from ..noise import PiecewiseUniform
-from ..privacy import (find_lattice, hockey_stick_sums, lattice_error_bound, lattice_masses, lattice_offset,
-                       total_variation)
+from ..privacy import (
+    find_lattice,
+    hockey_stick_sums,
+    lattice_error_bound,
+    lattice_masses,
+    lattice_offset,
+    total_variation,
+)
 
 __all__ = ["PrivacyProfile", "privacy_profile", "certify_delta"]
 
 
 @dataclass(frozen=True)
 class PrivacyProfile:
-    """max over admissible shifts of δ_{l,l′}(φ) = ∫ (p_l(y) − e^ε p_l′(y − φ))_+ dy for every pair."""
+    """max over admissible shifts of δ_{l,l′}(φ) = ∫ (p_l(y) − e^ε p_l′(y − φ))_+ dy for every
+    pair."""
 
     pairs: np.ndarray  # (n, 2)
     deltas: np.ndarray  # worst δ of each pair (computed)
@@ -48,66 +56,100 @@ class PrivacyProfile:
         return tuple(int(v) for v in self.pairs[int(np.argmax(self.deltas))])
 
 
-def privacy_profile(noises: Sequence[PiecewiseUniform], piece_edges, epsilon: float,
-                    sensitivity: float) -> PrivacyProfile:
+def privacy_profile(
+    noises: Sequence[PiecewiseUniform], piece_edges, epsilon: float, sensitivity: float
+) -> PrivacyProfile:
     """Exact privacy profile of the data-dependent mechanism that adds ``noises[l]`` when the query
     value lies in [piece_edges[l], piece_edges[l+1]).
 
-    δ_{l,l′}(φ) is continuous and piecewise affine with breakpoints on the noises' common lattice, so
-    its supremum over the admissible shifts (module docstring) is its maximum over the lattice points
-    of the closed range. Computed from the densities alone (no LP), with a rigorous floating-point
-    error bound as in :mod:`dpdro.privacy`.
+    δ_{l,l′}(φ) is continuous and piecewise affine with breakpoints on the noises' common lattice,
+    so its supremum over the admissible shifts (module docstring) is its maximum over the lattice
+    points of the closed range. Computed from the densities alone (no LP), with a rigorous
+    floating-point error bound as in :mod:`dpdro.privacy`.
+
+    Parameters
+    ----------
+    noises : one :class:`dpdro.PiecewiseUniform` per piece, on commensurable lattices.
+    piece_edges : the M + 1 edges of the pieces of Φ (on the noises' lattice relative to the first).
+    epsilon, sensitivity : ε > 0 and Δf > 0.
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Observation 2 and Appendix C.3 (the constraints of P′).
     """
     noises = list(noises)
     if not noises or not all(isinstance(n, PiecewiseUniform) for n in noises):
         raise TypeError("noises must be a non-empty sequence of dpdro.PiecewiseUniform")
     e = np.asarray(piece_edges, dtype=float)
     if e.ndim != 1 or e.size != len(noises) + 1 or np.any(np.diff(e) <= 0):
-        raise ValueError(f"piece_edges must be {len(noises) + 1} strictly increasing values, got {e.tolist()}")
+        raise ValueError(
+            f"piece_edges must be {len(noises) + 1} strictly increasing values, got {e.tolist()}"
+        )
     epsilon = check_positive("epsilon", epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
-    lats = [find_lattice(n, sensitivity) for n in noises]
-    if any(lat is None for lat in lats):
-        raise ValueError("every noise needs edges on a lattice whose step divides the sensitivity (give a grid)")
-    h = min(lat[2] for lat in lats)
-    ticks = []
-    for n, (t, k, hh) in zip(noises, lats):
-        r = hh / h
-        if abs(r - round(r)) > 1e-9:
-            raise ValueError("the noises' lattices are incommensurable")
-        ticks.append(t * int(round(r)))
+    ticks, h = _common_lattice(noises, sensitivity)
     kd = int(round(sensitivity / h))
     lo = min(int(t[0]) for t in ticks)
-    hi = max(int(t[-1]) for t in ticks)
-    n = hi - lo
+    n = max(int(t[-1]) for t in ticks) - lo
     G = np.zeros((len(noises), n))  # masses per lattice cell, one row per noise
-    max_dens = 0.0
-    n_edges = 0
-    eta = 0.0
-    tv = 0.0
-    for i, (nz, t) in enumerate(zip(noises, ticks)):
-        G[i, t[0] - lo:t[-1] - lo] = lattice_masses(nz, t)
-        max_dens = max(max_dens, float(np.max(nz.densities)))
-        n_edges = max(n_edges, t.size)
-        eta = max(eta, lattice_offset(nz.edges, t, h))
-        tv = max(tv, total_variation(nz))
+    for i, (nz, t) in enumerate(zip(noises, ticks, strict=False)):
+        G[i, t[0] - lo : t[-1] - lo] = lattice_masses(nz, t)
     et = np.round((e - e[0]) / h).astype(np.int64)
     # the admissible shifts come from the piece edges relative to the first one, checked exactly: no
     # error grows with the magnitude of the edges
     eta_phi = lattice_offset(e, et, h, origin=e[0])
     if eta_phi > 1e-6 * h:
         raise ValueError("piece_edges must lie on the noises' lattice (relative to piece_edges[0])")
-    M = len(noises)
+    L1, L2, s_lo, s_hi = _pairs(et, len(noises), kd)
+    best, best_err, best_s = _worst_shifts(G, L1, L2, s_lo, s_hi, kd, exp_down(epsilon))
+    # atoms at 0: for φ ≠ 0 the atom a_l is in every worst event, and every admissible range is an
+    # open interval (φ ≠ 0 arbitrarily close to each of its points), so δ_{l,l′} = a_l + the
+    # continuous part
+    atoms = np.array([nz.atom for nz in noises])
+    best = best + atoms[L1]
+    err = _error_bound(noises, ticks, h, best, best_err, n, kd, epsilon, sensitivity, eta_phi)
+    return PrivacyProfile(np.column_stack((L1, L2)), best, best_s * h, float(err))
+
+
+def _common_lattice(
+    noises: list[PiecewiseUniform], sensitivity: float
+) -> tuple[list[np.ndarray], float]:
+    """The edges of every noise in ticks of the finest of their lattices, and that lattice step
+    h."""
+    lats = [find_lattice(n, sensitivity) for n in noises]
+    if any(lat is None for lat in lats):
+        raise ValueError(
+            "every noise needs edges on a lattice whose step divides the sensitivity (give a grid)"
+        )
+    h = min(lat[2] for lat in lats)
+    ticks = []
+    for t, _, hh in lats:
+        r = hh / h
+        if abs(r - round(r)) > 1e-9:
+            raise ValueError("the noises' lattices are incommensurable")
+        ticks.append(t * int(round(r)))
+    return ticks, h
+
+
+def _pairs(et: np.ndarray, M: int, kd: int):
+    """Every ordered pair of pieces (l, l′) with an admissible shift, and its range of lattice
+    shifts s_lo … s_hi (``et``: the piece edges in ticks)."""
     L1, L2 = np.meshgrid(np.arange(M), np.arange(M), indexing="ij")
     L1, L2 = L1.ravel(), L2.ravel()
     s_lo = np.maximum(et[L2] - et[L1 + 1], -kd)
     s_hi = np.minimum(et[L2 + 1] - et[L1], kd)
     keep = s_lo <= s_hi
-    L1, L2, s_lo, s_hi = L1[keep], L2[keep], s_lo[keep], s_hi[keep]
+    return L1[keep], L2[keep], s_lo[keep], s_hi[keep]
+
+
+def _worst_shifts(G: np.ndarray, L1, L2, s_lo, s_hi, kd: int, e_lo: float):
+    """For every pair, the largest hockey-stick sum over its lattice shifts (with its rounding-error
+    term and the shift that attains it), ``G`` the lattice masses of the noises."""
+    M, n = G.shape
     best = np.full(L1.size, -np.inf)
     best_err = np.zeros(L1.size)
     best_s = np.zeros(L1.size, dtype=np.int64)
-    e_lo = exp_down(epsilon)
     pad = np.concatenate((np.zeros((M, kd)), G, np.zeros((M, kd))), axis=1)
     idx = np.arange(n)
     for s in range(-kd, kd + 1):
@@ -117,29 +159,68 @@ def privacy_profile(noises: Sequence[PiecewiseUniform], piece_edges, epsilon: fl
         shifted = pad[:, kd + idx - s]  # g_{l′}(i − s)
         step = max(1, 4_000_000 // max(1, n))
         for c in range(0, sel.size, step):
-            ss = sel[c:c + step]
+            ss = sel[c : c + step]
             d, terr = hockey_stick_sums(G[L1[ss]], shifted[L2[ss]], e_lo)
             better = d + terr > best[ss] + best_err[ss]
             best[ss[better]] = d[better]
             best_err[ss[better]] = terr[better]
             best_s[ss[better]] = s
-    # error bound: that of dpdro.privacy for the edges of both noises of a pair (2·n_edges, twice the
-    # total variation), plus the Lipschitz constant of φ ↦ δ(φ) times the offset of the piece edges
-    # atoms at 0: for φ ≠ 0 the atom a_l is in every worst event, and every admissible range is an open
-    # interval (φ ≠ 0 arbitrarily close to each of its points), so δ_{l,l′} = a_l + the continuous part
-    atoms = np.array([n.atom for n in noises])
-    best = best + atoms[L1]
+    return best, best_err, best_s
+
+
+def _error_bound(
+    noises,
+    ticks,
+    h: float,
+    best,
+    best_err,
+    n: int,
+    kd: int,
+    epsilon: float,
+    sensitivity: float,
+    eta_phi: float,
+) -> float:
+    """That of :mod:`dpdro.privacy` for the edges of both noises of a pair (2·n_edges, twice the
+    total variation), plus the Lipschitz constant of φ ↦ δ(φ) times the offset of the piece edges,
+    plus the addition of the atoms."""
+    max_dens = max(float(np.max(nz.densities)) for nz in noises)
+    n_edges = max(t.size for t in ticks)
+    eta = max(lattice_offset(nz.edges, t, h) for nz, t in zip(noises, ticks, strict=False))
+    tv = max(total_variation(nz) for nz in noises)
     dmax = float(np.max(best)) if best.size else 0.0
     terr = float(np.max(best_err)) if best.size else 0.0
-    err = lattice_error_bound(terr, dmax, n, eta, kd, h, sensitivity,
-                              min(2 * 2 * n_edges * max_dens, (1.0 + math.exp(epsilon)) * 2 * tv))
+    err = lattice_error_bound(
+        terr,
+        dmax,
+        n,
+        eta,
+        kd,
+        h,
+        sensitivity,
+        min(2 * 2 * n_edges * max_dens, (1.0 + math.exp(epsilon)) * 2 * tv),
+    )
     err += math.exp(epsilon) * min(2 * 2 * n_edges * max_dens, 2 * tv) * eta_phi
-    if np.any(atoms > 0):
+    if any(nz.atom > 0 for nz in noises):
         err += 2 * _U * (dmax + 1.0)  # the addition of the atoms
-    return PrivacyProfile(np.column_stack((L1, L2)), best, best_s * h, float(err))
+    return err
 
 
-def certify_delta(noises: Sequence[PiecewiseUniform], piece_edges, epsilon: float, sensitivity: float) -> float:
+def certify_delta(
+    noises: Sequence[PiecewiseUniform], piece_edges, epsilon: float, sensitivity: float
+) -> float:
     """The smallest δ for which the data-dependent mechanism is (ε, δ)-DP (rounded up); see
-    :func:`privacy_profile`."""
+    :func:`privacy_profile`.
+
+    Parameters
+    ----------
+    noises : one :class:`dpdro.PiecewiseUniform` per piece.
+    piece_edges : the M + 1 edges of the pieces of Φ.
+    epsilon, sensitivity : ε > 0 and Δf > 0.
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Observation 2 (the constraints of P′ between the noises of
+       query values ϕ and ϕ + φ).
+    """
     return privacy_profile(noises, piece_edges, epsilon, sensitivity).delta

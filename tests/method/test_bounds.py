@@ -8,7 +8,7 @@ import dpdro
 from dpdro.bounds import BoundingLP
 from dpdro.cutting_plane import run_cutting_plane
 from dpdro.mechanisms import truncated_laplace_half_width
-from repro.brute import brute_lp, brute_max_shortfall
+from dpdro.testing import brute_lp, brute_max_shortfall
 
 TINY = [
     (dpdro.Partition.uniform(3, 0.5), 1.0, 0.3, "l1"),
@@ -26,7 +26,8 @@ def _id(case):
 
 @pytest.mark.parametrize("case", TINY, ids=_id)
 def test_bounds_equal_brute_force_lps(case):
-    """Cutting planes (both cut types) reach the LP with every event of E(L, β) as an explicit row."""
+    """Cutting planes (both cut types) reach the LP with every event of E(L, β) as an explicit
+    row."""
     part, eps, delta, loss = case
     prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=1.0, loss=loss)
     p_full = brute_lp(prob, part, lower=False)
@@ -44,7 +45,8 @@ def test_bounds_equal_brute_force_lps(case):
 
 @pytest.mark.parametrize("kind", ["upper", "lower"])
 def test_cutting_plane_matches_full_lp_and_ecos(kind):
-    """Algorithm 1 (single events and whole shifts) = the full LP at once = cvxpy/ECOS on that LP."""
+    """Algorithm 1 (single events and whole shifts) = the full LP at once = cvxpy/ECOS on that
+    LP."""
     prob = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l2")
     part = dpdro.Partition([-10, -6, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 7, 11], 0.25)
     full = BoundingLP(prob, part, kind)
@@ -61,7 +63,8 @@ def test_cutting_plane_matches_full_lp_and_ecos(kind):
 
 
 def test_dual_bound_is_valid_for_any_multipliers():
-    """The lower bound is rebuilt from the duals into a dual-feasible point: garbage in, valid out."""
+    """The lower bound is rebuilt from the duals into a dual-feasible point: garbage in, valid
+    out."""
     prob = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l1")
     part = dpdro.Partition.uniform(12, 0.25)
     lp = BoundingLP(prob, part, "lower")
@@ -73,7 +76,10 @@ def test_dual_bound_is_valid_for_any_multipliers():
     for scale in (1e-3, 1.0, 10.0):
         noisy = res.row_duals + scale * rng.standard_normal(res.row_duals.size)
         assert lp.dual_bound(noisy) <= res.objective + 1e-12
-    assert lp.dual_bound(np.zeros_like(res.row_duals)) <= prob.loss.cell_infimum(lp.columns.edges[:-1], lp.columns.edges[1:]).min() + 1e-15
+    assert (
+        lp.dual_bound(np.zeros_like(res.row_duals))
+        <= prob.loss.cell_infimum(lp.columns.edges[:-1], lp.columns.edges[1:]).min() + 1e-15
+    )
 
 
 @pytest.mark.parametrize("loss", ["l1", "l2"])
@@ -100,9 +106,9 @@ def test_larger_support_tightens_both_bounds():
 
 
 def test_merged_padding_is_a_valid_relaxation():
-    """With a subset of shifts the padding merges into blocks; the bound stays below the LP with unit
-    padding cells and the same shifts (a block costs the infimum over all its unit cells, so it may be
-    a little lower), and without stride the blocks are the paper's unit cells."""
+    """With a subset of shifts the padding merges into blocks; the bound stays below the LP with
+    unit padding cells and the same shifts (a block costs the infimum over all its unit cells, so
+    it may be a little lower), and without stride the blocks are the paper's unit cells."""
     prob = dpdro.Problem(epsilon=0.8, delta=0.25, sensitivity=1.0, loss="l1")
     part = dpdro.Partition([-6, -4, -2, 0, 1, 2, 4, 7], 0.25)
     lp = BoundingLP(prob, part, "lower", shift_stride=2)
@@ -130,8 +136,12 @@ def test_every_released_noise_is_certified(delta, loss):
     """certify_delta(noise) <= δ with no tolerance, including tiny and large δ."""
     prob = dpdro.Problem(epsilon=1.0, delta=delta, sensitivity=1.0, loss=loss)
     half = 1.3 * truncated_laplace_half_width(epsilon=1.0, delta=delta)
-    for part in (dpdro.Partition.uniform(int(np.ceil(half / 0.25)), 0.25),
-                 dpdro.Partition.graded(0.125, half_width=half, fine_half_width=1.0, growth=1.3, max_width=0.5)):
+    for part in (
+        dpdro.Partition.uniform(int(np.ceil(half / 0.25)), 0.25),
+        dpdro.Partition.graded(
+            0.125, half_width=half, fine_half_width=1.0, growth=1.3, max_width=0.5
+        ),
+    ):
         ub = dpdro.upper_bound(prob, part)
         assert dpdro.certify_delta(ub.noise, prob.epsilon, prob.sensitivity) <= delta
         assert ub.certified_delta <= delta
@@ -148,12 +158,20 @@ def test_infeasible_support_raises_clear_error():
 
 def test_lower_bound_keeps_tail_for_non_monotone_loss():
     """A loss that dips far away: D(π, β) must not exceed its value outside the padded support."""
+
     def dip(x):
         x = np.asarray(x, dtype=float)
         return np.abs(x) * (1 + 0.0 * x) - 2.9 * np.exp(-((np.abs(x) - 3.0) ** 2) / 0.01) + 3.0
 
-    loss = dpdro.CallableLoss(dip, tail_infimum=lambda a, b: float(min(dip(np.linspace(min(a, -3.5), a, 2001)).min(),
-                                                                        dip(np.linspace(b, max(b, 3.5), 2001)).min())))
+    loss = dpdro.CallableLoss(
+        dip,
+        tail_infimum=lambda a, b: float(
+            min(
+                dip(np.linspace(min(a, -3.5), a, 2001)).min(),
+                dip(np.linspace(b, max(b, 3.5), 2001)).min(),
+            )
+        ),
+    )
     prob = dpdro.Problem(epsilon=1.0, delta=0.3, sensitivity=1.0, loss=loss)
     part = dpdro.Partition.uniform(4, 0.25)  # support [-1, 1.25): the dip at |x| = 3 lies outside
     lb = dpdro.lower_bound(prob, part)
@@ -162,12 +180,14 @@ def test_lower_bound_keeps_tail_for_non_monotone_loss():
 
 
 def test_nonuniform_lower_bound_admits_every_private_noise():
-    """Regression for the paper's D(π, β) on non-uniform cells (Section 4.1), which is not a relaxation:
-    the cell masses of a certified private noise violate its constraints by 0.16, so it could exceed
-    the optimum. dpdro's cell-union constraints hold for those masses (brute force over every union of
-    cells and every shift, and dpdro's oracle), and the lower bound stays below the noise's loss."""
+    """Regression for the paper's D(π, β) on non-uniform cells (Section 4.1), which is not a
+    relaxation: the cell masses of a certified private noise violate its constraints by 0.16, so it
+    could exceed the optimum. dpdro's cell-union constraints hold for those masses (brute force
+    over every union of cells and every shift, and dpdro's oracle), and the lower bound stays below
+    the noise's loss."""
     prob = dpdro.Problem(epsilon=3.0, delta=0.1, sensitivity=1.0, loss="l1")
-    fine = dpdro.upper_bound(prob, dpdro.Partition.uniform(16, 1 / 8))  # support ±2.1 ⊃ the coarse core
+    # support ±2.1 ⊃ the coarse core
+    fine = dpdro.upper_bound(prob, dpdro.Partition.uniform(16, 1 / 8))
     assert dpdro.certify_delta(fine.noise, 3.0, 1.0) <= 0.1
     part = dpdro.Partition([-4, -2, -1, 0, 1, 2, 3, 5], 0.5)
     k = prob.shifts(part.beta)
@@ -235,14 +255,17 @@ def test_atom_rules():
     part = dpdro.Partition.uniform(8, 0.25)
     with pytest.raises(ValueError, match="upper bound"):
         BoundingLP(prob, part, "lower", atom=True)
-    one_sided = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l1", support=(0.25, 6.0))
+    one_sided = dpdro.Problem(
+        epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l1", support=(0.25, 6.0)
+    )
     ub = dpdro.upper_bound(one_sided, dpdro.Partition(np.arange(1, 26), 0.25), atom=True)
     assert ub.noise.atom == 0.0  # 0 lies outside the support: the atom column is fixed at 0
 
 
 def test_time_limit_abandons_a_solve_and_keeps_a_valid_bound():
-    """A re-solve that runs out of time is abandoned: the result is the last relaxation solved, whose
-    duals (padded with zero multipliers for the rows added since) still give a valid lower bound."""
+    """A re-solve that runs out of time is abandoned: the result is the last relaxation solved,
+    whose duals (padded with zero multipliers for the rows added since) still give a valid lower
+    bound."""
     from dpdro.solvers import LPSolution
 
     prob = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, loss="l1")
@@ -253,7 +276,9 @@ def test_time_limit_abandons_a_solve_and_keeps_a_valid_bound():
 
     def solve(time_limit=None):
         limits.append(time_limit)
-        return LPSolution("time_limit", None, None, np.nan) if len(limits) == 3 else real(time_limit)
+        return (
+            LPSolution("time_limit", None, None, np.nan) if len(limits) == 3 else real(time_limit)
+        )
 
     lp.solve = solve
     res = run_cutting_plane(lp, time_limit=100.0)
@@ -279,14 +304,17 @@ def test_highs_time_limit_is_per_solve():
 # ---------------------------------------------------------------------------- randomized rounding
 def _rounded_law(noise, beta, lo, hi):
     """Law q of Y = β⌊X/β + U⌋ for X ~ noise on the grid points jβ, j = lo..hi (exact: on each piece
-    between grid points the hat weights are linear, so the midpoint rule integrates them exactly)."""
+    between grid points the hat weights are linear, so the midpoint rule integrates them
+    exactly)."""
     q = np.zeros(hi - lo + 1)
     q[-lo] += noise.atom  # the atom at 0 stays at 0
     dens = noise.densities
-    for a, b, d in zip(noise.edges[:-1], noise.edges[1:], dens):
-        cuts = np.unique(np.concatenate(([a, b], beta * np.arange(np.ceil(a / beta), np.floor(b / beta) + 1))))
+    for a, b, d in zip(noise.edges[:-1], noise.edges[1:], dens, strict=False):
+        cuts = np.unique(
+            np.concatenate(([a, b], beta * np.arange(np.ceil(a / beta), np.floor(b / beta) + 1)))
+        )
         cuts = cuts[(cuts >= a) & (cuts <= b)]
-        for u, v in zip(cuts[:-1], cuts[1:]):
+        for u, v in zip(cuts[:-1], cuts[1:], strict=False):
             mid = 0.5 * (u + v)
             i = int(np.floor(mid / beta))
             t = mid / beta - i
@@ -297,14 +325,16 @@ def _rounded_law(noise, beta, lo, hi):
 
 @pytest.mark.parametrize("loss", ["l1", "l2"])
 def test_randomized_rounding_preserves_privacy_and_loss(loss):
-    """The lemma behind coefficients='rounding', checked on released noises that are not on the rounding
-    grid (a private noise translated by 0.037 and one on the grid 1/12): the rounded law q satisfies
-    q(B) ≤ e^ε q(B + mβ) + δ for every set B of grid points and every grid shift (worst B in closed form)
-    and Σ_j q_j c(jβ) lies in [E c(X), E c(X) + e_β]."""
+    """The lemma behind coefficients='rounding', checked on released noises that are not on the
+    rounding grid (a private noise translated by 0.037 and one on the grid 1/12): the rounded law q
+    satisfies q(B) ≤ e^ε q(B + mβ) + δ for every set B of grid points and every grid shift (worst B
+    in closed form) and Σ_j q_j c(jβ) lies in [E c(X), E c(X) + e_β]."""
     eps, delta, beta = 1.0, 0.2, 0.25
     prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=1.0, loss=loss)
-    noises = [dpdro.upper_bound(prob, dpdro.Partition.uniform(36, 1 / 12)).noise,
-              dpdro.upper_bound(prob, dpdro.Partition.uniform(10, 0.25), atom=True).noise]
+    noises = [
+        dpdro.upper_bound(prob, dpdro.Partition.uniform(36, 1 / 12)).noise,
+        dpdro.upper_bound(prob, dpdro.Partition.uniform(10, 0.25), atom=True).noise,
+    ]
     n0 = noises[0]
     noises.append(dpdro.PiecewiseUniform(n0.edges + 0.037, n0.probs))  # translation keeps (ε, δ)-DP
     for noise in noises:
@@ -313,7 +343,8 @@ def test_randomized_rounding_preserves_privacy_and_loss(loss):
         q = _rounded_law(noise, beta, lo, hi)
         assert q.sum() == pytest.approx(1.0, abs=1e-12)
         for m in range(-4, 5):  # Δf/β = 4
-            shifted = np.roll(q, -m)  # q_{j+m}; the 5 empty points at each end make the wrap harmless
+            # q_{j+m}; the 5 empty points at each end make the wrap harmless
+            shifted = np.roll(q, -m)
             assert np.sum(np.maximum(q - np.e**eps * shifted, 0.0)) <= delta + 1e-12
         grid = beta * np.arange(lo, hi + 1)
         value, true = float(q @ prob.loss(grid)), noise.expected_loss(loss)
@@ -325,7 +356,8 @@ def test_randomized_rounding_preserves_privacy_and_loss(loss):
 
 @pytest.mark.parametrize("case", [c for c in TINY if c[0].is_uniform], ids=_id)
 def test_rounding_lower_bound_equals_brute_force_lp(case):
-    """coefficients='rounding': cutting planes = the LP on the grid points with every event as a row."""
+    """coefficients='rounding': cutting planes = the LP on the grid points with every event as a
+    row."""
     part, eps, delta, loss = case
     prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=1.0, loss=loss)
     full = brute_lp(prob, part, lower=True, rounding=True)
@@ -335,23 +367,35 @@ def test_rounding_lower_bound_equals_brute_force_lp(case):
     assert dpdro.lower_bound(prob, part).value <= lb.value + 1e-12
 
 
-@pytest.mark.parametrize("eps, delta, loss", [(5.0, 0.1, "l1"), (5.0, 0.5, "l2"), (1.0, 0.2, "l1"), (0.5, 0.05, "l2"),
-                                              (2.0, 0.3, dpdro.Pinball(0.3))])
+@pytest.mark.parametrize(
+    "eps, delta, loss",
+    [
+        (5.0, 0.1, "l1"),
+        (5.0, 0.5, "l2"),
+        (1.0, 0.2, "l1"),
+        (0.5, 0.05, "l2"),
+        (2.0, 0.3, dpdro.Pinball(0.3)),
+    ],
+)
 def test_rounding_lower_bound_between_infimum_bound_and_certified_upper_bound(eps, delta, loss):
-    """Cell infima ≤ randomized rounding ≤ a certified private noise's loss, on the grids optimal_noise uses."""
+    """Cell infima ≤ randomized rounding ≤ a certified private noise's loss, on the grids
+    optimal_noise uses."""
     prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=1.0, loss=loss)
     half = truncated_laplace_half_width(epsilon=eps, delta=delta)
     part = dpdro.Partition.uniform(int(np.ceil(2 * half * 16)), 1 / 16)
     inf = dpdro.lower_bound(prob, part)
     rnd = dpdro.lower_bound(prob, part, coefficients="rounding")
-    ub = dpdro.upper_bound(prob, dpdro.Partition.uniform(int(np.ceil(1.5 * half * 16)), 1 / 16), atom=True)
+    ub = dpdro.upper_bound(
+        prob, dpdro.Partition.uniform(int(np.ceil(1.5 * half * 16)), 1 / 16), atom=True
+    )
     assert dpdro.certify_delta(ub.noise, eps, 1.0) <= delta
     assert inf.value <= rnd.value <= ub.value
 
 
 def test_rounding_lower_bound_closes_the_large_epsilon_gap():
-    """At (ε, δ) = (5, 0.1), ℓ1, β = Δf/32 with every shift the cell infima lose about β/2 per unit mass;
-    the rounding coefficients do not (measured: 0.0614 → 0.0730 against the certified 0.0756)."""
+    """At (ε, δ) = (5, 0.1), ℓ1, β = Δf/32 with every shift the cell infima lose about β/2 per unit
+    mass; the rounding coefficients do not (measured: 0.0614 → 0.0730 against the certified
+    0.0756)."""
     prob = dpdro.Problem(epsilon=5.0, delta=0.1, sensitivity=1.0, loss="l1")
     part = dpdro.Partition.uniform(64, 1 / 32)
     inf = dpdro.lower_bound(prob, part).value
@@ -368,11 +412,18 @@ def test_rounding_rules():
     with pytest.raises(ValueError, match="lower bound"):
         BoundingLP(prob, uniform, "upper", coefficients="rounding")
     with pytest.raises(ValueError, match="uniform partition"):
-        dpdro.lower_bound(prob, dpdro.Partition([-4, -2, -1, 0, 1, 2, 4], 0.25), coefficients="rounding")
-    for other in (dpdro.Problem(epsilon=1.0, delta=0.2, monotone=True),
-                  dpdro.Problem(epsilon=1.0, delta=0.2, support=(-1.0, 1.0))):
+        dpdro.lower_bound(
+            prob, dpdro.Partition([-4, -2, -1, 0, 1, 2, 4], 0.25), coefficients="rounding"
+        )
+    for other in (
+        dpdro.Problem(epsilon=1.0, delta=0.2, monotone=True),
+        dpdro.Problem(epsilon=1.0, delta=0.2, support=(-1.0, 1.0)),
+    ):
         with pytest.raises(ValueError, match="monotone problems or a Problem.support"):
             dpdro.lower_bound(other, uniform, coefficients="rounding")
     with pytest.raises(ValueError, match="interpolation excess"):
-        dpdro.lower_bound(dpdro.Problem(epsilon=1.0, delta=0.2, loss=dpdro.PowerLoss(3.0)), uniform,
-                          coefficients="rounding")
+        dpdro.lower_bound(
+            dpdro.Problem(epsilon=1.0, delta=0.2, loss=dpdro.PowerLoss(3.0)),
+            uniform,
+            coefficients="rounding",
+        )

@@ -24,7 +24,9 @@ def test_converges_to_the_full_lp(kind):
     assert res.objective == pytest.approx(_full_lp_value(prob, part, kind), rel=1e-8)
     # the history records every relaxation: objectives non-decreasing (rows are only added)
     objs = [h[1] for h in res.history]
-    assert len(objs) == res.iterations and all(b >= a - 1e-9 for a, b in zip(objs, objs[1:]))
+    assert len(objs) == res.iterations and all(
+        b >= a - 1e-9 for a, b in zip(objs, objs[1:], strict=False)
+    )
 
 
 @pytest.mark.parametrize("loss", ["l1", "l2"])
@@ -48,7 +50,8 @@ def test_max_iter_stops_before_convergence():
 
 
 class _FakeLP:
-    """A stand-in LP whose solves return scripted results (the interface run_cutting_plane expects)."""
+    """A stand-in LP whose solves return scripted results (the interface run_cutting_plane
+    expects)."""
 
     def __init__(self, statuses):
         self.statuses = list(statuses)
@@ -70,7 +73,7 @@ class _FakeLP:
         self.cuts += 1
         return 1
 
-    def add_worst_segments(self, r, x):
+    def add_lazy_cuts(self, groups, x, deadline=None):
         return 0
 
     def add_event_cut(self, r, x):

@@ -1,7 +1,8 @@
-"""Data-dependent noise (Section 3, Appendix C.3, GitHub appendix): oracle, bounds, mechanism, options.
+"""Data-dependent noise (Section 3, Appendix C.3, GitHub appendix): oracle, bounds, mechanism,
+options.
 
-The brute-force references (repro.brute) enumerate every event (union of unit cells I_i(β)) and every
-(pair of fine pieces, shift) explicitly from the paper's definitions; they share no code with
+The brute-force references (dpdro.testing) enumerate every event (union of unit cells I_i(β)) and
+every (pair of fine pieces, shift) explicitly from the paper's definitions; they share no code with
 dpdro.data_dependent beyond Partition and the loss objects.
 """
 
@@ -19,7 +20,8 @@ from dpdro import data_dependent as dd
 from dpdro.data_dependent.lp import DDBoundingLP
 from dpdro.mechanisms import truncated_laplace_half_width
 from dpdro.monotone import is_monotone
-from repro.brute import dd_brute_lp, dd_brute_shortfall, fine_triples, hockey_stick
+from dpdro.testing import dd_brute_lp, dd_brute_shortfall, fine_triples, hockey_stick
+
 
 # ---------------------------------------------------------------------------- fixtures
 def tiny(**kw):
@@ -37,7 +39,8 @@ RNG = np.random.default_rng(7)
 def test_oracle_uniform_pieces_vs_brute(pi, lower):
     prob = tiny()
     part = dpdro.Partition(pi, 0.5)
-    if lower and not part.is_uniform:  # the paper's segment constraints are not a relaxation on wide cells
+    # the paper's segment constraints are not a relaxation on wide cells
+    if lower and not part.is_uniform:
         with pytest.raises(ValueError, match="uniform noise partitions"):
             DDBoundingLP(prob, part, "lower")
         return
@@ -50,12 +53,16 @@ def test_oracle_uniform_pieces_vs_brute(pi, lower):
         P /= P.sum(axis=1, keepdims=True)
         sf = dd.max_privacy_shortfall(prob, part, P, lower=lower)
         cols = lp.columns.pi
-        ref = dd_brute_shortfall(prob, cols, part.pi, P[:, : cols.size - 1] if not lower else P[:, : cols.size - 1],
-                              fine_triples(g.K, kd, np.arange(g.K + 1), lower))
+        ref = dd_brute_shortfall(
+            prob,
+            cols,
+            part.pi,
+            P[:, : cols.size - 1] if not lower else P[:, : cols.size - 1],
+            fine_triples(g.K, kd, np.arange(g.K + 1), lower),
+        )
         assert sf.value == pytest.approx(ref, abs=1e-12)
         # the reported worst event achieves the reported shortfall
-        l, m = sf.pair
-        assert sf.event.shape[1] == 2
+        assert len(sf.pair) == 2 and sf.event.shape[1] == 2
 
 
 @pytest.mark.parametrize("pi", [np.arange(-2, 4), np.array([-3, -1, 0, 1, 3])])
@@ -76,12 +83,19 @@ def test_oracle_nonuniform_pieces_vs_brute(pi):
 
 
 def test_shift_ranges_of_algorithm_g1():
-    """The G.1 range {λ_l′ − λ_{l+1}, …, λ_{l′+1} − λ_l} equals the union of Algorithm 3's shifts."""
+    """The G.1 range {λ_l′ − λ_{l+1}, …, λ_{l′+1} − λ_l} equals the union of Algorithm 3's
+    shifts."""
     prob = tiny(phi_hi=3.0, sensitivity=1.0, pieces=[0.0, 0.5, 2.0, 2.5, 3.0])
     part = dpdro.Partition.uniform(L=3, beta=0.5)
     lp = DDBoundingLP(prob, part, "upper")
-    got = set(zip(lp.t_l.tolist(), lp.t_m.tolist(), lp.table.shifts[lp.t_si].tolist()))
-    ref = {t for t in fine_triples(6, 2, prob.grouping(0.5).lam, False) if not (t[0] == t[1] and t[2] == 0)}
+    got = set(
+        zip(lp.t_l.tolist(), lp.t_m.tolist(), lp.table.shifts[lp.t_si].tolist(), strict=False)
+    )
+    ref = {
+        t
+        for t in fine_triples(6, 2, prob.grouping(0.5).lam, False)
+        if not (t[0] == t[1] and t[2] == 0)
+    }
     assert got == ref
 
 
@@ -92,7 +106,9 @@ def test_upper_lp_vs_brute(pieces):
     part = dpdro.Partition.uniform(L=2, beta=0.5)
     ub = dd.upper_bound(prob, part)
     g = prob.grouping(0.5)
-    ref = dd_brute_lp(prob, part, lower=False, lam=g.lam, cell_cost_weights=prob.weight_masses(g.edges))
+    ref = dd_brute_lp(
+        prob, part, lower=False, lam=g.lam, cell_cost_weights=prob.weight_masses(g.edges)
+    )
     assert ub.lp_value == pytest.approx(ref, abs=1e-8)
     assert ub.value >= ref - 1e-9
     assert ub.value == pytest.approx(ref, abs=1e-6)
@@ -118,7 +134,9 @@ def test_rounding_lower_lp_vs_brute(loss):
     lb = dd.lower_bound(prob, part, coefficients="rounding")
     g = prob.grouping(0.5)
     w = prob.weight_infima(g.fine_edges) * 0.5
-    ref = dd_brute_lp(prob, part, lower=True, lam=np.arange(g.K + 1), cell_cost_weights=w, rounding=True)
+    ref = dd_brute_lp(
+        prob, part, lower=True, lam=np.arange(g.K + 1), cell_cost_weights=w, rounding=True
+    )
     assert lb.coefficients == "rounding"
     assert lb.value <= ref + 1e-12
     assert lb.value == pytest.approx(ref, abs=1e-7)
@@ -143,7 +161,8 @@ def test_rounding_lower_bound_default_and_dominance():
 
 def test_rounding_lower_bound_on_the_shift_set_counterexample():
     """The instance on which D′ over the paper's E′_km (Appendix C.3) gives 1.506 > P′: a constant
-    mechanism (output 1/4 whatever ϕ, 0-DP) has expected ℓ1 loss E|1/4 − ϕ| = 1/8 for ϕ ~ U[0, 1/2)."""
+    mechanism (output 1/4 whatever ϕ, 0-DP) has expected ℓ1 loss E|1/4 − ϕ| = 1/8 for ϕ ~ U[0,
+    1/2)."""
     prob = dd.Problem(epsilon=0.1, delta=0.01, sensitivity=1.0, phi_lo=0.0, phi_hi=0.5)
     for L in (2, 8, 40):
         lb = dd.lower_bound(prob, dpdro.Partition.uniform(L=L, beta=0.25))
@@ -160,7 +179,9 @@ def test_rounding_lower_bound_below_certified_upper_bounds(seed):
     loss = str(rng.choice(["l1", "l2"]))
     sens = float(rng.choice([0.5, 1.0]))
     width = float(rng.choice([0.5, 1.0, 1.5]))
-    prob = dd.Problem(epsilon=eps, delta=delta, sensitivity=sens, phi_lo=-0.5, phi_hi=width - 0.5, loss=loss)
+    prob = dd.Problem(
+        epsilon=eps, delta=delta, sensitivity=sens, phi_lo=-0.5, phi_hi=width - 0.5, loss=loss
+    )
     A = math.ceil(truncated_laplace_half_width(epsilon=eps, delta=delta, sensitivity=sens)) + 1
     beta = 0.25
     lb = dd.lower_bound(prob, dpdro.Partition.uniform(L=int(A / beta), beta=beta))
@@ -198,11 +219,16 @@ def test_mirror_symmetric_lps_equal_the_full_ones(loss):
             assert up.n_p < up.M * up.n_c and lo.n_groups < 2 * prob.grouping(0.5).K * 1
     assert vals[True] == pytest.approx(vals[False], abs=1e-9)
     ub = dd.upper_bound(prob, part, centred=True)
-    assert ub.lp_value == pytest.approx(vals[False][0], abs=1e-8) and ub.mechanism.certify() <= prob.delta
+    assert (
+        ub.lp_value == pytest.approx(vals[False][0], abs=1e-8)
+        and ub.mechanism.certify() <= prob.delta
+    )
     with pytest.raises(ValueError, match="symmetric"):
         DDBoundingLP(prob, part, "lower", coefficients="infimum", symmetric=True)
     with pytest.raises(ValueError, match="symmetric"):
-        DDBoundingLP(tiny(weight=([0.0, 1.0, 1.5], [1.0, 2.0])), part, "upper", offset=-0.25, symmetric=True)
+        DDBoundingLP(
+            tiny(weight=([0.0, 1.0, 1.5], [1.0, 2.0])), part, "upper", offset=-0.25, symmetric=True
+        )
 
 
 def test_highs_vs_ecos():
@@ -220,7 +246,11 @@ FIG3 = dict(epsilon=1.0, delta=0.2, sensitivity=2.0, phi_lo=0.0, phi_hi=4.0)
 
 
 def fig3_part(prob, beta):
-    A = math.ceil(truncated_laplace_half_width(epsilon=prob.epsilon, delta=prob.delta, sensitivity=prob.sensitivity))
+    A = math.ceil(
+        truncated_laplace_half_width(
+            epsilon=prob.epsilon, delta=prob.delta, sensitivity=prob.sensitivity
+        )
+    )
     return dpdro.Partition.uniform(L=int(round(A / beta)), beta=beta)
 
 
@@ -249,7 +279,10 @@ def test_single_piece_reduces_to_data_independent():
     ub, P = dd.upper_bound(prob, part), dpdro.upper_bound(prob.base_problem, part)
     assert ub.lp_value == pytest.approx(P.lp_value, abs=1e-8)
     assert ub.value == pytest.approx(P.value, abs=1e-7)
-    lb, D = dd.lower_bound(prob, part, grouped=True, coefficients="infimum"), dpdro.lower_bound(prob.base_problem, part)
+    lb, D = (
+        dd.lower_bound(prob, part, grouped=True, coefficients="infimum"),
+        dpdro.lower_bound(prob.base_problem, part),
+    )
     assert lb.lp_value == pytest.approx(D.lp_value, abs=1e-8)
     assert lb.value == pytest.approx(D.value, abs=1e-7)
     # the rounding bound of the grouped problem: at least D (ℓ1) and below the certified P
@@ -270,30 +303,35 @@ def test_certified_family(delta):
     # independent check of the certificate: δ_{l,l′}(φ) at many (also off-lattice) admissible φ
     e = mech.piece_edges
     worst = 0.0
-    for l, m in itertools.product(range(2), repeat=2):
-        lo, hi = max(e[m] - e[l + 1], -1.0), min(e[m + 1] - e[l], 1.0)
+    for piece, m in itertools.product(range(2), repeat=2):
+        lo, hi = max(e[m] - e[piece + 1], -1.0), min(e[m + 1] - e[piece], 1.0)
         for phi in np.linspace(lo, hi, 41):
-            worst = max(worst, hockey_stick(mech.noises[l], mech.noises[m], 1.0, b=phi))
+            worst = max(worst, hockey_stick(mech.noises[piece], mech.noises[m], 1.0, b=phi))
     assert worst <= d + 1e-12
     assert worst >= d - 1e-9  # the certificate is tight
 
 
 def test_family_certificate_is_relative_to_the_first_edge():
     """The certificate depends on the piece edges only through their offsets from the first edge: a
-    family moved by 2^20 (exact in binary) has the same δ and error bound; moved to edges that are not
-    exact (e.g. 1234.5678 + 0.1·t), the error bound stays far below the room RELEASE_MARGIN·δ that every
-    released family keeps, so a mechanism solved at δ is still certified at δ after the move (no
-    δ − slack is needed for such moves). The bound still grows with |edges|·u through the edges' own
-    rounding (about 1e-10 at |edges| ≈ 1e5): only exact edges would make it fully scale-free."""
+    family moved by 2^20 (exact in binary) has the same δ and error bound; moved to edges that are
+    not exact (e.g. 1234.5678 + 0.1·t), the error bound stays far below the room RELEASE_MARGIN·δ
+    that every released family keeps, so a mechanism solved at δ is still certified at δ after the
+    move (no δ − slack is needed for such moves). The bound still grows with |edges|·u through the
+    edges' own rounding (about 1e-10 at |edges| ≈ 1e5): only exact edges would make it fully
+    scale-free."""
     from dpdro.data_dependent.privacy import privacy_profile
 
-    prob = dd.Problem(epsilon=1.0, delta=0.1, sensitivity=1.0, phi_lo=0.0, phi_hi=1.4, pieces=[0, 0.3, 1.1, 1.4])
+    prob = dd.Problem(
+        epsilon=1.0, delta=0.1, sensitivity=1.0, phi_lo=0.0, phi_hi=1.4, pieces=[0, 0.3, 1.1, 1.4]
+    )
     ub = dd.upper_bound(prob, dpdro.Partition.uniform(L=25, beta=0.1))
     base = privacy_profile(ub.noises, ub.mechanism.piece_edges, 1.0, 1.0)
     assert base.delta <= 0.1 and base.delta <= 0.1 * (1 - 0.5e-9)
     moved = privacy_profile(ub.noises, np.array([0.0, 3.0, 11.0, 14.0]) / 10 + 2.0**20, 1.0, 1.0)
-    far = [privacy_profile(ub.noises, lo + np.array([0, 3, 11, 14]) * 0.1, 1.0, 1.0)
-           for lo in (269.1, -1234.5678)]
+    far = [
+        privacy_profile(ub.noises, lo + np.array([0, 3, 11, 14]) * 0.1, 1.0, 1.0)
+        for lo in (269.1, -1234.5678)
+    ]
     assert np.array_equal(moved.deltas, base.deltas)
     for prof in far:
         assert prof.error_bound <= 1e-11
@@ -301,10 +339,10 @@ def test_family_certificate_is_relative_to_the_first_edge():
 
 
 def test_atoms_in_the_upper_bound_and_the_certificate():
-    """atom=True: every piece's noise may carry a point mass at 0; the LP equals the brute-force LP with
-    the atom in every event of the pair, the family is certified (and the certificate agrees with a
-    direct evaluation of a_l + ∫(p_l − e^ε p_l′(· − φ))₊ at admissible φ ≠ 0), and the value is at
-    most that of the same LP without atoms."""
+    """atom=True: every piece's noise may carry a point mass at 0; the LP equals the brute-force LP
+    with the atom in every event of the pair, the family is certified (and the certificate agrees
+    with a direct evaluation of a_l + ∫(p_l − e^ε p_l′(· − φ))₊ at admissible φ ≠ 0), and the value
+    is at most that of the same LP without atoms."""
     prob = dd.Problem(epsilon=3.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=1.0)
     part = dpdro.Partition.uniform(L=4, beta=0.5)
     for centred in (False, True):
@@ -316,11 +354,15 @@ def test_atoms_in_the_upper_bound_and_the_certificate():
         d = m.certify()
         assert d <= prob.delta
         e, worst = m.piece_edges, 0.0
-        for l, k in itertools.product(range(m.n_pieces), repeat=2):
-            lo, hi = max(e[k] - e[l + 1], -1.0), min(e[k + 1] - e[l], 1.0)
+        for piece, k in itertools.product(range(m.n_pieces), repeat=2):
+            lo, hi = max(e[k] - e[piece + 1], -1.0), min(e[k + 1] - e[piece], 1.0)
             for phi in np.linspace(lo, hi, 81)[1:-1]:
                 if phi != 0.0:
-                    worst = max(worst, m.noises[l].atom + hockey_stick(m.noises[l], m.noises[k], 3.0, b=phi))
+                    worst = max(
+                        worst,
+                        m.noises[piece].atom
+                        + hockey_stick(m.noises[piece], m.noises[k], 3.0, b=phi),
+                    )
         assert worst <= d + 1e-12 and worst >= d - 1e-4
     # the dd family certificate with atoms against the data-independent one (one piece, |Φ| ≥ Δf)
     one = dd.Problem(epsilon=3.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=2.0, pieces=1)
@@ -337,8 +379,11 @@ def test_certify_delta_of_a_family_detects_violation():
     a = dpdro.PiecewiseUniform(lap.edges, np.full(9, 1 / 9), grid=0.5)
     b = dpdro.PiecewiseUniform(lap.edges, np.eye(9)[4], grid=0.5)
     prof = dd.privacy_profile([a, b], [0.0, 0.5, 1.0], 1.0, 1.0)
-    ref = max(hockey_stick(x, y, 1.0, b=phi) for x, y in [(a, b), (b, a), (a, a), (b, b)]
-              for phi in np.linspace(-1, 1, 81))
+    ref = max(
+        hockey_stick(x, y, 1.0, b=phi)
+        for x, y in [(a, b), (b, a), (a, a), (b, b)]
+        for phi in np.linspace(-1, 1, 81)
+    )
     assert prof.delta == pytest.approx(ref, abs=1e-12)
     assert prof.delta >= ref
 
@@ -358,9 +403,10 @@ def test_monotone_data_independent():
 
 
 def test_monotone_lower_bound_valid_on_nonuniform_cells():
-    """The lower bound's monotone rows are implied for every monotone density: a Laplace-like monotone
-    histogram on a fine grid, aggregated to a graded partition, satisfies them."""
+    """The lower bound's monotone rows are implied for every monotone density: a Laplace-like
+    monotone histogram on a fine grid, aggregated to a graded partition, satisfies them."""
     from dpdro.monotone import monotone_matrix
+
     part = dpdro.Partition.graded(0.25, half_width=3.0, fine_half_width=1.0, growth=1.5)
     # a cell straddling 0 on purpose
     pi = np.array([-12, -6, -3, -1, 2, 4, 8, 13])
@@ -411,7 +457,9 @@ def test_weights():
     assert m.tolist() == pytest.approx([0.25, 0.25, 1 / 6, 1 / 3])
     probc = dd.Problem(**FIG3, weight=lambda x: 1.0 + x)
     assert probc.weight_masses([0.0, 2.0, 4.0]).tolist() == pytest.approx([4 / 12, 8 / 12])
-    assert probc.weight_infima([0.0, 2.0, 4.0]).tolist() == pytest.approx([1 / 12, 3 / 12], abs=1e-6)
+    assert probc.weight_infima([0.0, 2.0, 4.0]).tolist() == pytest.approx(
+        [1 / 12, 3 / 12], abs=1e-6
+    )
     part = fig3_part(prob, 1.0)
     ub = dd.upper_bound(prob, part)
     assert ub.value == pytest.approx(float(np.sum(ub.weights * ub.piece_losses)), rel=1e-9)
@@ -432,33 +480,38 @@ def test_mechanism_sampling():
         mech.piece(4.0)
     back = dd.Mechanism.from_dict(mech.to_dict())
     assert back.certify() == mech.certify()
-    assert all(np.array_equal(a.probs, b.probs) for a, b in zip(back.noises, mech.noises))
+    assert all(
+        np.array_equal(a.probs, b.probs) for a, b in zip(back.noises, mech.noises, strict=False)
+    )
 
 
 # ---------------------------------------------------------------------------- bad inputs
-@pytest.mark.parametrize("kw, exc, match", [
-    (dict(epsilon=0.0), ValueError, "epsilon"),
-    (dict(delta=1.0), ValueError, "delta"),
-    (dict(sensitivity=-1.0), ValueError, "sensitivity"),
-    (dict(phi_hi=0.0), ValueError, "phi_hi must be > phi_lo"),
-    (dict(phi_lo=float("-inf")), ValueError, "finite"),
-    (dict(phi_lo="a"), TypeError, "phi_lo"),
-    (dict(pieces=0), ValueError, "pieces"),
-    (dict(pieces=[0.0, 1.0, 0.5, 1.5]), ValueError, "strictly increasing"),
-    (dict(pieces=[0.0, 1.0]), ValueError, "end at phi_hi"),
-    (dict(pieces=True), TypeError, "pieces"),
-    (dict(loss=["l1", "l1"]), ValueError, "explicit pieces"),
-    (dict(loss=["l1"], pieces=2), ValueError, "one entry per piece"),
-    (dict(weight=lambda x: -1.0), ValueError, "weight must be finite and >= 0"),
-    (dict(weight=lambda x: 0.0), ValueError, "positive mass"),
-    (dict(weight=(np.array([0.0, 1.0]), np.array([1.0]))), ValueError, "cover"),
-    (dict(weight=(np.array([0.0, 2.0]), np.array([-1.0]))), ValueError, ">= 0"),
-    (dict(weight=(np.array([0.0, 2.0]), np.array([0.0]))), ValueError, "positive mass"),
-    (dict(weight="uniform"), TypeError, "weight"),
-    (dict(monotone=1), TypeError, "monotone"),
-    (dict(cap=-1.0), ValueError, "cap"),
-    (dict(cap_loss="l2"), ValueError, "cap_loss given without cap"),
-])
+@pytest.mark.parametrize(
+    "kw, exc, match",
+    [
+        (dict(epsilon=0.0), ValueError, "epsilon"),
+        (dict(delta=1.0), ValueError, "delta"),
+        (dict(sensitivity=-1.0), ValueError, "sensitivity"),
+        (dict(phi_hi=0.0), ValueError, "phi_hi must be > phi_lo"),
+        (dict(phi_lo=float("-inf")), ValueError, "finite"),
+        (dict(phi_lo="a"), TypeError, "phi_lo"),
+        (dict(pieces=0), ValueError, "pieces"),
+        (dict(pieces=[0.0, 1.0, 0.5, 1.5]), ValueError, "strictly increasing"),
+        (dict(pieces=[0.0, 1.0]), ValueError, "end at phi_hi"),
+        (dict(pieces=True), TypeError, "pieces"),
+        (dict(loss=["l1", "l1"]), ValueError, "explicit pieces"),
+        (dict(loss=["l1"], pieces=2), ValueError, "one entry per piece"),
+        (dict(weight=lambda x: -1.0), ValueError, "weight must be finite and >= 0"),
+        (dict(weight=lambda x: 0.0), ValueError, "positive mass"),
+        (dict(weight=(np.array([0.0, 1.0]), np.array([1.0]))), ValueError, "cover"),
+        (dict(weight=(np.array([0.0, 2.0]), np.array([-1.0]))), ValueError, ">= 0"),
+        (dict(weight=(np.array([0.0, 2.0]), np.array([0.0]))), ValueError, "positive mass"),
+        (dict(weight="uniform"), TypeError, "weight"),
+        (dict(monotone=1), TypeError, "monotone"),
+        (dict(cap=-1.0), ValueError, "cap"),
+        (dict(cap_loss="l2"), ValueError, "cap_loss given without cap"),
+    ],
+)
 def test_bad_problem_inputs(kw, exc, match):
     args = dict(epsilon=1.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=1.5)
     args.update(kw)
@@ -479,9 +532,13 @@ def test_bad_grid_and_call_inputs():
     with pytest.raises(ValueError, match="kind"):
         DDBoundingLP(tiny(), dpdro.Partition.uniform(L=2, beta=0.5), "middle")
     with pytest.raises(ValueError, match="beta must divide the sensitivity"):
-        dd.upper_bound(tiny(sensitivity=0.4, phi_hi=1.0), dpdro.Partition.uniform(L=2, beta=0.25 * 1.2))
+        dd.upper_bound(
+            tiny(sensitivity=0.4, phi_hi=1.0), dpdro.Partition.uniform(L=2, beta=0.25 * 1.2)
+        )
     with pytest.raises(ValueError, match="probs must have shape"):
-        dd.max_privacy_shortfall(tiny(), dpdro.Partition.uniform(L=2, beta=0.5), np.ones((2, 5)) / 5)
+        dd.max_privacy_shortfall(
+            tiny(), dpdro.Partition.uniform(L=2, beta=0.5), np.ones((2, 5)) / 5
+        )
     with pytest.raises(dpdro.InfeasibleError, match="infeasible"):
         dd.upper_bound(tiny(delta=0.01), dpdro.Partition.uniform(L=1, beta=0.5))
     with pytest.raises(TypeError, match="monotone"):
@@ -510,29 +567,35 @@ def test_event_cuts_match_shift_cuts():
 
 
 def test_one_cell_support_is_infeasible():
-    """With one noise cell every segment is free: the budget rows alone must make the LP infeasible."""
+    """With one noise cell every segment is free: the budget rows alone must make the LP
+    infeasible."""
     with pytest.raises(dpdro.InfeasibleError):
         dd.upper_bound(tiny(), dpdro.Partition.uniform(L=0, beta=0.5))
 
 
-# ---------------------------------------------------------------------------- driver and time limits
+# -------------------------------------------------------------------- driver and time limits
 def test_dd_optimal_noise_reaches_gap_and_certifies():
     prob = dd.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=1.0)
     res = dd.optimal_noise(prob, rel_gap=0.3, time_limit=120)
     assert res.stopped == "gap" and res.gap <= 0.3
     assert res.mechanism.certify() <= prob.delta
     assert 0 < res.lower.value <= res.upper.value
-    assert [r["beta"] for r in res.history] == [0.5, 0.25, 0.125, 0.0625, 0.03125][: len(res.history)]
+    assert [r["beta"] for r in res.history] == [0.5, 0.25, 0.125, 0.0625, 0.03125][
+        : len(res.history)
+    ]
 
 
-@pytest.mark.parametrize("kw, exc, match", [
-    (dict(rel_gap=0), ValueError, "rel_gap"),
-    (dict(rel_gap=-1), ValueError, "rel_gap"),
-    (dict(time_limit=0), ValueError, "time_limit"),
-    (dict(betas=[0.5, -1]), ValueError, "betas"),
-    (dict(betas=[]), ValueError, "betas"),
-    (dict(support_half_width=0), ValueError, "support_half_width"),
-])
+@pytest.mark.parametrize(
+    "kw, exc, match",
+    [
+        (dict(rel_gap=0), ValueError, "rel_gap"),
+        (dict(rel_gap=-1), ValueError, "rel_gap"),
+        (dict(time_limit=0), ValueError, "time_limit"),
+        (dict(betas=[0.5, -1]), ValueError, "betas"),
+        (dict(betas=[]), ValueError, "betas"),
+        (dict(support_half_width=0), ValueError, "support_half_width"),
+    ],
+)
 def test_dd_optimal_noise_bad_inputs(kw, exc, match):
     with pytest.raises(exc, match=match):
         dd.optimal_noise(tiny(), **kw)

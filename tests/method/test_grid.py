@@ -8,13 +8,15 @@ import numpy as np
 import pytest
 
 import dpdro
-from dpdro.grid import GridLP, grid_lower_bound, grid_upper_bound, rounding_applies
+from dpdro.grid import GridLP, grid_lower_bound, grid_upper_bound
 from dpdro.mechanisms import Staircase, truncated_laplace_half_width
-from repro.brute import brute_lp
+from dpdro.testing import brute_lp
 
 
 def _window(prob, k, factor):
-    a = truncated_laplace_half_width(epsilon=prob.epsilon, delta=prob.delta, sensitivity=prob.sensitivity)
+    a = truncated_laplace_half_width(
+        epsilon=prob.epsilon, delta=prob.delta, sensitivity=prob.sensitivity
+    )
     return max(k, math.ceil(factor * a * k / prob.sensitivity))
 
 
@@ -25,15 +27,19 @@ def _solve(lp):
 
 
 def _centred_partition(k, L, sensitivity=1.0):
-    """The centred cells C_i = [(i − ½)β, (i + ½)β), |i| ≤ L, as a dpdro.Partition on the lattice β/2."""
+    """The centred cells C_i = [(i − ½)β, (i + ½)β), |i| ≤ L, as a dpdro.Partition on the lattice
+    β/2."""
     return dpdro.Partition(2 * np.arange(-L, L + 2) - 1, sensitivity / (2 * k))
 
 
-@pytest.mark.parametrize("eps,delta,loss,atom", [(1.0, 0.2, "l1", False), (2.0, 0.3, "l2", True),
-                                                  (0.5, 0.1, dpdro.asymmetric_loss(), True)])
+@pytest.mark.parametrize(
+    "eps,delta,loss,atom",
+    [(1.0, 0.2, "l1", False), (2.0, 0.3, "l2", True), (0.5, 0.1, dpdro.asymmetric_loss(), True)],
+)
 def test_upper_lp_equals_algorithm_1_on_centred_cells(eps, delta, loss, atom):
     """U(k) is P(π, β) on the centred partition (with the atom column): the grid-shift constraints
-    (G) are exactly Algorithm 1's whole-shift cuts, whose candidate shifts are the multiples of β."""
+    (G) are exactly Algorithm 1's whole-shift cuts, whose candidate shifts are the multiples of
+    β."""
     prob = dpdro.Problem(epsilon=eps, delta=delta, loss=loss)
     k = 4
     L = _window(prob, k, 1.2)
@@ -48,13 +54,15 @@ def test_upper_lp_equals_brute_force_on_a_tiny_grid():
     prob = dpdro.Problem(epsilon=1.0, delta=0.6, loss="l1")
     k, L = 2, 2
     grid = _solve(GridLP(prob, k, L, "upper", atom=True))
-    assert grid.objective == pytest.approx(brute_lp(prob, _centred_partition(k, L), lower=False, atom=True),
-                                           rel=1e-8)
+    assert grid.objective == pytest.approx(
+        brute_lp(prob, _centred_partition(k, L), lower=False, atom=True), rel=1e-8
+    )
 
 
 def test_privacy_profile_is_affine_between_grid_shifts():
-    """The lemma behind (G): for a noise on centred cells of width β, δ(φ) at φ = (m + ½)β (a lattice
-    point of the certificate's lattice β/2) is the average of its neighbours δ(mβ) and δ((m + 1)β)."""
+    """The lemma behind (G): for a noise on centred cells of width β, δ(φ) at φ = (m + ½)β (a
+    lattice point of the certificate's lattice β/2) is the average of its neighbours δ(mβ) and δ((m
+    + 1)β)."""
     rng = np.random.default_rng(0)
     k = 4
     p = rng.random(21)
@@ -64,8 +72,10 @@ def test_privacy_profile_is_affine_between_grid_shifts():
     assert np.allclose(d[1:-1:2], 0.5 * (d[:-2:2] + d[2::2]), atol=1e-14)
 
 
-@pytest.mark.parametrize("eps,delta,loss", [(1.0, 0.2, "l1"), (2.0, 0.1, "l2"), (0.5, 0.3, dpdro.Pinball(0.3)),
-                                            (3.0, 0.4, "l1")])
+@pytest.mark.parametrize(
+    "eps,delta,loss",
+    [(1.0, 0.2, "l1"), (2.0, 0.1, "l2"), (0.5, 0.3, dpdro.Pinball(0.3)), (3.0, 0.4, "l1")],
+)
 def test_symmetric_and_general_lps_agree(eps, delta, loss):
     prob = dpdro.Problem(epsilon=eps, delta=delta, loss=loss)
     k = 4
@@ -79,10 +89,13 @@ def test_symmetric_and_general_lps_agree(eps, delta, loss):
 
 
 def _rounded_law(noise, beta):
-    """The law of Y = β⌊X/β + U⌋ for a piecewise-uniform X, exactly: the mass at iβ is ∫ hat(x/β − i) dγ."""
+    """The law of Y = β⌊X/β + U⌋ for a piecewise-uniform X, exactly: the mass at iβ is ∫ hat(x/β −
+    i) dγ."""
+
     def T(u):  # ∫_{−∞}^u hat
         u = np.clip(u, -1.0, 1.0)
         return np.where(u <= 0, 0.5 * (u + 1) ** 2, 1 - 0.5 * (1 - u) ** 2)
+
     lo = math.floor(noise.edges[0] / beta) - 1
     hi = math.ceil(noise.edges[-1] / beta) + 1
     pts = np.arange(lo, hi + 1)
@@ -96,13 +109,23 @@ def _rounded_law(noise, beta):
 def _windowed_shortfall(pts, q, eps, k, window):
     """Independent check of (G) with tail blocks: max over events B ⊂ window ∪ tails and |m| ≤ k."""
     e = math.exp(eps)
-    full = dict(zip(pts.tolist(), q.tolist()))
-    below = lambda v: sum(m for i, m in full.items() if i < v)
-    above = lambda v: sum(m for i, m in full.items() if i > v)
+    full = dict(zip(pts.tolist(), q.tolist(), strict=False))
+
+    def below(v):
+        return sum(m for i, m in full.items() if i < v)
+
+    def above(v):
+        return sum(m for i, m in full.items() if i > v)
+
     worst = 0.0
     for m in list(range(-k, 0)) + list(range(1, k + 1)):
-        total = sum(max(full.get(i, 0.0) - e * full.get(i - m, 0.0), 0.0) for i in range(-window, window + 1))
-        total += max(below(-window) - e * below(-window - m), 0.0) + max(above(window) - e * above(window - m), 0.0)
+        total = sum(
+            max(full.get(i, 0.0) - e * full.get(i - m, 0.0), 0.0)
+            for i in range(-window, window + 1)
+        )
+        total += max(below(-window) - e * below(-window - m), 0.0) + max(
+            above(window) - e * above(window - m), 0.0
+        )
         worst = max(worst, total)
     return worst
 
@@ -113,8 +136,10 @@ def test_rounded_private_noises_are_feasible_for_the_lower_bound(eps, delta, k):
     rounded laws satisfy (G) on every window with its tail blocks, and the lower bound stays below
     their expected loss."""
     prob = dpdro.Problem(epsilon=eps, delta=delta, loss="l1")
-    noises = [Staircase(epsilon=eps).to_piecewise_uniform(periods=12),
-              dpdro.upper_bound(prob, dpdro.Partition.uniform(_window(prob, 3, 1.5), 1 / 3)).noise]
+    noises = [
+        Staircase(epsilon=eps).to_piecewise_uniform(periods=12),
+        dpdro.upper_bound(prob, dpdro.Partition.uniform(_window(prob, 3, 1.5), 1 / 3)).noise,
+    ]
     for noise in noises:
         assert dpdro.certify_delta(noise, eps, 1.0) <= delta
         pts, q = _rounded_law(noise, 1 / k)
@@ -124,8 +149,10 @@ def test_rounded_private_noises_are_feasible_for_the_lower_bound(eps, delta, k):
             assert lb.value <= noise.expected_loss("l1")
 
 
-@pytest.mark.parametrize("eps,delta,loss", [(1.0, 0.2, "l1"), (0.3, 0.05, "l2"), (2.0, 0.25, "l1"),
-                                            (1.0, 0.2, dpdro.asymmetric_loss())])
+@pytest.mark.parametrize(
+    "eps,delta,loss",
+    [(1.0, 0.2, "l1"), (0.3, 0.05, "l2"), (2.0, 0.25, "l1"), (1.0, 0.2, dpdro.asymmetric_loss())],
+)
 def test_grid_bounds_sandwich_and_tighten(eps, delta, loss):
     prob = dpdro.Problem(epsilon=eps, delta=delta, loss=loss)
     gaps = []
@@ -141,18 +168,18 @@ def test_grid_bounds_sandwich_and_tighten(eps, delta, loss):
 
 def test_lower_bound_with_cell_infima_for_losses_without_rounding():
     prob = dpdro.Problem(epsilon=1.0, delta=0.2, loss=dpdro.PowerLoss(3))
-    assert not rounding_applies(prob, 0.25)
+    assert prob.rounding_excess(0.25) is None
     with pytest.raises(ValueError, match="coefficients='rounding' needs"):
         GridLP(prob, 4, 8, "lower", coefficients="rounding")
     lb = grid_lower_bound(prob, 4, 8)
     ub = grid_upper_bound(prob, 4, 12)
-    assert 0 < lb.value <= ub.value
+    assert 0 < lb.value <= ub.value and lb.coefficients == "infimum"
 
 
 @pytest.mark.parametrize("delta", [1e-9, 1e-12])
 def test_small_delta_is_certified_exactly(delta):
-    """HiGHS's absolute tolerance (1e-9) exceeds δ: the scaled formulation releases a noise certified
-    at most δ, and the bracket stays tight."""
+    """HiGHS's absolute tolerance (1e-9) exceeds δ: the scaled formulation releases a noise
+    certified at most δ, and the bracket stays tight."""
     prob = dpdro.Problem(epsilon=1.0, delta=delta, loss="l1")
     ub = grid_upper_bound(prob, 4, _window(prob, 4, 1.5))
     lb = grid_lower_bound(prob, 4, _window(prob, 4, 1.0))
@@ -177,7 +204,8 @@ def test_monotone_problem():
     assert dpdro.certify_delta(ub.noise, 1.0, 1.0) <= 0.2
     assert 0 < lb.value <= ub.value
     free = dpdro.Problem(epsilon=1.0, delta=0.2, loss="l1")
-    assert grid_upper_bound(free, 8, _window(prob, 8, 1.5), atom=False).value <= ub.value  # a restriction
+    # a restriction
+    assert grid_upper_bound(free, 8, _window(prob, 8, 1.5), atom=False).value <= ub.value
     # the lower bound of a monotone problem is the better of its own LP and the free rounding bound
     assert lb.value >= grid_lower_bound(free, 8, _window(prob, 8, 1.0)).value
 
@@ -191,7 +219,8 @@ def test_callable_loss():
 
 
 def test_lower_bound_is_valid_for_perturbed_duals():
-    """The certified lower bound is the Lagrangian at any duals: perturbed duals give smaller values."""
+    """The certified lower bound is the Lagrangian at any duals: perturbed duals give smaller
+    values."""
     prob = dpdro.Problem(epsilon=2.0, delta=0.1, loss="l1")
     lp = GridLP(prob, 4, 8, "lower")
     sol = _solve(lp)
@@ -201,3 +230,11 @@ def test_lower_bound_is_valid_for_perturbed_duals():
     for scale in (1e-6, 1e-3, 1.0):
         noisy = sol.row_duals * (1 + scale * rng.standard_normal(sol.row_duals.size))
         assert lp.dual_bound(noisy) <= sol.objective + 1e-12
+
+
+def test_a_support_too_narrow_for_any_private_noise_is_infeasible():
+    """One-sided noise on [−8, 0] cannot be (1, 0.01)-DP (it needs about 2·A(δ/2) ≈ 10.3): the lower
+    bound's relaxation is infeasible, and says so."""
+    prob = dpdro.Problem(epsilon=1.0, delta=0.01, support=(-8.0, 0.0))
+    with pytest.raises(dpdro.InfeasibleError, match="no noise supported in"):
+        grid_lower_bound(prob, 4, 40)

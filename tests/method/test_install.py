@@ -41,7 +41,9 @@ print("ok", dpdro.__version__, round(res.upper.value, 4))
 
 def _venv(path: Path) -> Path:
     try:
-        subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [sys.executable, "-m", "venv", str(path)], check=True, capture_output=True, timeout=120
+        )
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
         pytest.skip(f"cannot create a virtual environment here: {exc}")
     py = path / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
@@ -57,8 +59,23 @@ def test_wheel_holds_only_dpdro_and_works_from_another_directory(tmp_path):
         shutil.copy(ROOT / name, src / name)
     shutil.copytree(ROOT / "dpdro", src / "dpdro", ignore=shutil.ignore_patterns("__pycache__"))
     dist = tmp_path / "dist"
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-                            "-w", str(dist), str(src)], capture_output=True, text=True, timeout=300)
+    build = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-w",
+            str(dist),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert build.returncode == 0, build.stdout + build.stderr
     (wheel,) = dist.glob("dpdro-*.whl")
     tops = {n.split("/")[0] for n in zipfile.ZipFile(wheel).namelist()}
@@ -70,21 +87,45 @@ def test_wheel_holds_only_dpdro_and_works_from_another_directory(tmp_path):
     assert "dpdro = dpdro.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
     py = _venv(tmp_path / "venv")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
+    }
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    install = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", str(wheel)],
-                             capture_output=True, text=True, env=env, timeout=300)
+    install = subprocess.run(
+        [str(py), "-m", "pip", "install", "--no-deps", "--no-index", str(wheel)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert install.returncode == 0, install.stdout + install.stderr
-    # the dependencies (numpy, scipy, highspy) come from this interpreter's site-packages; a path added
-    # by a .pth file does not run the .pth files there, so this repository's editable installs stay out
-    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, env=env, check=True).stdout.strip()
+    # the dependencies (numpy, scipy, highspy) come from this interpreter's site-packages; a path
+    # added by a .pth file does not run the .pth files there, so this repository's editable installs
+    # stay out
+    site = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout.strip()
     Path(site, "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    run = subprocess.run([str(py), "-c", CHECK], cwd=elsewhere, capture_output=True, text=True, env=env, timeout=300)
+    run = subprocess.run(
+        [str(py), "-c", CHECK], cwd=elsewhere, capture_output=True, text=True, env=env, timeout=300
+    )
     assert run.returncode == 0 and run.stdout.startswith("ok"), run.stdout + run.stderr
-    exe = py.parent / ("dpdro.exe" if os.name == "nt" else "dpdro")  # the console script of the wheel
-    run = subprocess.run([str(exe), "catalog", "list"], cwd=elsewhere, capture_output=True, text=True, env=env,
-                         timeout=300)
-    assert run.returncode == 0 and run.stdout.startswith("catalog: epsilon in ["), run.stdout + run.stderr
+    # the console script of the wheel
+    exe = py.parent / ("dpdro.exe" if os.name == "nt" else "dpdro")
+    run = subprocess.run(
+        [str(exe), "catalog", "list"],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert run.returncode == 0 and run.stdout.startswith("catalog: epsilon in ["), (
+        run.stdout + run.stderr
+    )

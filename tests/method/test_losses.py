@@ -16,26 +16,43 @@ LOSSES = [
     dpdro.PiecewiseLinear([-1.0, 0.0, 2.0], [1.0, 0.0, 3.0], left_slope=-2.0, right_slope=0.5),
     dpdro.CallableLoss(lambda x: np.log1p(np.abs(x)) + 0.1 * x * x, name="log1p+quad"),
 ]
-CELLS = np.array([(-3.0, -2.5), (-0.3, 0.2), (0.0, 0.125), (-1.0, 0.0), (0.7, 2.9), (1000.0, 1000.001),
-                  (-5.0, 5.0), (1.0, 1.0 + 1e-9)])
+CELLS = np.array(
+    [
+        (-3.0, -2.5),
+        (-0.3, 0.2),
+        (0.0, 0.125),
+        (-1.0, 0.0),
+        (0.7, 2.9),
+        (1000.0, 1000.001),
+        (-5.0, 5.0),
+        (1.0, 1.0 + 1e-9),
+    ]
+)
 
 
-@pytest.mark.parametrize("loss", LOSSES, ids=lambda l: l.name)
+@pytest.mark.parametrize("loss", LOSSES, ids=lambda piece: piece.name)
 def test_cell_average_matches_quadrature(loss):
     a, b = CELLS[:, 0], CELLS[:, 1]
     got = loss.cell_average(a, b)
-    for (lo, hi), g in zip(CELLS, got):
-        ref = integrate.quad(lambda x: float(loss(x)), lo, hi, points=[0.0] if lo < 0 < hi else None,
-                             epsabs=1e-14, epsrel=1e-13, limit=200)[0] / (hi - lo)
+    for (lo, hi), g in zip(CELLS, got, strict=False):
+        ref = integrate.quad(
+            lambda x: float(loss(x)),
+            lo,
+            hi,
+            points=[0.0] if lo < 0 < hi else None,
+            epsabs=1e-14,
+            epsrel=1e-13,
+            limit=200,
+        )[0] / (hi - lo)
         assert g == pytest.approx(ref, rel=1e-9, abs=1e-12)
 
 
-@pytest.mark.parametrize("loss", LOSSES, ids=lambda l: l.name)
+@pytest.mark.parametrize("loss", LOSSES, ids=lambda piece: piece.name)
 def test_cell_infimum_is_a_lower_bound_and_tight(loss):
     a, b = CELLS[:, 0], CELLS[:, 1]
     got = loss.cell_infimum(a, b)
     avg = loss.cell_average(a, b)
-    for (lo, hi), g, m in zip(CELLS, got, avg):
+    for (lo, hi), g, m in zip(CELLS, got, avg, strict=False):
         dense = loss(np.linspace(lo, hi, 20001)).min()
         assert g <= dense + 1e-12
         assert g == pytest.approx(dense, rel=1e-6, abs=1e-9)
@@ -53,7 +70,7 @@ def test_closed_forms():
     assert dpdro.asymmetric_loss()(np.array([-1.0, 1.0])).tolist() == [1.0, 2.0]
 
 
-@pytest.mark.parametrize("loss", LOSSES, ids=lambda l: l.name)
+@pytest.mark.parametrize("loss", LOSSES, ids=lambda piece: piece.name)
 def test_tail_infimum(loss):
     a, b = -2.0, 3.0
     xs = np.concatenate((np.linspace(-200, a, 40001), np.linspace(b, 200, 40001)))
@@ -61,11 +78,14 @@ def test_tail_infimum(loss):
 
 
 def test_callable_with_lipschitz_constant_is_rigorous():
-    loss = dpdro.CallableLoss(lambda x: np.abs(x) + 0.3 * np.cos(7 * x) + 0.3, lipschitz=3.2,
-                              tail_infimum=lambda a, b: 0.0)
+    loss = dpdro.CallableLoss(
+        lambda x: np.abs(x) + 0.3 * np.cos(7 * x) + 0.3,
+        lipschitz=3.2,
+        tail_infimum=lambda a, b: 0.0,
+    )
     a = np.linspace(-3, 3, 61)
     got = loss.cell_infimum(a[:-1], a[1:])
-    for lo, hi, g in zip(a[:-1], a[1:], got):
+    for lo, hi, g in zip(a[:-1], a[1:], got, strict=False):
         assert g <= loss(np.linspace(lo, hi, 5001)).min() + 1e-15
 
 
@@ -86,15 +106,34 @@ def _interpolation_excess_numeric(loss, beta, lo=-6.0, hi=6.0, per_cell=400):
     return float(np.max((1 - t) * loss(a) + t * loss(a + beta) - loss(x)))
 
 
-@pytest.mark.parametrize("loss, beta", [
-    (dpdro.make_loss("l1"), 0.25), (dpdro.make_loss("l2"), 0.25), (dpdro.make_loss("l2"), 1 / 3),
-    (dpdro.PowerLoss(0.5), 0.5), (dpdro.PowerLoss(1.5), 0.25), (dpdro.Pinball(0.2), 0.25),
-    (dpdro.asymmetric_loss(), 0.1),
-    (dpdro.PiecewiseLinear([-1.0, 0.0, 2.0], [1.0, 0.0, 3.0], left_slope=-2.0, right_slope=0.5), 0.25),  # knots on the grid
-    (dpdro.PiecewiseLinear([-0.9, 0.1, 2.0], [1.0, 0.0, 3.0], left_slope=-2.0, right_slope=0.5), 0.25),  # knots off the grid
-], ids=lambda v: v.name if isinstance(v, dpdro.Loss) else f"beta={v:.3g}")
+@pytest.mark.parametrize(
+    "loss, beta",
+    [
+        (dpdro.make_loss("l1"), 0.25),
+        (dpdro.make_loss("l2"), 0.25),
+        (dpdro.make_loss("l2"), 1 / 3),
+        (dpdro.PowerLoss(0.5), 0.5),
+        (dpdro.PowerLoss(1.5), 0.25),
+        (dpdro.Pinball(0.2), 0.25),
+        (dpdro.asymmetric_loss(), 0.1),
+        (
+            dpdro.PiecewiseLinear(
+                [-1.0, 0.0, 2.0], [1.0, 0.0, 3.0], left_slope=-2.0, right_slope=0.5
+            ),
+            0.25,
+        ),  # knots on the grid
+        (
+            dpdro.PiecewiseLinear(
+                [-0.9, 0.1, 2.0], [1.0, 0.0, 3.0], left_slope=-2.0, right_slope=0.5
+            ),
+            0.25,
+        ),  # knots off the grid
+    ],
+    ids=lambda v: v.name if isinstance(v, dpdro.Loss) else f"beta={v:.3g}",
+)
 def test_grid_interpolation_excess_matches_dense_evaluation(loss, beta):
-    """The randomized-rounding lower bound subtracts sup(Îc − c): closed forms against a dense scan."""
+    """The randomized-rounding lower bound subtracts sup(Îc − c): closed forms against a dense
+    scan."""
     e = loss.grid_interpolation_excess(beta)
     numeric = _interpolation_excess_numeric(loss, beta)
     assert e >= numeric - 1e-12  # never too small (the bound would be invalid)
@@ -105,6 +144,8 @@ def test_grid_interpolation_excess_closed_forms_and_unavailable():
     assert dpdro.make_loss("l1").grid_interpolation_excess(0.1) == 0.0
     assert dpdro.make_loss("l2").grid_interpolation_excess(0.1) == pytest.approx(0.0025, rel=1e-14)
     assert dpdro.PowerLoss(3.0).grid_interpolation_excess(0.1) is None  # unbounded in |x|
-    assert dpdro.CallableLoss(lambda x: np.abs(x), name="abs").grid_interpolation_excess(0.1) is None
+    assert (
+        dpdro.CallableLoss(lambda x: np.abs(x), name="abs").grid_interpolation_excess(0.1) is None
+    )
     with pytest.raises(ValueError):
         dpdro.make_loss("l2").grid_interpolation_excess(0.0)

@@ -1,7 +1,7 @@
 """Literature mechanisms and the 'near optimal lower bound' (dpdro.mechanisms).
 
-Paper numbers below are quoted only here, as test oracles: Example 1 (Section 1), Figure 3 (values
-from the authors' scripts visualize_bounds-*.jl) and Tables 4 and 5 (Appendix D).
+Paper numbers below are quoted only here, as test oracles: Example 1 (Section 1). The paper-only
+rounded variants of the lower bound are tested with the book (tests/repro/test_literature.py).
 """
 
 import math
@@ -12,8 +12,16 @@ import pytest
 from scipy import integrate, optimize, stats
 
 import dpdro
-from dpdro.mechanisms import (AnalyticGaussian, Gaussian, Laplace, Staircase, TruncatedLaplace, Tulap, gaussian_delta,
-                              near_optimal_lower_bound)
+from dpdro.mechanisms import (
+    AnalyticGaussian,
+    Gaussian,
+    Laplace,
+    Staircase,
+    TruncatedLaplace,
+    Tulap,
+    gaussian_delta,
+    near_optimal_lower_bound,
+)
 from dpdro.sampling import SecureSampler
 
 MECHANISMS = {
@@ -47,13 +55,16 @@ def support(m):
 
 def quad_pieces(f, lo, hi, pts, epsabs=0.0):
     grid = [lo, *sorted(p for p in pts if lo < p < hi), hi]
-    pieces = zip(grid[:-1], grid[1:])
-    return math.fsum(integrate.quad(f, a, b, epsabs=epsabs, epsrel=1e-12, limit=200)[0] for a, b in pieces)
+    pieces = zip(grid[:-1], grid[1:], strict=False)
+    return math.fsum(
+        integrate.quad(f, a, b, epsabs=epsabs, epsrel=1e-12, limit=200)[0] for a, b in pieces
+    )
 
 
 # ------------------------------------------------------------------ Example 1
 def test_example_1_standard_deviations():
-    """Example 1: Laplace 510.28, Gaussian 689.21, analytic Gaussian 300.96, truncated Laplace 273.48 INR.
+    """Example 1: Laplace 510.28, Gaussian 689.21, analytic Gaussian 300.96, truncated Laplace
+    273.48 INR.
 
     The paper prints two decimals, so we require |ours − paper| ≤ 0.005 INR (+1e-6 for our own
     rounding). The Laplace value uses Δf = 70/194 thousand INR; the three (1, 0.2)-DP values match
@@ -63,13 +74,24 @@ def test_example_1_standard_deviations():
     exact, rounded = 70 / 194, 0.36
     tol = 0.005 + 1e-6
     assert 1000 * Laplace(epsilon=1, sensitivity=exact).std == pytest.approx(510.28, abs=tol)
-    assert 1000 * Gaussian(epsilon=1, delta=0.2, sensitivity=rounded).std == pytest.approx(689.21, abs=tol)
-    assert 1000 * AnalyticGaussian(epsilon=1, delta=0.2, sensitivity=rounded).std == pytest.approx(300.96, abs=tol)
-    assert 1000 * TruncatedLaplace(epsilon=1, delta=0.2, sensitivity=rounded).std == pytest.approx(273.48, abs=tol)
+    assert 1000 * Gaussian(epsilon=1, delta=0.2, sensitivity=rounded).std == pytest.approx(
+        689.21, abs=tol
+    )
+    assert 1000 * AnalyticGaussian(epsilon=1, delta=0.2, sensitivity=rounded).std == pytest.approx(
+        300.96, abs=tol
+    )
+    assert 1000 * TruncatedLaplace(epsilon=1, delta=0.2, sensitivity=rounded).std == pytest.approx(
+        273.48, abs=tol
+    )
     for cls in (Gaussian, AnalyticGaussian, TruncatedLaplace):
-        ratio = cls(epsilon=1, delta=0.2, sensitivity=exact).std / cls(epsilon=1, delta=0.2, sensitivity=rounded).std
+        ratio = (
+            cls(epsilon=1, delta=0.2, sensitivity=exact).std
+            / cls(epsilon=1, delta=0.2, sensitivity=rounded).std
+        )
         assert ratio == pytest.approx(exact / rounded, rel=1e-12)
-    assert 1000 * TruncatedLaplace(epsilon=1, delta=0.2, sensitivity=exact).std == pytest.approx(274.11, abs=tol)
+    assert 1000 * TruncatedLaplace(epsilon=1, delta=0.2, sensitivity=exact).std == pytest.approx(
+        274.11, abs=tol
+    )
 
 
 # ------------------------------------------------------------------ distributions
@@ -88,16 +110,21 @@ def test_closed_form_losses_match_quadrature(name):
     m = MECHANISMS[name]()
     lo, hi, pts = support(m)
     for loss, c in (("l1", abs), ("l2", lambda x: x * x)):
-        ref = quad_pieces(lambda x: c(x) * float(m.pdf(x)), lo, hi, pts)
+        ref = quad_pieces(lambda x, c=c: c(x) * float(m.pdf(x)), lo, hi, pts)
         assert m.expected_loss(loss) == pytest.approx(ref, rel=1e-10)
     assert m.std == pytest.approx(math.sqrt(m.expected_loss("l2")), rel=1e-14)
     # the generic path (any other loss) on the same two losses, and on an asymmetric one
-    assert m.expected_loss(dpdro.CallableLoss(lambda x: np.abs(x))) == pytest.approx(m.expected_loss("l1"), rel=1e-10)
-    assert m.expected_loss(dpdro.PowerLoss(2.0000000001)) == pytest.approx(m.expected_loss("l2"), rel=1e-8)
+    assert m.expected_loss(dpdro.CallableLoss(lambda x: np.abs(x))) == pytest.approx(
+        m.expected_loss("l1"), rel=1e-10
+    )
+    assert m.expected_loss(dpdro.PowerLoss(2.0000000001)) == pytest.approx(
+        m.expected_loss("l2"), rel=1e-8
+    )
     pinball = dpdro.Pinball(0.3)
     ref = quad_pieces(lambda x: float(pinball(x)) * float(m.pdf(x)), lo, hi, pts)
     assert m.expected_loss(pinball) == pytest.approx(ref, rel=1e-9)
-    assert m.expected_loss(pinball) == pytest.approx(0.5 * m.expected_loss("l1"), rel=1e-9)  # symmetric noise
+    # symmetric noise
+    assert m.expected_loss(pinball) == pytest.approx(0.5 * m.expected_loss("l1"), rel=1e-9)
 
 
 @pytest.mark.parametrize("name", MECHANISMS)
@@ -124,37 +151,51 @@ def test_truncated_laplace_github_appendix_formulas():
     lam = 1.7 / 0.8
     A = lam * math.log(1 + (math.exp(0.8) - 1) / 0.2)
     B = 1 / (2 * lam * (1 - math.exp(-A / lam)))
-    assert tl.half_width == pytest.approx(A, rel=1e-14) and tl.normalizer == pytest.approx(B, rel=1e-14)
+    assert tl.half_width == pytest.approx(A, rel=1e-14) and tl.normalizer == pytest.approx(
+        B, rel=1e-14
+    )
     x = np.linspace(-A, A, 41)
-    appendix_cdf = 0.5 - np.sign(x) * (-0.5 + B * lam * np.exp(-np.abs(x) / lam) - B * lam * math.exp(-A / lam))
+    appendix_cdf = 0.5 - np.sign(x) * (
+        -0.5 + B * lam * np.exp(-np.abs(x) / lam) - B * lam * math.exp(-A / lam)
+    )
     assert np.allclose(tl.cdf(x), appendix_cdf, atol=1e-14)
     u = np.linspace(0, 1, 41)
-    appendix_ppf = -np.sign(u - 0.5) * lam * np.log(np.minimum(u, 1 - u) / (B * lam) + math.exp(-A / lam))
+    appendix_ppf = (
+        -np.sign(u - 0.5) * lam * np.log(np.minimum(u, 1 - u) / (B * lam) + math.exp(-A / lam))
+    )
     assert np.allclose(tl.ppf(u), appendix_ppf, atol=1e-13)
-    assert tl.ppf(0.0) == pytest.approx(-A, rel=1e-15) and tl.ppf(1.0) == pytest.approx(A, rel=1e-15)
+    assert tl.ppf(0.0) == pytest.approx(-A, rel=1e-15) and tl.ppf(1.0) == pytest.approx(
+        A, rel=1e-15
+    )
     assert tl.pdf(A * (1 + 1e-12)) == 0.0
     # E|X| and E X² of the authors' C++ code (data_independent.cpp) with q = (e^ε − 1)/(2δ)
     q = (math.exp(0.8) - 1) / 0.2
     assert tl.expected_loss("l1") == pytest.approx(lam * (1 - math.log1p(q) / q), rel=1e-14)
     L = math.log1p(q)
-    assert tl.expected_loss("l2") == pytest.approx(2 * lam**2 * (1 - (L + 0.5 * L**2) / q), rel=1e-13)
+    assert tl.expected_loss("l2") == pytest.approx(
+        2 * lam**2 * (1 - (L + 0.5 * L**2) / q), rel=1e-13
+    )
     # small q (ε → 0, δ large): the series branch agrees with quadrature
     small = TruncatedLaplace(epsilon=1e-4, delta=0.6)
     A = small.half_width
     for loss, c in (("l1", abs), ("l2", lambda x: x * x)):
-        ref = quad_pieces(lambda x: c(x) * small.pdf(x), -A, A, [0])
+        ref = quad_pieces(lambda x, c=c: c(x) * small.pdf(x), -A, A, [0])
         assert small.expected_loss(loss) == pytest.approx(ref, rel=1e-11)
 
 
 # ------------------------------------------------------------------ exact privacy
 def hockey_stick(pdf, epsilon, phi, lo, hi, pts):
     """∫ (p(y) − e^ε p(y − φ))_+ dy by quadrature (an independent check of exact_delta)."""
-    f = lambda y: max(float(pdf(y)) - math.exp(epsilon) * float(pdf(y - phi)), 0.0)
+
+    def f(y):
+        return max(float(pdf(y)) - math.exp(epsilon) * float(pdf(y - phi)), 0.0)
+
     return quad_pieces(f, lo, hi, pts, epsabs=1e-15)  # exact zeros carry rounding noise
 
 
-@pytest.mark.parametrize("epsilon,delta",
-                         [(1.0, 0.2), (0.005, 0.005), (0.2, 0.05), (5.0, 0.25), (2.0, 1e-9), (0.5, 0.5)])
+@pytest.mark.parametrize(
+    "epsilon,delta", [(1.0, 0.2), (0.005, 0.005), (0.2, 0.05), (5.0, 0.25), (2.0, 1e-9), (0.5, 0.5)]
+)
 def test_truncated_laplace_is_tight_at_nominal_delta(epsilon, delta):
     tl = TruncatedLaplace(epsilon=epsilon, delta=delta, sensitivity=1.5)
     assert tl.exact_delta() == pytest.approx(delta, rel=1e-12)
@@ -172,7 +213,8 @@ def test_truncated_laplace_above_half_is_private_but_not_tight():
     num = hockey_stick(tl.pdf, 1.0, 1.0, -A, A + 1, [-A + 1, 0.0, 1.0, A])
     assert tl.exact_delta() == pytest.approx(num, rel=1e-9)
     assert tl.exact_delta() < 0.75
-    # independent, LP-free check: a histogram of the density on the lattice Δf/400 (certified exactly)
+    # independent, LP-free check: a histogram of the density on the lattice Δf/400 (certified
+    # exactly)
     h = tl.sensitivity / 400
     edges = np.arange(math.floor(-A / h), math.ceil(A / h) + 1) * h
     hist = dpdro.PiecewiseUniform(edges, np.diff(tl.cdf(edges)), grid=h)
@@ -192,7 +234,11 @@ def test_laplace_and_gaussian_privacy_profiles():
         num = hockey_stick(g.pdf, e, 0.8, -40 * g.sigma, 40 * g.sigma, [cross])
         assert g.exact_delta(e) == pytest.approx(num, rel=1e-8)
     # the classical calibration is private for ε < 1 (Dwork and Roth, Thm A.1) but not for every ε
-    assert all(Gaussian(epsilon=e, delta=d).exact_delta() <= d for e in (0.01, 0.5, 0.99) for d in (1e-9, 0.01, 0.3))
+    assert all(
+        Gaussian(epsilon=e, delta=d).exact_delta() <= d
+        for e in (0.01, 0.5, 0.99)
+        for d in (1e-9, 0.01, 0.3)
+    )
     assert Gaussian(epsilon=10.0, delta=0.01).exact_delta() > 0.01
 
 
@@ -209,7 +255,9 @@ def test_analytic_gaussian_is_private_and_tight(epsilon, delta):
 def test_analytic_gaussian_delta_matches_quadrature():
     ag = AnalyticGaussian(epsilon=1.0, delta=0.2)
     cross = 0.5 - ag.sigma**2  # where p(y) = e^ε p(y − 1)
-    assert hockey_stick(ag.pdf, 1.0, 1.0, -40 * ag.sigma, 40 * ag.sigma, [cross]) == pytest.approx(0.2, rel=1e-9)
+    assert hockey_stick(ag.pdf, 1.0, 1.0, -40 * ag.sigma, 40 * ag.sigma, [cross]) == pytest.approx(
+        0.2, rel=1e-9
+    )
     # log-space evaluation where both Φ terms are tiny: Φ(−9) − e^20 Φ(−11) ≈ 2.0e-20
     direct = stats.norm.sf(9.0) - math.exp(20.0) * stats.norm.sf(11.0)
     assert gaussian_delta(sigma=0.5, epsilon=20.0) == pytest.approx(direct, rel=1e-9)
@@ -222,10 +270,17 @@ def test_staircase_optimal_gamma_and_l1_value(epsilon):
     d = 1.7
     st = Staircase(epsilon=epsilon, sensitivity=d)
     assert st.gamma == pytest.approx(1 / (1 + math.exp(epsilon / 2)), rel=1e-14)
-    assert st.expected_loss("l1") == pytest.approx(d * math.exp(epsilon / 2) / math.expm1(epsilon), rel=1e-12)
+    assert st.expected_loss("l1") == pytest.approx(
+        d * math.exp(epsilon / 2) / math.expm1(epsilon), rel=1e-12
+    )
     for loss in ("l1", "l2"):
-        cost = lambda g: Staircase(epsilon=epsilon, sensitivity=d, gamma=g).expected_loss(loss)
-        res = optimize.minimize_scalar(cost, bounds=(0, 1), method="bounded", options={"xatol": 1e-12})
+
+        def cost(g, loss=loss):
+            return Staircase(epsilon=epsilon, sensitivity=d, gamma=g).expected_loss(loss)
+
+        res = optimize.minimize_scalar(
+            cost, bounds=(0, 1), method="bounded", options={"xatol": 1e-12}
+        )
         gamma = Staircase.optimal_gamma(epsilon, loss)
         assert cost(gamma) <= res.fun * (1 + 1e-13)
         assert gamma == pytest.approx(res.x, abs=1e-6)
@@ -239,7 +294,9 @@ def test_staircase_is_pure_dp_and_laplace_is_worse():
     for phi in (0.25, 0.5, 1.0):
         assert np.all(st.pdf(y) <= math.exp(1.0) * st.pdf(y - phi) * (1 + 1e-12))
     lap = Laplace(epsilon=1.0)
-    assert st.expected_loss("l1") < lap.expected_loss("l1") and st.expected_loss("l2") < lap.expected_loss("l2")
+    assert st.expected_loss("l1") < lap.expected_loss("l1") and st.expected_loss(
+        "l2"
+    ) < lap.expected_loss("l2")
 
 
 @pytest.mark.parametrize("gamma", [0.0, 0.3, 1.0])
@@ -259,122 +316,128 @@ def test_truncated_staircase_delta_shrinks_with_periods():
         certified = dpdro.certify_delta(noise, 0.8, 1.0)
         assert certified == pytest.approx(noise.metadata["delta"], rel=1e-9)
         deltas.append(certified)
-    assert all(a > b for a, b in zip(deltas, deltas[1:]))
+    assert all(a > b for a, b in zip(deltas, deltas[1:], strict=False))
     wide = st.to_piecewise_uniform(60)
     assert wide.expected_loss("l1") == pytest.approx(st.expected_loss("l1"), rel=1e-9)
-    assert wide.metadata["delta"] < 1e-20 and dpdro.certify_delta(wide, 0.8, 1.0) < 1e-10  # (+ rounding bound)
+    # (+ rounding bound)
+    assert wide.metadata["delta"] < 1e-20 and dpdro.certify_delta(wide, 0.8, 1.0) < 1e-10
     # γ = 1: every second cell is empty and is dropped; still a valid PiecewiseUniform
     flat = Staircase(epsilon=0.8, gamma=1.0).to_piecewise_uniform(3)
     assert flat.edges.size == 7 and np.allclose(np.diff(flat.edges), 1.0)
 
 
 # ------------------------------------------------------------------ near optimal lower bound
-GRID = [(e, d) for e in (0.005, 0.1, 0.5, 1.0, 2.0, 5.0) for d in (1e-6, 0.005, 0.05, 0.2, 0.3, 0.5, 0.75)]
+GRID = [
+    (e, d)
+    for e in (0.005, 0.1, 0.5, 1.0, 2.0, 5.0)
+    for d in (1e-6, 0.005, 0.05, 0.2, 0.3, 0.5, 0.75)
+]
 
 
 @pytest.mark.parametrize("loss", ["l1", "l2"])
 def test_lower_bound_below_every_feasible_mechanism(loss):
     for e, d in GRID:
         exact = near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=1.3, loss=loss)
-        down = near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=1.3, loss=loss, rounding="down")
-        up = near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=1.3, loss=loss, rounding="up")
-        assert 0 <= down <= exact <= up
-        feasible = [TruncatedLaplace(epsilon=e, delta=d, sensitivity=1.3),
-                    AnalyticGaussian(epsilon=e, delta=d, sensitivity=1.3),
-                    Laplace(epsilon=e, sensitivity=1.3),  # pure DP noise is also (ε, δ)-DP
-                    Staircase(epsilon=e, sensitivity=1.3, loss=loss)]
+        assert exact >= 0
+        feasible = [
+            TruncatedLaplace(epsilon=e, delta=d, sensitivity=1.3),
+            AnalyticGaussian(epsilon=e, delta=d, sensitivity=1.3),
+            Laplace(epsilon=e, sensitivity=1.3),  # pure DP noise is also (ε, δ)-DP
+            Staircase(epsilon=e, sensitivity=1.3, loss=loss),
+        ]
         assert exact <= min(m.expected_loss(loss) for m in feasible)
 
 
 def test_lower_bound_below_dpdro_upper_bounds():
-    for e, d, loss, L, beta in [(1.0, 0.2, "l1", 8, 0.25), (0.2, 0.05, "l1", 24, 0.5), (1.0, 0.2, "l2", 8, 0.25)]:
+    for e, d, loss, L, beta in [
+        (1.0, 0.2, "l1", 8, 0.25),
+        (0.2, 0.05, "l1", 24, 0.5),
+        (1.0, 0.2, "l2", 8, 0.25),
+    ]:
         prob = dpdro.Problem(epsilon=e, delta=d, sensitivity=1.0, loss=loss)
         ub = dpdro.upper_bound(prob, dpdro.Partition.uniform(L=L, beta=beta))
         assert near_optimal_lower_bound(epsilon=e, delta=d, loss=loss) <= ub.value
 
 
-def test_lower_bound_is_monotone_but_the_rounded_versions_are_not():
+def test_lower_bound_is_monotone_in_delta():
     deltas = np.linspace(0.01, 0.6, 120)
     exact = [near_optimal_lower_bound(epsilon=0.3, delta=d) for d in deltas]
-    down = [near_optimal_lower_bound(epsilon=0.3, delta=d, rounding="down") for d in deltas]
     assert np.all(np.diff(exact) <= 0)
-    assert np.any(np.diff(down) > 0)  # footnote 3: "a non-monotonic parameter rounding"
 
 
-def test_lower_bound_closed_forms_and_authors_code():
+def test_lower_bound_closed_forms():
     e, d, s = 0.2, 0.05, 2.0
-    a, b = (d + math.expm1(e) / 2) / math.exp(e), math.exp(-e)
-    n, total = 0, 0.0  # the loop of data_independent.cpp ("TLap Lower Bound")
-    while total + a * b**n <= 0.5:
-        total += a * b**n
-        n += 1
-    cpp = 2 * a * s * ((b - b**n) / (1 - b) ** 2 - (n - 1) * b**n / (1 - b))
-    assert near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=s, rounding="down") == pytest.approx(cpp, rel=1e-12)
-    assert near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=s, rounding="up") == pytest.approx(
-        2 * a * s * sum(k * b**k for k in range(1, n + 1)), rel=1e-12)
+    b = math.exp(-e)
+    n = math.floor(TruncatedLaplace(epsilon=e, delta=d, sensitivity=s).half_width / s)
     q = math.expm1(e) / (2 * d)
     L = [((1 + q) * b**k - 1) / (2 * q) for k in range(1, n + 1)]
     assert all(x >= 0 for x in L) and ((1 + q) * b ** (n + 1) - 1) < 0  # n = ⌊A/Δf⌋
-    assert n == math.floor(TruncatedLaplace(epsilon=e, delta=d, sensitivity=s).half_width / s)
-    assert near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=s) == pytest.approx(2 * s * sum(L), rel=1e-12)
+    assert near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=s) == pytest.approx(
+        2 * s * sum(L), rel=1e-12
+    )
     assert near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=s, loss="l2") == pytest.approx(
-        2 * s**2 * sum((2 * k - 1) * x for k, x in enumerate(L, 1)), rel=1e-12)
-    assert near_optimal_lower_bound(epsilon=1.0, delta=0.5) == 0.0  # δ ≥ 1/2: only the trivial bound
+        2 * s**2 * sum((2 * k - 1) * x for k, x in enumerate(L, 1)), rel=1e-12
+    )
+    # δ ≥ 1/2: only the trivial bound
+    assert near_optimal_lower_bound(epsilon=1.0, delta=0.5) == 0.0
 
 
 def test_lower_bound_for_other_losses():
     kw = dict(epsilon=0.1, delta=0.02, sensitivity=1.0)
     l1 = near_optimal_lower_bound(**kw)
-    assert near_optimal_lower_bound(**kw, loss=dpdro.CallableLoss(lambda x: np.abs(x))) == pytest.approx(l1, rel=1e-12)
-    assert near_optimal_lower_bound(**kw, loss=dpdro.Pinball(0.3)) == pytest.approx(0.3 * l1, rel=1e-12)
+    assert near_optimal_lower_bound(
+        **kw, loss=dpdro.CallableLoss(lambda x: np.abs(x))
+    ) == pytest.approx(l1, rel=1e-12)
+    assert near_optimal_lower_bound(**kw, loss=dpdro.Pinball(0.3)) == pytest.approx(
+        0.3 * l1, rel=1e-12
+    )
     asym = dpdro.asymmetric_loss()  # |x| + 1[x > 0]|x|: its symmetric minorant is |x|
     assert near_optimal_lower_bound(**kw, loss=asym) == pytest.approx(l1, rel=1e-12)
     tl = TruncatedLaplace(**kw)
     assert near_optimal_lower_bound(**kw, loss=asym) <= tl.expected_loss(asym)
 
 
-def test_lower_bound_reproduces_paper_values():
-    # Figure 3 ('Near Optimal LB', Δf = 2) as printed by the authors' scripts: rounding up
-    up = lambda e, d: near_optimal_lower_bound(epsilon=e, delta=d, sensitivity=2.0, rounding="up")
-    assert up(1.0, 0.2) == pytest.approx(0.573357, abs=1e-6)
-    assert up(0.2, 0.05) == pytest.approx(3.91688, abs=1e-5)
-    # Table 5 (ℓ1, Δf = 1): the optimum O is recovered from Table 4, O = BUB − s4·max(O, 1) with BUB the
-    # truncated Laplace loss; then 100%·(O − BLB)/max(O, 1) must reproduce s5 to the printed 0.01%
-    cells = [  # (ε, δ, Table 4 %, Table 5 %, rounding that reproduces it)
-        (1.0, 0.2, 5.82, 26.71, "up"), (0.2, 0.05, 0.92, 16.37, "up"), (2.0, 0.005, 7.99, 25.97, "up"),
-        (0.005, 0.005, 0.17, 1.71, "down"), (0.1, 0.1, 0.90, 32.42, "down"),
-    ]
-    for e, d, s4, s5, rounding in cells:
-        bub = TruncatedLaplace(epsilon=e, delta=d).expected_loss("l1")
-        O = bub - s4 / 100 if bub - s4 / 100 < 1 else bub / (1 + s4 / 100)
-        blb = near_optimal_lower_bound(epsilon=e, delta=d, rounding=rounding)
-        assert 100 * (O - blb) / max(O, 1) == pytest.approx(s5, abs=0.015)
-
-
 # ------------------------------------------------------------------ validation
-@pytest.mark.parametrize("make, name", [
-    (lambda v: Laplace(epsilon=v), "epsilon"),
-    (lambda v: Laplace(epsilon=1, sensitivity=v), "sensitivity"),
-    (lambda v: Gaussian(epsilon=v, delta=0.1), "epsilon"),
-    (lambda v: AnalyticGaussian(epsilon=1, delta=0.1, sensitivity=v), "sensitivity"),
-    (lambda v: TruncatedLaplace(epsilon=v, delta=0.1), "epsilon"),
-    (lambda v: Staircase(epsilon=v), "epsilon"),
-    (lambda v: Tulap(epsilon=v, delta=0.1), "epsilon"),
-    (lambda v: Tulap(epsilon=1, delta=0.1, sensitivity=v), "sensitivity"),
-    (lambda v: near_optimal_lower_bound(epsilon=v, delta=0.1), "epsilon"),
-])
-@pytest.mark.parametrize("value, error", [(0.0, ValueError), (-1.0, ValueError), (math.inf, ValueError),
-                                          (math.nan, ValueError), ("1", TypeError), (True, TypeError)])
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda v: Laplace(epsilon=v), "epsilon"),
+        (lambda v: Laplace(epsilon=1, sensitivity=v), "sensitivity"),
+        (lambda v: Gaussian(epsilon=v, delta=0.1), "epsilon"),
+        (lambda v: AnalyticGaussian(epsilon=1, delta=0.1, sensitivity=v), "sensitivity"),
+        (lambda v: TruncatedLaplace(epsilon=v, delta=0.1), "epsilon"),
+        (lambda v: Staircase(epsilon=v), "epsilon"),
+        (lambda v: Tulap(epsilon=v, delta=0.1), "epsilon"),
+        (lambda v: Tulap(epsilon=1, delta=0.1, sensitivity=v), "sensitivity"),
+        (lambda v: near_optimal_lower_bound(epsilon=v, delta=0.1), "epsilon"),
+    ],
+)
+@pytest.mark.parametrize(
+    "value, error",
+    [
+        (0.0, ValueError),
+        (-1.0, ValueError),
+        (math.inf, ValueError),
+        (math.nan, ValueError),
+        ("1", TypeError),
+        (True, TypeError),
+    ],
+)
 def test_positive_parameters_are_validated(make, name, value, error):
     with pytest.raises(error, match=name):
         make(value)
 
 
-@pytest.mark.parametrize("make", [
-    lambda v: Gaussian(epsilon=1, delta=v), lambda v: AnalyticGaussian(epsilon=1, delta=v),
-    lambda v: TruncatedLaplace(epsilon=1, delta=v), lambda v: near_optimal_lower_bound(epsilon=1, delta=v),
-    lambda v: Tulap(epsilon=1, delta=v),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda v: Gaussian(epsilon=1, delta=v),
+        lambda v: AnalyticGaussian(epsilon=1, delta=v),
+        lambda v: TruncatedLaplace(epsilon=1, delta=v),
+        lambda v: near_optimal_lower_bound(epsilon=1, delta=v),
+        lambda v: Tulap(epsilon=1, delta=v),
+    ],
+)
 @pytest.mark.parametrize("value", [0.0, 1.0, 1.5, -0.2])
 def test_delta_is_validated(make, value):
     with pytest.raises(ValueError, match=r"delta must lie in the open interval \(0, 1\)"):
@@ -382,7 +445,9 @@ def test_delta_is_validated(make, value):
 
 
 def test_other_arguments_are_validated():
-    with pytest.raises(ValueError, match=r"gamma must lie in the closed interval \[0, 1\], got 1.5"):
+    with pytest.raises(
+        ValueError, match=r"gamma must lie in the closed interval \[0, 1\], got 1.5"
+    ):
         Staircase(epsilon=1, gamma=1.5)
     with pytest.raises(TypeError, match="gamma must be a real number"):
         Staircase(epsilon=1, gamma="0.3")
@@ -390,8 +455,6 @@ def test_other_arguments_are_validated():
         Staircase(epsilon=1).to_piecewise_uniform(0)
     with pytest.raises(TypeError, match="periods must be a positive integer"):
         Staircase(epsilon=1).to_piecewise_uniform(2.5)
-    with pytest.raises(ValueError, match="rounding must be one of"):
-        near_optimal_lower_bound(epsilon=1, delta=0.1, rounding="nearest")
     with pytest.raises(ValueError, match=r"phi must satisfy \|phi\| <= sensitivity"):
         TruncatedLaplace(epsilon=1, delta=0.1).exact_delta(1.5)
     with pytest.raises(ValueError, match="loss must be"):
@@ -408,7 +471,9 @@ def test_other_arguments_are_validated():
 
 
 # ------------------------------------------------------------------ Tulap (canonical noise)
-TULAP_GRID = [(eps, delta) for eps in (0.1, 0.5, 1.0, 2.0, 5.0) for delta in (1e-6, 1e-3, 0.05, 0.3, 0.9)]
+TULAP_GRID = [
+    (eps, delta) for eps in (0.1, 0.5, 1.0, 2.0, 5.0) for delta in (1e-6, 1e-3, 0.05, 0.3, 0.9)
+]
 
 
 @pytest.mark.parametrize("eps, delta", TULAP_GRID)
@@ -423,8 +488,8 @@ def test_tulap_certified_delta_is_tight(eps, delta):
 
 
 def test_tulap_tiny_delta_is_certified_but_not_tight():
-    """At δ = 1e-10 the certificate's rounding allowance (~1e-12 here) is visible: still <= δ, and the
-    design δ gives up about 2% of it."""
+    """At δ = 1e-10 the certificate's rounding allowance (~1e-12 here) is visible: still <= δ, and
+    the design δ gives up about 2% of it."""
     tulap = Tulap(epsilon=1.0, delta=1e-10)
     assert dpdro.certify_delta(tulap.to_piecewise_uniform(), 1.0, 1.0) <= 1e-10
     assert tulap.design_delta > 0.95e-10
@@ -432,8 +497,8 @@ def test_tulap_tiny_delta_is_certified_but_not_tight():
 
 @pytest.mark.parametrize("eps, delta", [(0.5, 1e-3), (1.0, 0.05), (2.0, 1e-6)])
 def test_tulap_canonical_noise_recursion_and_symmetry(eps, delta):
-    """Awan–Vadhan Definition 3.7 for f_{ε,δ}: F = c·(½ − x) + (1 − c)(x + ½) on [−½, ½], c the fixed
-    point (1 − δ)/(1 + e^ε), and F(x) = e^{−ε}(F(x + 1) − δ)_+ below (Δf = 1)."""
+    """Awan–Vadhan Definition 3.7 for f_{ε,δ}: F = c·(½ − x) + (1 − c)(x + ½) on [−½, ½], c the
+    fixed point (1 − δ)/(1 + e^ε), and F(x) = e^{−ε}(F(x + 1) − δ)_+ below (Δf = 1)."""
     tulap = Tulap(epsilon=eps, delta=delta)
     d = tulap.design_delta
     c = (1 - d) / (1 + math.exp(eps))
@@ -446,7 +511,8 @@ def test_tulap_canonical_noise_recursion_and_symmetry(eps, delta):
 
 
 def test_tulap_matches_the_truncated_uniform_laplace_definition():
-    """Awan–Slavković: G + U, G discrete Laplace(b), U ~ U(−½, ½), conditioned on F₀ ∈ [q/2, 1 − q/2]."""
+    """Awan–Slavković: G + U, G discrete Laplace(b), U ~ U(−½, ½), conditioned on F₀ ∈ [q/2, 1 −
+    q/2]."""
     eps, delta, sens = 0.7, 1e-2, 2.5
     tulap = Tulap(epsilon=eps, delta=delta, sensitivity=sens)
     b, q = tulap.b, tulap.q
@@ -474,11 +540,16 @@ def test_tulap_expected_loss_against_monte_carlo(eps, delta):
 
 @pytest.mark.parametrize("eps, delta, sens", [(1.0, 1e-3, 1.0), (0.5, 0.05, 3.0)])
 def test_tulap_goodness_of_fit_against_opendp_canonical_noise(eps, delta, sens):
-    """OpenDP's make_canonical_noise (arbitrary-precision Tulap sampler) matches our cdf (KS) and our
-    E|X| (a fixed number of draws: the p-value threshold 1e-4 is the false-alarm probability)."""
+    """OpenDP's make_canonical_noise (arbitrary-precision Tulap sampler) matches our cdf (KS) and
+    our E|X| (a fixed number of draws: the p-value threshold 1e-4 is the false-alarm
+    probability)."""
     dp.enable_features("contrib")
-    meas = dp.m.make_canonical_noise(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float),
-                                     d_in=sens, d_out=(eps, delta))
+    meas = dp.m.make_canonical_noise(
+        dp.atom_domain(T=float, nan=False),
+        dp.absolute_distance(T=float),
+        d_in=sens,
+        d_out=(eps, delta),
+    )
     draws = np.array([meas(0.0) for _ in range(4000)])
     tulap = Tulap(epsilon=eps, delta=delta, sensitivity=sens)
     assert stats.kstest(draws, tulap.cdf).pvalue > 1e-4
@@ -489,8 +560,8 @@ def test_tulap_goodness_of_fit_against_opendp_canonical_noise(eps, delta, sens):
 
 
 def test_tulap_scaling_and_comparison_with_other_mechanisms():
-    """Scaling by Δf is exact in law; Tulap's ℓ1 loss lies between the lower bound and truncated Laplace
-    (Tulap is optimal in the f-DP sense, not for a loss)."""
+    """Scaling by Δf is exact in law; Tulap's ℓ1 loss lies between the lower bound and truncated
+    Laplace (Tulap is optimal in the f-DP sense, not for a loss)."""
     one, three = Tulap(epsilon=1.0, delta=0.05), Tulap(epsilon=1.0, delta=0.05, sensitivity=3.0)
     assert np.allclose(three.to_piecewise_uniform().edges, 3 * one.to_piecewise_uniform().edges)
     assert three.expected_loss("l2") == pytest.approx(9 * one.expected_loss("l2"), rel=1e-12)
@@ -503,13 +574,18 @@ def test_tulap_scaling_and_comparison_with_other_mechanisms():
 def test_secure_release_of_tulap():
     """The exact sampler needs no lattice: Tulap's truncation points are arbitrary floats."""
     tulap = Tulap(epsilon=1.0, delta=1e-3)
-    sampler = SecureSampler(tulap.to_piecewise_uniform(), epsilon=1.0, delta=1e-3, sensitivity=1.0, rng=5)
+    sampler = SecureSampler(
+        tulap.to_piecewise_uniform(), epsilon=1.0, delta=1e-3, sensitivity=1.0, rng=5
+    )
     draws = sampler.sample(20_000)
     assert stats.kstest(draws, tulap.cdf).pvalue > 1e-3
 
 
 def test_tulap_rejects_a_delta_below_the_certificates_rounding_allowance():
     """(ε, δ and Δf are checked with the other mechanisms above.)"""
-    with pytest.raises(ValueError, match=r"delta must be large enough for certify_delta to certify Tulap at "
-                                         r"epsilon = 1.0 .* got 1e-15"):
+    with pytest.raises(
+        ValueError,
+        match=r"delta must be large enough for certify_delta to certify Tulap at "
+        r"epsilon = 1.0 .* got 1e-15",
+    ):
         Tulap(epsilon=1.0, delta=1e-15)

@@ -9,14 +9,24 @@ import dpdro
 
 @pytest.fixture
 def noise():
-    return dpdro.PiecewiseUniform([-2.0, -0.5, 0.0, 0.25, 1.0, 3.0], [0.1, 0.3, 0.0, 0.4, 0.2], grid=0.25,
-                                  metadata={"note": "test"})
+    return dpdro.PiecewiseUniform(
+        [-2.0, -0.5, 0.0, 0.25, 1.0, 3.0],
+        [0.1, 0.3, 0.0, 0.4, 0.2],
+        grid=0.25,
+        metadata={"note": "test"},
+    )
 
 
 def test_pdf_cdf_ppf(noise):
     x = np.linspace(-3, 4, 71)
-    cdf_num = [integrate.quad(noise.pdf, -3, t, points=[p for p in noise.edges if -3 < p < t] or None, limit=100)[0]
-               if t > -3 else 0.0 for t in x]
+    cdf_num = [
+        integrate.quad(
+            noise.pdf, -3, t, points=[p for p in noise.edges if -3 < p < t] or None, limit=100
+        )[0]
+        if t > -3
+        else 0.0
+        for t in x
+    ]
     assert np.allclose(noise.cdf(x), cdf_num, atol=1e-10)
     u = np.linspace(0.0, 1.0, 101)
     assert np.allclose(noise.cdf(noise.ppf(u)), u, atol=1e-12)
@@ -34,7 +44,9 @@ def test_sampling_matches_cdf(noise):
 def test_expected_loss_and_moments(noise):
     for loss in ("l1", "l2"):
         c = dpdro.make_loss(loss)
-        ref = integrate.quad(lambda x: noise.pdf(x) * float(c(x)), -2, 3, points=[-0.5, 0, 0.25, 1], limit=200)[0]
+        ref = integrate.quad(
+            lambda x, c=c: noise.pdf(x) * float(c(x)), -2, 3, points=[-0.5, 0, 0.25, 1], limit=200
+        )[0]
         assert noise.expected_loss(loss) == pytest.approx(ref, rel=1e-9)
     m = integrate.quad(lambda x: x * noise.pdf(x), -2, 3, points=[-0.5, 0, 0.25, 1])[0]
     assert noise.mean == pytest.approx(m, rel=1e-9)
@@ -68,7 +80,9 @@ def test_solver_noise_round_trip():
 @pytest.fixture
 def with_atom():
     """0.3 at the point 0 and 0.7 spread over cells, one of which contains 0 in its interior."""
-    return dpdro.PiecewiseUniform([-1.0, -0.25, 0.5, 2.0], [0.2, 0.3, 0.2], atom=0.3, metadata={"a": 1})
+    return dpdro.PiecewiseUniform(
+        [-1.0, -0.25, 0.5, 2.0], [0.2, 0.3, 0.2], atom=0.3, metadata={"a": 1}
+    )
 
 
 def test_atom_cdf_ppf_and_sampling(with_atom):
@@ -77,7 +91,9 @@ def test_atom_cdf_ppf_and_sampling(with_atom):
     assert n.cdf(0.0) - n.cdf(-1e-12) == pytest.approx(0.3)  # the jump of the atom
     assert n.cdf(5.0) == 1.0 and n.cdf(-5.0) == 0.0
     lo = float(n.cdf(-1e-15))
-    u = np.array([0.0, 0.1, lo - 1e-9, lo + 1e-9, lo + 0.15, lo + 0.3 - 1e-9, lo + 0.3 + 1e-6, 0.99, 1.0])
+    u = np.array(
+        [0.0, 0.1, lo - 1e-9, lo + 1e-9, lo + 0.15, lo + 0.3 - 1e-9, lo + 0.3 + 1e-6, 0.99, 1.0]
+    )
     x = n.ppf(u)
     assert x[3] == 0.0 and x[4] == 0.0 and x[5] == 0.0 and x[2] < 0 < x[6]
     assert np.allclose(n.cdf(x[[1, 2, 6, 7]]), u[[1, 2, 6, 7]], atol=1e-9)
@@ -85,7 +101,8 @@ def test_atom_cdf_ppf_and_sampling(with_atom):
     draws = n.sample(40000, rng=np.random.default_rng(3))
     assert abs(np.mean(draws == 0.0) - 0.3) < 0.015
     cont = draws[draws != 0.0]
-    cond = lambda t: (n.cdf(t) - 0.3 * (np.asarray(t) >= 0)) / 0.7  # noqa: E731 - the cells' conditional cdf
+    # the cells' conditional cdf
+    cond = lambda t: (n.cdf(t) - 0.3 * (np.asarray(t) >= 0)) / 0.7  # noqa: E731
     assert stats.kstest(cont, cond).pvalue > 0.01
 
 
@@ -93,13 +110,22 @@ def test_atom_loss_moments_and_round_trip(with_atom):
     n = with_atom
     for loss in ("l1", "l2"):
         c = dpdro.make_loss(loss)
-        cells = integrate.quad(lambda x: n.pdf(x) * float(c(x)), -1, 2, points=[-0.25, 0, 0.5], limit=200)[0]
-        assert n.expected_loss(loss) == pytest.approx(cells + 0.3 * float(c(np.array([0.0]))[0]), rel=1e-9)
-    assert n.mean == pytest.approx(integrate.quad(lambda x: x * n.pdf(x), -1, 2, points=[-0.25, 0.5])[0], rel=1e-9)
+        cells = integrate.quad(
+            lambda x, c=c: n.pdf(x) * float(c(x)), -1, 2, points=[-0.25, 0, 0.5], limit=200
+        )[0]
+        assert n.expected_loss(loss) == pytest.approx(
+            cells + 0.3 * float(c(np.array([0.0]))[0]), rel=1e-9
+        )
+    assert n.mean == pytest.approx(
+        integrate.quad(lambda x: x * n.pdf(x), -1, 2, points=[-0.25, 0.5])[0], rel=1e-9
+    )
     assert n.var == pytest.approx(n.expected_loss("l2") - n.mean**2, rel=1e-9)
     back = dpdro.PiecewiseUniform.from_json(n.to_json())
-    assert back.atom == n.atom and np.array_equal(back.probs, n.probs) and back.metadata == n.metadata
-    assert "atom" not in dpdro.PiecewiseUniform([0.0, 1.0], [1.0]).to_dict()  # old files stay unchanged
+    assert (
+        back.atom == n.atom and np.array_equal(back.probs, n.probs) and back.metadata == n.metadata
+    )
+    # old files stay unchanged
+    assert "atom" not in dpdro.PiecewiseUniform([0.0, 1.0], [1.0]).to_dict()
     with pytest.raises(ValueError, match="atom of mass 0.3"):
         n.to_scipy()
     assert "atom 0.3 at 0" in repr(n)

@@ -11,10 +11,20 @@ import dpdro.optimal
 from dpdro.optimal import relative_gap
 
 
-@pytest.mark.parametrize("eps,delta,loss,target", [
-    (1.0, 0.2, "l1", 0.01), (0.2, 0.05, "l2", 0.005), (2.0, 0.1, dpdro.Pinball(0.7), 0.01),
-    (5.0, 0.3, "l1", 0.02), (0.01, 0.5, "l1", 0.001), (1.0, 1e-9, "l2", 0.01), (1e-3, 1e-12, "l1", 0.01),
-    (3.0, 1e-12, "l1", 0.02), (0.5, 0.9, dpdro.asymmetric_loss(), 0.01)])
+@pytest.mark.parametrize(
+    "eps,delta,loss,target",
+    [
+        (1.0, 0.2, "l1", 0.01),
+        (0.2, 0.05, "l2", 0.005),
+        (2.0, 0.1, dpdro.Pinball(0.7), 0.01),
+        (5.0, 0.3, "l1", 0.02),
+        (0.01, 0.5, "l1", 0.001),
+        (1.0, 1e-9, "l2", 0.01),
+        (1e-3, 1e-12, "l1", 0.01),
+        (3.0, 1e-12, "l1", 0.02),
+        (0.5, 0.9, dpdro.asymmetric_loss(), 0.01),
+    ],
+)
 def test_optimal_noise_reaches_gap_and_is_certified(eps, delta, loss, target):
     prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=1.0, loss=loss)
     res = dpdro.optimal_noise(prob, rel_gap=target)
@@ -33,14 +43,17 @@ def test_optimal_noise_reaches_gap_and_is_certified(eps, delta, loss, target):
 def test_scaling_by_the_sensitivity(sensitivity):
     """The problem scales exactly with Δf (ℓ1 costs by Δf): brackets at Δf and at 1 overlap."""
     unit = dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=0.1), rel_gap=0.01)
-    res = dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=0.1, sensitivity=sensitivity), rel_gap=0.01)
+    res = dpdro.optimal_noise(
+        dpdro.Problem(epsilon=1.0, delta=0.1, sensitivity=sensitivity), rel_gap=0.01
+    )
     assert dpdro.certify_delta(res.noise, 1.0, sensitivity) <= 0.1
     assert res.lower.value <= sensitivity * unit.upper.value * (1 + 1e-12)
     assert sensitivity * unit.lower.value <= res.upper.value * (1 + 1e-12)
 
 
 def test_atom_at_large_epsilon_and_delta():
-    """ε = 4, δ = 0.6, ℓ1: the optimal noise has mass close to δ at 0, which the upper bound finds by itself."""
+    """ε = 4, δ = 0.6, ℓ1: the optimal noise has mass close to δ at 0, which the upper bound finds
+    by itself."""
     prob = dpdro.Problem(epsilon=4.0, delta=0.6, sensitivity=1.0, loss="l1")
     res = dpdro.optimal_noise(prob, rel_gap=0.02)
     assert res.reached and 0.5 < res.noise.atom <= 0.6
@@ -50,8 +63,10 @@ def test_atom_at_large_epsilon_and_delta():
 
 
 def test_one_sided_and_monotone_problems():
-    for prob in (dpdro.Problem(epsilon=1.0, delta=0.05, support=(0.0, math.inf)),
-                 dpdro.Problem(epsilon=1.0, delta=0.2, loss="l2", monotone=True)):
+    for prob in (
+        dpdro.Problem(epsilon=1.0, delta=0.05, support=(0.0, math.inf)),
+        dpdro.Problem(epsilon=1.0, delta=0.2, loss="l2", monotone=True),
+    ):
         res = dpdro.optimal_noise(prob, rel_gap=0.02)
         assert res.reached and dpdro.certify_delta(res.noise, 1.0, 1.0) <= prob.delta
         if prob.support is not None:
@@ -88,9 +103,11 @@ def test_time_limit_before_any_bound(monkeypatch):
 
 def test_progress():
     seen = []
-    res = dpdro.optimal_noise(dpdro.Problem(epsilon=2.0, delta=0.1), rel_gap=0.002, progress=seen.append)
+    res = dpdro.optimal_noise(
+        dpdro.Problem(epsilon=2.0, delta=0.1), rel_gap=0.002, progress=seen.append
+    )
     assert seen == res.history and [h["round"] for h in seen] == list(range(1, len(seen) + 1))
-    assert all(b["k"] > a["k"] for a, b in zip(seen, seen[1:]))
+    assert all(b["k"] > a["k"] for a, b in zip(seen, seen[1:], strict=False))
 
 
 def test_progress_printed(capsys):
@@ -100,20 +117,28 @@ def test_progress_printed(capsys):
 
 def test_next_grid_follows_the_rate_of_the_gap():
     from dpdro.optimal import _next_steps
+
     assert _next_steps([dict(k=8, gap=0.1)], 0.01) == 16  # one round: double
     # the gap fell like k⁻²: from 4% at k = 32 to 2% needs k = 32·√2, times 1.1 for safety: 50 → 52
     assert _next_steps([dict(k=16, gap=0.16), dict(k=32, gap=0.04)], 0.02) == 52
-    assert _next_steps([dict(k=16, gap=0.011), dict(k=32, gap=0.0101)], 0.01) == 40  # at least 1.25 times
-    assert _next_steps([dict(k=0.125, gap=0.1), dict(k=0.25, gap=0.05)], 0.01) == 0.5  # coarse grids: halve β
+    # at least 1.25 times
+    assert _next_steps([dict(k=16, gap=0.011), dict(k=32, gap=0.0101)], 0.01) == 40
+    # coarse grids: halve β
+    assert _next_steps([dict(k=0.125, gap=0.1), dict(k=0.25, gap=0.05)], 0.01) == 0.5
 
 
 def test_first_lower_bound_out_of_time_falls_back_to_a_coarser_grid():
     """ε = 10, ℓ2 on the grid Δf/256 needs a lower-bound LP of ~10 s: with 2 s the call returns the
-    certified reference noise and the lower bound of a grid 8 times coarser, in time, not an error."""
+    certified reference noise and the lower bound of a grid 8 times coarser, in time, not an
+    error."""
     prob = dpdro.Problem(epsilon=10.0, delta=1e-12, loss="l2")
     t0 = time.perf_counter()
     res = dpdro.optimal_noise(prob, rel_gap=0.01, time_limit=2.0, k_start=256)
     assert time.perf_counter() - t0 <= 2.0 * 1.1 + 2.0
     assert not res.reached and 0 < res.lower.value <= res.upper.value
-    assert res.lower.k < 256 and len(res.history) == 1 and res.history[0]["k_lower"] == float(res.lower.k)
+    assert (
+        res.lower.k < 256
+        and len(res.history) == 1
+        and res.history[0]["k_lower"] == float(res.lower.k)
+    )
     assert dpdro.certify_delta(res.noise, 10.0, 1.0) <= 1e-12

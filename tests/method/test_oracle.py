@@ -5,7 +5,7 @@ import pytest
 
 import dpdro
 from dpdro.oracle import candidate_shifts, segment_table
-from repro.brute import brute_max_shortfall, cell_union_coefficients, unit_cell_coefficients
+from dpdro.testing import brute_max_shortfall, cell_union_coefficients, unit_cell_coefficients
 
 PARTITIONS = [
     dpdro.Partition.uniform(3, 0.5),  # 7 unit cells, Δf/β = 2
@@ -21,7 +21,9 @@ def random_p(n, rng):
     return p / p.sum()
 
 
-@pytest.mark.parametrize("partition", PARTITIONS, ids=lambda p: f"pi={p.pi.tolist()},beta={p.beta:.3g}")
+@pytest.mark.parametrize(
+    "partition", PARTITIONS, ids=lambda p: f"pi={p.pi.tolist()},beta={p.beta:.3g}"
+)
 @pytest.mark.parametrize("eps,delta", SETTINGS)
 @pytest.mark.parametrize("lower", [False, True], ids=["P", "D"])
 def test_oracle_matches_brute_force(partition, eps, delta, lower):
@@ -32,15 +34,18 @@ def test_oracle_matches_brute_force(partition, eps, delta, lower):
     for _ in range(3):
         p = random_p(columns.n_cells, rng)
         out = dpdro.max_privacy_shortfall(problem, partition, p, lower=lower)
-        brute = brute_max_shortfall(problem, columns.pi, partition.pi, p, range(-k, k + 1), lower=lower)
+        brute = brute_max_shortfall(
+            problem, columns.pi, partition.pi, p, range(-k, k + 1), lower=lower
+        )
         assert out.value == pytest.approx(brute, abs=1e-12)
         assert out.by_shift.max() == pytest.approx(out.value, abs=1e-12)
         # the returned event attains the returned value
         mask = np.zeros(int(partition.pi[-1] - partition.pi[0]), dtype=int)
         for a, b in np.round(out.event / partition.beta).astype(int):
-            mask[a - partition.pi[0]:b - partition.pi[0]] = 1
+            mask[a - partition.pi[0] : b - partition.pi[0]] = 1
         s = int(round(out.phi / partition.beta))
-        if lower and not partition.is_uniform:  # D(π, β) on non-uniform cells: A* is a union of core cells
+        # D(π, β) on non-uniform cells: A* is a union of core cells
+        if lower and not partition.is_uniform:
             cells = mask[partition.pi[:-1] - partition.pi[0]].astype(bool)
             assert np.array_equal(np.repeat(cells, partition.widths), mask.astype(bool))
             row = cell_union_coefficients(columns.pi, partition.pi, s, cells, problem.exp_epsilon)
@@ -60,7 +65,9 @@ def test_candidate_shifts_suffice(partition):
         full = brute_max_shortfall(problem, partition.pi, partition.pi, p, range(-k, k + 1))
         cand = candidate_shifts(partition.pi, partition.pi, k)
         assert set(cand.tolist()) <= set(range(-k, k + 1))
-        assert dpdro.max_privacy_shortfall(problem, partition, p).value == pytest.approx(full, abs=1e-12)
+        assert dpdro.max_privacy_shortfall(problem, partition, p).value == pytest.approx(
+            full, abs=1e-12
+        )
 
 
 def test_worst_event_is_union_of_segments_and_sorted():

@@ -1,4 +1,5 @@
-"""Partitions of the noise support (dpdro.partition): uniform, graded, padded, refined, validation."""
+"""Partitions of the noise support (dpdro.partition): uniform, graded, padded, refined,
+validation."""
 
 import numpy as np
 import pytest
@@ -18,7 +19,9 @@ def test_uniform():
 
 
 def test_graded():
-    part = dpdro.Partition.graded(0.25, half_width=5.0, fine_half_width=1.0, growth=1.5, max_width=1.0)
+    part = dpdro.Partition.graded(
+        0.25, half_width=5.0, fine_half_width=1.0, growth=1.5, max_width=1.0
+    )
     pi, w = part.pi, part.widths
     assert not part.is_uniform and part.beta == 0.25
     assert np.array_equal(pi, 1 - pi[::-1])  # symmetric about β/2, like the uniform partition
@@ -26,7 +29,8 @@ def test_graded():
     assert w.max() <= 4  # max_width 1.0 = 4 cells of width β
     fine = (pi[:-1] >= -4) & (pi[1:] <= 5)  # [−fine_half_width, fine_half_width + β) has unit cells
     assert np.all(w[fine] == 1)
-    assert np.all(np.diff(w[pi[:-1] >= 5][:-1]) >= 0)  # widths grow outward (the last cell is cut at the end)
+    # widths grow outward (the last cell is cut at the end)
+    assert np.all(np.diff(w[pi[:-1] >= 5][:-1]) >= 0)
     assert dpdro.Partition.graded(0.25, half_width=5.0, fine_half_width=1.0, growth=1.0).is_uniform
 
 
@@ -34,7 +38,8 @@ def test_padded():
     part = dpdro.Partition([-4, -2, -1, 0, 1, 3], 0.5)
     pad = part.padded(2)
     assert pad.pi.tolist() == [-6, -5, -4, -2, -1, 0, 1, 3, 4, 5]
-    assert np.array_equal(pad.pi[2:2 + part.n_cells + 1], part.pi)  # the original cells at positions k, …
+    # the original cells at positions k, …
+    assert np.array_equal(pad.pi[2 : 2 + part.n_cells + 1], part.pi)
     assert part.padded(0) == part and pad.beta == part.beta
 
 
@@ -56,21 +61,43 @@ def test_equality_hash_and_immutability():
         a.pi[0] = 5
 
 
-@pytest.mark.parametrize("call, exc, match", [
-    (lambda: dpdro.Partition([0, 0, 1], 0.5), ValueError, "strictly increasing"),
-    (lambda: dpdro.Partition([0], 0.5), ValueError, "at least 2 entries"),
-    (lambda: dpdro.Partition([0, 1.5], 0.5), ValueError, "must contain integers"),
-    (lambda: dpdro.Partition([0, 1], -0.5), ValueError, "beta must be finite and > 0"),
-    (lambda: dpdro.Partition.uniform(-1, 0.5), ValueError, "L must be an integer >= 0, got -1"),
-    (lambda: dpdro.Partition.uniform(2.5, 0.5), TypeError, "L must be an integer >= 0, got 2.5 of type float"),
-    (lambda: dpdro.Partition.uniform(True, 0.5), TypeError, "L must be an integer"),
-    (lambda: dpdro.Partition([0, 1], 0.5).padded(-1), ValueError, "k must be an integer >= 0"),
-    (lambda: dpdro.Partition([0, 1], 0.5).refined(0), ValueError, r"factor must be a positive integer \(>= 1\), got 0"),
-    (lambda: dpdro.Partition.graded(0.25, half_width=0.0, fine_half_width=1.0), ValueError, "half_width"),
-    (lambda: dpdro.Partition.graded(0.25, half_width=2.0, fine_half_width=-1.0), ValueError, "fine_half_width"),
-    (lambda: dpdro.Partition.graded(0.25, half_width=2.0, fine_half_width=1.0, growth=0.5), ValueError,
-     "growth must be finite and >= 1"),
-])
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (lambda: dpdro.Partition([0, 0, 1], 0.5), ValueError, "strictly increasing"),
+        (lambda: dpdro.Partition([0], 0.5), ValueError, "at least 2 entries"),
+        (lambda: dpdro.Partition([0, 1.5], 0.5), ValueError, "must contain integers"),
+        (lambda: dpdro.Partition([0, 1], -0.5), ValueError, "beta must be finite and > 0"),
+        (lambda: dpdro.Partition.uniform(-1, 0.5), ValueError, "L must be an integer >= 0, got -1"),
+        (
+            lambda: dpdro.Partition.uniform(2.5, 0.5),
+            TypeError,
+            "L must be an integer >= 0, got 2.5 of type float",
+        ),
+        (lambda: dpdro.Partition.uniform(True, 0.5), TypeError, "L must be an integer"),
+        (lambda: dpdro.Partition([0, 1], 0.5).padded(-1), ValueError, "k must be an integer >= 0"),
+        (
+            lambda: dpdro.Partition([0, 1], 0.5).refined(0),
+            ValueError,
+            r"factor must be a positive integer \(>= 1\), got 0",
+        ),
+        (
+            lambda: dpdro.Partition.graded(0.25, half_width=0.0, fine_half_width=1.0),
+            ValueError,
+            "half_width",
+        ),
+        (
+            lambda: dpdro.Partition.graded(0.25, half_width=2.0, fine_half_width=-1.0),
+            ValueError,
+            "fine_half_width",
+        ),
+        (
+            lambda: dpdro.Partition.graded(0.25, half_width=2.0, fine_half_width=1.0, growth=0.5),
+            ValueError,
+            "growth must be finite and >= 1",
+        ),
+    ],
+)
 def test_validation(call, exc, match):
     with pytest.raises(exc, match=match):
         call()

@@ -1,4 +1,5 @@
-"""certify_delta on closed-form cases, against exact rational arithmetic and a fine search over φ."""
+"""certify_delta on closed-form cases, against exact rational arithmetic and a fine search over
+φ."""
 
 import math
 import time
@@ -30,7 +31,7 @@ def exact_delta_fraction(edges, probs, eps_exp_lo, phis):
         phi = Fraction(phi)
         bps = sorted(set(e) | {x + phi for x in e})
         val = Fraction(0)
-        for lo, hi in zip(bps[:-1], bps[1:]):
+        for lo, hi in zip(bps[:-1], bps[1:], strict=False):
             mid = (lo + hi) / 2
             d = density(mid) - ee * density(mid - phi)
             if d > 0:
@@ -72,13 +73,15 @@ def test_lattice_certificate_matches_exact_rationals_and_fine_search(seed):
     eps, sens = 0.7, 0.5
     prof = privacy_profile(noise, eps, sens)
     assert prof.method == "lattice"
-    exact = exact_delta_fraction(noise.edges, noise.probs, float(np.exp(eps)),
-                                 [Fraction(int(s), 8) for s in range(-4, 5)])
+    exact = exact_delta_fraction(
+        noise.edges, noise.probs, float(np.exp(eps)), [Fraction(int(s), 8) for s in range(-4, 5)]
+    )
     d = prof.delta
     assert float(exact) <= d <= float(exact) + 1e-12
     # no shift off the lattice does better (Lemma A.3): a fine search over φ ∈ [−Δf, Δf]
-    fine = exact_delta_fraction(noise.edges, noise.probs, float(np.exp(eps)),
-                                [Fraction(int(s), 56) for s in range(-28, 29)])
+    fine = exact_delta_fraction(
+        noise.edges, noise.probs, float(np.exp(eps)), [Fraction(int(s), 56) for s in range(-28, 29)]
+    )
     assert fine <= exact
 
 
@@ -106,8 +109,9 @@ def test_breakpoint_method_on_irregular_edges():
     diffs = {a - b for a in edges for b in edges if abs(a - b) <= sens} | {-sens, sens}
     exact = exact_delta_fraction(noise.edges, noise.probs, float(np.exp(eps)), sorted(diffs))
     assert float(exact) <= prof.delta <= float(exact) + 1e-12
-    fine = exact_delta_fraction(noise.edges, noise.probs, float(np.exp(eps)),
-                                [Fraction(int(s), 97) for s in range(-97, 98)])
+    fine = exact_delta_fraction(
+        noise.edges, noise.probs, float(np.exp(eps)), [Fraction(int(s), 97) for s in range(-97, 98)]
+    )
     assert fine <= exact
 
 
@@ -123,9 +127,10 @@ def test_certificate_never_below_truth_at_tiny_delta():
 
 @pytest.mark.parametrize("on_lattice", [True, False])
 def test_atom_adds_its_mass_at_every_nonzero_shift(on_lattice):
-    """δ of a noise with an atom a at 0 is a + max_φ ∫(p(y) − e^ε p(y − φ))_+ dy. Checked against the
-    noise without atom that puts the mass a in a narrow cell [0, w) (certified by the exact
-    breakpoint method, which knows nothing of atoms): its δ is at most that, and within O(w) of it."""
+    """δ of a noise with an atom a at 0 is a + max_φ ∫(p(y) − e^ε p(y − φ))_+ dy. Checked against
+    the noise without atom that puts the mass a in a narrow cell [0, w) (certified by the exact
+    breakpoint method, which knows nothing of atoms): its δ is at most that, and within O(w) of
+    it."""
     h, a = 0.25, 0.35
     edges = np.array([-6, -3, -1, 0, 2, 3, 7]) * h
     cells = np.array([0.05, 0.15, 0.1, 0.2, 0.1, 0.05])
@@ -140,8 +145,10 @@ def test_atom_adds_its_mass_at_every_nonzero_shift(on_lattice):
     j = int(np.searchsorted(edges, 0.0))  # the cell [0, 2h) is split at w
     narrow_edges = np.insert(edges, j + 1, w)
     dens = cells[j] / (edges[j + 1] - edges[j])
-    narrow_probs = np.concatenate((cells[:j], [a + dens * w, cells[j] - dens * w], cells[j + 1:]))
-    narrow = _breakpoint_profile(dpdro.PiecewiseUniform(narrow_edges, narrow_probs), eps, sens).delta
+    narrow_probs = np.concatenate((cells[:j], [a + dens * w, cells[j] - dens * w], cells[j + 1 :]))
+    narrow = _breakpoint_profile(
+        dpdro.PiecewiseUniform(narrow_edges, narrow_probs), eps, sens
+    ).delta
     d = prof.delta
     assert narrow <= d + 1e-12
     assert narrow >= d - 2 * np.exp(eps) * np.max(cells / np.diff(edges)) * w - 1e-12
@@ -158,11 +165,11 @@ def test_bad_inputs():
 
 
 def test_spurious_lattice_is_rejected_and_the_breakpoint_method_used():
-    """Regression: edges ±690.5056707934818 lie within the lattice search's tolerance of fractions with
-    denominator ≤ 2^20, and the implied lattice (step ≈ 4.3e-6, ~3e8 cells) made certify_delta hang.
-    Such a lattice is now refused and the breakpoint method certifies in milliseconds. δ is known in
-    closed form: the worst shift is Δf = 1, where the centre cell (density ½) meets an outer cell
-    (density d) and the outer end uncovers d, so δ = ½ − (e − 1)·d."""
+    """Regression: edges ±690.5056707934818 lie within the lattice search's tolerance of fractions
+    with denominator ≤ 2^20, and the implied lattice (step ≈ 4.3e-6, ~3e8 cells) made certify_delta
+    hang. Such a lattice is now refused and the breakpoint method certifies in milliseconds. δ is
+    known in closed form: the worst shift is Δf = 1, where the centre cell (density ½) meets an
+    outer cell (density d) and the outer end uncovers d, so δ = ½ − (e − 1)·d."""
     far = 690.5056707934818
     noise = dpdro.PiecewiseUniform([-far, -0.5, 0.5, far], [0.25, 0.5, 0.25])
     start = time.perf_counter()
@@ -170,5 +177,6 @@ def test_spurious_lattice_is_rejected_and_the_breakpoint_method_used():
     assert time.perf_counter() - start < 2.0
     assert prof.method == "breakpoints"
     d = 0.25 / (far - 0.5)
-    assert prof.delta == pytest.approx(0.5 - math.expm1(1.0) * d, abs=1e-11)  # the rounding allowance
+    # the rounding allowance
+    assert prof.delta == pytest.approx(0.5 - math.expm1(1.0) * d, abs=1e-11)
     assert prof.delta >= 0.5 - math.expm1(1.0) * d

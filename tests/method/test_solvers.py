@@ -10,7 +10,8 @@ from dpdro.solvers import INF, HighsModel, LPSolution, solve_with_cvxpy
 
 
 def small_model():
-    """min x0 + 2 x1 + 3 x2  s.t.  x0 + x1 + x2 = 1,  x0 ≤ 0.25,  x ≥ 0: optimum (0.25, 0.75, 0), value 1.75."""
+    """min x0 + 2 x1 + 3 x2  s.t.  x0 + x1 + x2 = 1,  x0 ≤ 0.25,  x ≥ 0: optimum (0.25, 0.75, 0),
+    value 1.75."""
     m = HighsModel([1.0, 2.0, 3.0])
     m.add_rows(sp.csr_matrix([[1.0, 1.0, 1.0]]), 1.0, 1.0)
     m.add_rows(sp.csr_matrix([[1.0, 0.0, 0.0]]), -INF, 0.25)
@@ -37,7 +38,8 @@ def test_solve_returns_primal_duals_objective_and_work():
     assert sol.row_duals.shape == (2,)
     # HiGHS's convention: duals are ∂ objective / ∂ right-hand side
     assert sol.row_duals[0] == pytest.approx(2.0) and sol.row_duals[1] == pytest.approx(-1.0)
-    assert isinstance(sol.iterations, int) and sol.iterations >= 0  # (presolve may need no simplex step)
+    # (presolve may need no simplex step)
+    assert isinstance(sol.iterations, int) and sol.iterations >= 0
 
 
 def test_warm_resolve_after_adding_rows_matches_a_cold_solve():
@@ -46,12 +48,16 @@ def test_warm_resolve_after_adding_rows_matches_a_cold_solve():
     m.add_rows(sp.csr_matrix([[0.0, 1.0, 0.0]]), -INF, 0.5)  # cuts off the optimum
     warm = m.solve()
     cold = HighsModel([1.0, 2.0, 3.0])
-    cold.add_rows(sp.csr_matrix([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]), [1.0, -INF, -INF],
-                  [1.0, 0.25, 0.5])
+    cold.add_rows(
+        sp.csr_matrix([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]),
+        [1.0, -INF, -INF],
+        [1.0, 0.25, 0.5],
+    )
     ref = cold.solve()
     assert warm.objective == pytest.approx(ref.objective) == pytest.approx(0.25 + 1.0 + 0.75)
     assert np.allclose(warm.x, ref.x)
-    # the simplex iteration count is cumulative over re-solves (the machine-independent work measure)
+    # the simplex iteration count is cumulative over re-solves (the machine-independent work
+    # measure)
     assert warm.iterations >= first.iterations
 
 
@@ -71,7 +77,8 @@ def test_infeasible_status():
 
 
 def test_time_limit_status_returns_no_solution():
-    """A privacy LP with every constraint cannot be solved within HiGHS's minimum time limit of 1 ms."""
+    """A privacy LP with every constraint cannot be solved within HiGHS's minimum time limit of 1
+    ms."""
     prob = dpdro.Problem(epsilon=1.0, delta=0.2)
     lp = BoundingLP(prob, dpdro.Partition.uniform(96, 1 / 32), "upper")
     lp.add_all_shift_cuts()
@@ -93,7 +100,9 @@ def test_cvxpy_agrees_with_highs_on_values_and_duals():
     m = small_model()
     ref = m.solve()
     cost, mat, lo, hi = m.matrix()
-    alt = solve_with_cvxpy(cost, mat, np.where(lo <= -INF, -np.inf, lo), np.where(hi >= INF, np.inf, hi))
+    alt = solve_with_cvxpy(
+        cost, mat, np.where(lo <= -INF, -np.inf, lo), np.where(hi >= INF, np.inf, hi)
+    )
     assert alt.status == "optimal"
     assert alt.objective == pytest.approx(ref.objective, abs=1e-7)
     assert np.allclose(alt.x, ref.x, atol=1e-6)
@@ -104,15 +113,20 @@ def test_cvxpy_agrees_with_highs_on_values_and_duals():
 
 def test_cvxpy_reports_infeasibility_and_lower_bounded_rows():
     pytest.importorskip("cvxpy")
-    bad = solve_with_cvxpy([1.0, 1.0], sp.csr_matrix([[1.0, 1.0], [1.0, 1.0]]), [1.0, -np.inf], [1.0, 0.5])
+    bad = solve_with_cvxpy(
+        [1.0, 1.0], sp.csr_matrix([[1.0, 1.0], [1.0, 1.0]]), [1.0, -np.inf], [1.0, 0.5]
+    )
     assert bad.status == "infeasible"
     # a ≥ row: min x0 + x1 s.t. x0 + 2 x1 ≥ 2 → x = (0, 1), value 1, dual 0.5
     sol = solve_with_cvxpy([1.0, 1.0], sp.csr_matrix([[1.0, 2.0]]), [2.0], [np.inf])
-    assert sol.objective == pytest.approx(1.0, abs=1e-7) and sol.row_duals[0] == pytest.approx(0.5, abs=1e-6)
+    assert sol.objective == pytest.approx(1.0, abs=1e-7) and sol.row_duals[0] == pytest.approx(
+        0.5, abs=1e-6
+    )
 
 
 def test_privacy_lp_cross_check_with_ecos():
-    """The assembled bounding LP (with its cuts) solves to the same value with ECOS as with HiGHS."""
+    """The assembled bounding LP (with its cuts) solves to the same value with ECOS as with
+    HiGHS."""
     pytest.importorskip("cvxpy")
     prob = dpdro.Problem(epsilon=1.0, delta=0.3)
     lp = BoundingLP(prob, dpdro.Partition.uniform(3, 0.5), "upper")
@@ -123,8 +137,9 @@ def test_privacy_lp_cross_check_with_ecos():
 
 
 def test_time_limit_is_per_solve_not_cumulative():
-    """HiGHS accumulates its run time over re-solves; a time limit passed to one solve must still give
-    that solve its own budget (regression: later solves of a long cutting plane used to stop at once)."""
+    """HiGHS accumulates its run time over re-solves; a time limit passed to one solve must still
+    give that solve its own budget (regression: later solves of a long cutting plane used to stop
+    at once)."""
     import scipy.sparse as sp
 
     rng = np.random.default_rng(0)
@@ -154,7 +169,9 @@ def test_a_fresh_process_writes_nothing_to_stdout_or_stderr():
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", SILENT_CALL], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", SILENT_CALL], capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout == "" and out.stderr == ""
 

@@ -1,5 +1,6 @@
-"""The ``Problem.support`` option (one-sided noise, compared with the shifted truncated Laplace of the
-private-LP paper, dpdro.mechanisms.ShiftedTruncatedLaplace) and the approach to the staircase as δ → 0."""
+"""The ``Problem.support`` option (one-sided noise, compared with the shifted truncated Laplace of
+the private-LP paper, whose shift s = (Δf/ε)·log((e^ε − 1)/δ + 1) is the truncated-Laplace
+half-width at δ/2 and whose expected tightening is s) and the approach to the staircase as δ → 0."""
 
 import math
 
@@ -7,7 +8,12 @@ import numpy as np
 import pytest
 
 import dpdro
-from dpdro.mechanisms import ShiftedTruncatedLaplace, Staircase, TruncatedLaplace
+from dpdro.mechanisms import Staircase, TruncatedLaplace
+
+
+def _paper_shift(eps, delta):
+    """The private-LP paper's shift s (Theorem 3.2, one constraint): the half-width at δ/2."""
+    return TruncatedLaplace(epsilon=eps, delta=delta / 2).half_width
 
 
 # ------------------------------------------------------------------ Problem.support validation
@@ -26,7 +32,7 @@ def test_support_validation():
 
 
 def _one_sided(eps, delta, beta=0.25):
-    s = ShiftedTruncatedLaplace(epsilon=eps, delta=delta).shift
+    s = _paper_shift(eps, delta)
     lo = -math.floor(2 * s / beta)  # ticks: support [lo·β, 0] ⊂ [−2s, 0]
     prob = dpdro.Problem(epsilon=eps, delta=delta, loss="l1", support=(lo * beta, 0.0))
     part = dpdro.Partition(np.arange(lo, 2), beta)  # core covers the support, the point 0 included
@@ -41,7 +47,7 @@ def test_support_upper_bound_stays_inside_and_is_certified():
     assert mass_out == 0.0
     assert dpdro.certify_delta(ub.noise, prob.epsilon, prob.sensitivity) <= prob.delta
     # E[−Z] = E|Z| for one-sided noise; the LP noise beats the paper's shifted truncated Laplace
-    assert ub.value < ShiftedTruncatedLaplace(epsilon=1.0, delta=1e-3).expected_tightening()
+    assert ub.value < _paper_shift(1.0, 1e-3)
 
 
 def test_support_lower_bound_valid_and_tight():
@@ -53,9 +59,9 @@ def test_support_lower_bound_valid_and_tight():
     # without the restriction the same partition gives a far smaller (still valid) bound
     free = dpdro.lower_bound(dpdro.Problem(epsilon=1.0, delta=1e-3, loss="l1"), part)
     assert free.value < 0.5 * lb.value
-    # independent necessary condition (Claim B.6 of the private-LP paper): a one-sided (ε, δ)-DP noise
-    # has P(Z > −j) ≤ δ(e^{jε} − 1)/(e^ε − 1); the released noise must respect it, and the implied
-    # lower bound Σ_j (1 − that)₊ on E[−Z] must not exceed the released noise's value
+    # independent necessary condition (Claim B.6 of the private-LP paper): a one-sided (ε, δ)-DP
+    # noise has P(Z > −j) ≤ δ(e^{jε} − 1)/(e^ε − 1); the released noise must respect it, and the
+    # implied lower bound Σ_j (1 − that)₊ on E[−Z] must not exceed the released noise's value
     t = np.arange(1, 40)
     chain = np.minimum(1.0, 1e-3 * np.expm1(1.0 * t) / math.expm1(1.0))
     cdf_right = np.array([ub.noise.probs[ub.noise.edges[:-1] >= -tt].sum() for tt in t])
@@ -64,7 +70,8 @@ def test_support_lower_bound_valid_and_tight():
 
 
 def test_support_lower_bound_below_upper_bound_random_supports():
-    """Random one-sided and two-sided supports: D ≤ P on the same partition (validity smoke test)."""
+    """Random one-sided and two-sided supports: D ≤ P on the same partition (validity smoke
+    test)."""
     rng = np.random.default_rng(3)
     for _ in range(4):
         eps = float(rng.uniform(0.5, 2.0))
@@ -72,7 +79,9 @@ def test_support_lower_bound_below_upper_bound_random_supports():
         A = TruncatedLaplace(epsilon=eps, delta=delta).half_width
         lo = -float(np.ceil(rng.uniform(1.2, 2.5) * A * 4) / 4)
         hi = float(np.floor(rng.uniform(0, 1.0) * A * 4) / 4)
-        prob = dpdro.Problem(epsilon=eps, delta=delta, loss=rng.choice(["l1", "l2"]), support=(lo, hi))
+        prob = dpdro.Problem(
+            epsilon=eps, delta=delta, loss=rng.choice(["l1", "l2"]), support=(lo, hi)
+        )
         part = dpdro.Partition(np.arange(int(lo * 4) - 2, int(hi * 4) + 3), 0.25)
         ub = dpdro.upper_bound(prob, part)
         lb = dpdro.lower_bound(prob, part)
@@ -92,32 +101,10 @@ def test_optimal_noise_with_one_sided_support():
     assert res.noise.probs[res.noise.edges[1:] > 0].sum() == 0.0
     assert res.lower.value <= res.upper.value
     assert res.gap <= 0.05
-    assert res.upper.value < ShiftedTruncatedLaplace(epsilon=2.0, delta=1e-3).tight_shift()
+    assert res.upper.value < TruncatedLaplace(epsilon=2.0, delta=1e-3).half_width  # the tight shift
 
 
-# ------------------------------------------------------------------ shifted truncated Laplace (private LP)
-def test_shifted_truncated_laplace():
-    m = ShiftedTruncatedLaplace(epsilon=1.0, delta=1e-3)
-    s = m.shift
-    assert s == pytest.approx(math.log((math.e - 1) / 1e-3 + 1))
-    assert m.support == (-2 * s, 0.0)
-    assert m.exact_delta() == pytest.approx(0.5e-3, rel=1e-12)
-    assert m.numeric_delta() == pytest.approx(m.exact_delta(), rel=1e-5)
-    # same noise as the truncated Laplace with δ/2, shifted by −s
-    tl = TruncatedLaplace(epsilon=1.0, delta=0.5e-3)
-    assert tl.half_width == pytest.approx(s, rel=1e-12)
-    z = np.linspace(-2 * s, 0, 7)
-    assert np.allclose(m.pdf(z), tl.pdf(z + s))
-    assert np.allclose(m.cdf(z), tl.cdf(z + s))
-    x = m.sample(20000, rng=0)
-    assert x.max() <= 0 and x.min() >= -2 * s
-    assert abs(-x.mean() - s) < 0.05
-    assert ShiftedTruncatedLaplace(epsilon=1.0, delta=1e-3, m=3).exact_delta() == pytest.approx(1e-3 / 6)
-    with pytest.raises(ValueError):
-        ShiftedTruncatedLaplace(epsilon=1.0, delta=1e-3, m=0)
-
-
-# ------------------------------------------------------------------ δ → 0: optimal noise → staircase
+# ---------------------------------------------------------- δ → 0: optimal noise → staircase
 @pytest.mark.parametrize("loss", ["l1", "l2"])
 def test_optimal_noise_approaches_staircase(loss):
     st = Staircase(epsilon=1.0, loss=loss).expected_loss(loss)
@@ -132,6 +119,7 @@ def test_optimal_noise_approaches_staircase(loss):
     assert max(lows) <= st
     # the optimum increases as δ falls (upper bounds on nested feasible sets) ...
     assert ups[0] < ups[1] < ups[2] * (1 + 1e-9)
-    # ... and at δ = 1e-6 the released noise is within 0.1% of the staircase, the lower bound within 7%
+    # ... and at δ = 1e-6 the released noise is within 0.1% of the staircase, the lower bound within
+    # 7%
     assert abs(ups[2] - st) / st < 1e-3
     assert lows[2] > 0.93 * st

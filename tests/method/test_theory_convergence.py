@@ -43,11 +43,16 @@ def test_gap_non_increasing_along_nested_path(l1):
     for lam, k in ((1, 1), (2, 2), (3, 4), (4, 8)):
         ub, lb = _bounds(l1, lam * k, k)
         ubs.append(ub), lbs.append(lb), gaps.append(ub - lb)
-    assert np.all(np.diff(ubs) <= 1e-7) and np.all(np.diff(lbs) >= -1e-7) and np.all(np.diff(gaps) <= 1e-7)
+    assert (
+        np.all(np.diff(ubs) <= 1e-7)
+        and np.all(np.diff(lbs) >= -1e-7)
+        and np.all(np.diff(gaps) <= 1e-7)
+    )
 
 
 def test_fixed_small_support_does_not_close_the_gap(l1):
-    # Λ = 1: the upper bound is infeasible for k >= 2 and the lower bound stays well below the optimum
+    # Λ = 1: the upper bound is infeasible for k >= 2 and the lower bound stays well below the
+    # optimum
     with pytest.raises(dpdro.InfeasibleError):
         dpdro.upper_bound(l1, dpdro.Partition.uniform(L=2, beta=0.5))
     _, lb_fixed = _bounds(l1, 16, 16)
@@ -56,7 +61,8 @@ def test_fixed_small_support_does_not_close_the_gap(l1):
 
 
 def test_feasibility_conditions(l1):
-    # necessary: support width W > 2Δf for (ε, δ) = (1, 0.25); sufficient: Lβ >= truncated Laplace half-width
+    # necessary: support width W > 2Δf for (ε, δ) = (1, 0.25); sufficient: Lβ >= truncated Laplace
+    # half-width
     A = truncated_laplace_half_width(epsilon=l1.epsilon, delta=l1.delta, sensitivity=l1.sensitivity)
     for k in (2, 4):
         with pytest.raises(dpdro.InfeasibleError):
@@ -71,7 +77,8 @@ def test_feasibility_conditions(l1):
 
 
 def test_corollary1_refinement_sandwich(l1):
-    ticks = np.union1d(np.arange(-8, 10) * 4, np.arange(-16, 17))  # k = 4 grid, refined to 1/16 on [-1, 1)
+    # k = 4 grid, refined to 1/16 on [-1, 1)
+    ticks = np.union1d(np.arange(-8, 10) * 4, np.arange(-16, 17))
     part = dpdro.Partition(ticks, beta=1 / 16)
     u_pi, l_pi = dpdro.upper_bound(l1, part).value, dpdro.lower_bound(l1, part).value
     u_c, l_c = _bounds(l1, 8, 4)
@@ -94,7 +101,9 @@ class _Jump(dpdro.Loss):
     def cell_average(self, a, b):
         a, b = np.broadcast_arrays(np.asarray(a, float), np.asarray(b, float))
         R = self.R
-        extra = 0.5 * (np.maximum(b, R) ** 2 - np.maximum(a, R) ** 2) + 0.5 * (np.minimum(a, -R) ** 2 - np.minimum(b, -R) ** 2)
+        extra = 0.5 * (np.maximum(b, R) ** 2 - np.maximum(a, R) ** 2) + 0.5 * (
+            np.minimum(a, -R) ** 2 - np.minimum(b, -R) ** 2
+        )
         return 1.0 + extra / (b - a)
 
     def cell_infimum(self, a, b):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import dpdro
-from repro.brute import brute_max_shortfall
+from dpdro.testing import brute_max_shortfall
 
 CASES = [  # (L, beta, m, epsilon): Δf = 1
     (1, 0.5, 4, 1.0),
@@ -41,7 +41,8 @@ def _def1_worst(p, L, beta, phi, exp_eps):
 
 
 def _exact_worst(noise, phi, exp_eps):
-    """max_A γ(A) − e^ε γ(A − φ) by splitting the line at the cell edges and the shifted cell edges."""
+    """max_A γ(A) − e^ε γ(A − φ) by splitting the line at the cell edges and the shifted cell
+    edges."""
     bps = np.unique(np.concatenate((noise.edges, noise.edges + phi)))
     mid = 0.5 * (bps[:-1] + bps[1:])
     h = noise.pdf(mid) - exp_eps * noise.pdf(mid - phi)
@@ -61,7 +62,13 @@ def test_worst_events_are_unions_of_definition1_pieces(L, beta, m, eps):
         p = rng.random(2 * L + 1) ** 2
         p /= p.sum()
         oracle = dpdro.max_privacy_shortfall(problem, fine, np.repeat(p, m) / m)
-        by_shift = dict(zip(np.round(oracle.shifts / fine.beta).astype(int), oracle.by_shift + problem.delta))
+        by_shift = dict(
+            zip(
+                np.round(oracle.shifts / fine.beta).astype(int),
+                oracle.by_shift + problem.delta,
+                strict=False,
+            )
+        )
         best_all = -np.inf
         for s in range(-k * m, k * m + 1):
             own = np.array([_p_of(p, L, t // m) for t in ticks]) / m
@@ -70,12 +77,15 @@ def test_worst_events_are_unions_of_definition1_pieces(L, beta, m, eps):
             best = values.max()
             best_all = max(best_all, best)
             phi = s * beta / m
-            assert best == pytest.approx(_def1_worst(p, L, beta, phi, problem.exp_epsilon), abs=1e-12)
+            assert best == pytest.approx(
+                _def1_worst(p, L, beta, phi, problem.exp_epsilon), abs=1e-12
+            )
             assert best == pytest.approx(by_shift[s], abs=1e-12)
             winners = np.nonzero(values >= best - 1e-12)[0]
             assert winners.size == 1
             winner = masks[winners[0]]
-            # every piece I¹_i (lattice cells t < s + j m) and I²_i lies entirely in or out of the maximiser
+            # every piece I¹_i (lattice cells t < s + j m) and I²_i lies entirely in or out of the
+            # maximiser
             for i in range(-L, L + 1):
                 j = -((s - i * m) // m)
                 for piece in (range(i * m, s + j * m), range(s + j * m, (i + 1) * m)):

@@ -26,9 +26,14 @@ def test_sensitivity_range(value):
         dpdro.Problem(epsilon=1.0, delta=0.1, sensitivity=value)
 
 
-@pytest.mark.parametrize("name,kwargs", [("epsilon", dict(epsilon="1", delta=0.1)),
-                                         ("delta", dict(epsilon=1.0, delta=None)),
-                                         ("sensitivity", dict(epsilon=1.0, delta=0.1, sensitivity=True))])
+@pytest.mark.parametrize(
+    "name,kwargs",
+    [
+        ("epsilon", dict(epsilon="1", delta=0.1)),
+        ("delta", dict(epsilon=1.0, delta=None)),
+        ("sensitivity", dict(epsilon=1.0, delta=0.1, sensitivity=True)),
+    ],
+)
 def test_types(name, kwargs):
     with pytest.raises(TypeError, match=f"{name} must be a real number"):
         dpdro.Problem(**kwargs)
@@ -48,15 +53,25 @@ def test_loss_spec():
 
 def test_beta_must_divide_sensitivity():
     prob = dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=1.0)
-    with pytest.raises(ValueError, match=r"beta must divide the sensitivity .* nearest valid value is beta = 0\.333"):
+    with pytest.raises(
+        ValueError,
+        match=r"beta must divide the sensitivity .* nearest valid value is beta = 0\.333",
+    ):
         dpdro.upper_bound(prob, dpdro.Partition.uniform(10, 0.3))
     # Δf = 70/194 and β = Δf/8 are not exact in floating point, and must still be accepted
     sens = 70 / 194
     assert dpdro.Problem(epsilon=1.0, delta=0.2, sensitivity=sens).shifts(sens / 8) == 8
 
 
-@pytest.mark.parametrize("pi,match", [([0, 2, 2, 5], "strictly increasing"), ([3, 1], "strictly increasing"),
-                                      ([0, 1.5, 3], "must contain integers"), ([1], "at least 2 entries")])
+@pytest.mark.parametrize(
+    "pi,match",
+    [
+        ([0, 2, 2, 5], "strictly increasing"),
+        ([3, 1], "strictly increasing"),
+        ([0, 1.5, 3], "must contain integers"),
+        ([1], "at least 2 entries"),
+    ],
+)
 def test_partition_requires_strictly_increasing_integers(pi, match):
     with pytest.raises(ValueError, match=f"pi must .*{match}|pi must contain integers|{match}"):
         dpdro.Partition(pi, 0.1)

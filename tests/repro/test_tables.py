@@ -71,21 +71,3 @@ def test_cell_benchmarks_are_the_stored_literature_values(cells):
             assert v == pytest.approx(c["benchmarks"][k], rel=1e-12), (key, k)
     values = literature_values(1.0, 0.2, 1.0, "l1")
     assert tables.cell_benchmarks(1.0, 0.2, "l1")["nolb_up"] == values["near_optimal_lb_up"]
-
-
-def test_ledger_rows(cells):
-    paper = tables.paper_tables()
-    entries, bench, optimum, gap = {}, {}, {}, {}
-    for loss in ("l1", "l2"):
-        up, lo = tables.cell_grid(cells, loss, "upper"), tables.cell_grid(cells, loss, "lower")
-        bench[loss] = tables.benchmark_grids(loss)
-        entries[loss] = tables.table_entries(up, lo, bench[loss])
-        optimum[loss], gap[loss] = (up + lo) / 2, 100 * tables.cell_grid(cells, loss, "gap")
-    all_gaps = np.concatenate([g[np.isfinite(g)] for g in gap.values()])
-    rows = tables.ledger_rows(paper, entries, bench, optimum, gap, all_gaps, {("l1", "none"): 800.0})
-    ids = [r.id for r in rows]
-    assert len(ids) == len(set(ids))
-    n_cells = sum(np.isfinite(entries[l][k]).sum() for _, l, k, _ in tables.LEDGER_TABLES)
-    assert len(rows) == n_cells + 3  # + median gap, largest gap, O-denominator claim
-    assert all(r.explanation for r in rows if r.status != "matches")
-    assert next(r for r in rows if r.id.endswith("O_denominator/l1")).status == "matches"

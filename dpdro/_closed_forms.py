@@ -1,0 +1,230 @@
+r"""Closed forms of two literature mechanisms that the engine itself needs.
+
+:func:`dpdro.optimal_noise` sizes its windows with the truncated Laplace half-width A, aligns its
+grids with the plateau γ of the optimal staircase, and releases either mechanism on a grid,
+certified, when it is near optimal (:mod:`dpdro.reference`). Those formulas live here, in a leaf
+module that imports neither the LP layer nor the literature classes; :mod:`dpdro.mechanisms` builds
+its :class:`~dpdro.mechanisms.TruncatedLaplace` and :class:`~dpdro.mechanisms.Staircase` on them.
+
+Truncated Laplace (Geng, Ding, Guo and Kumar 2020; the paper's GitHub appendix)
+    density B·e^{−|x|/λ} on [−A, A], λ = Δf/ε, q = (e^ε − 1)/(2δ), A = λ·log(1 + q),
+    Bλ = (1 + q)/(2q), and P(X ≤ x) = ((1 + q)e^{x/λ} − 1)/(2q) for −A ≤ x ≤ 0.
+
+Staircase (Geng and Viswanath 2016)
+    with b = e^{−ε}, density a(γ) on [0, γΔf), b·a(γ) on [γΔf, Δf), p(x + Δf) = b·p(x) for x ≥ 0,
+    a(γ) = (1 − b)/(2Δf(γ + (1 − γ)b)); the γ* that minimises the expected ℓ1 loss is
+    1/(1 + e^{ε/2}), the ℓ2 one (c − b)/(1 − b) with c = (b(1 + b)/2)^{1/3}.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize
+
+from ._validation import check_int, check_open_unit, check_positive
+from .losses import Loss, PowerLoss, make_loss
+from .noise import PiecewiseUniform
+
+__all__ = [
+    "power_exponent",
+    "staircase_expected_loss",
+    "staircase_noise",
+    "staircase_optimal_gamma",
+    "truncated_laplace_cdf",
+    "truncated_laplace_half_width",
+    "truncated_laplace_noise",
+]
+
+
+def power_exponent(loss: Loss) -> float | None:
+    """The exponent k if ``loss`` is c(x) = |x|^k, else None."""
+    return loss.k if isinstance(loss, PowerLoss) else None
+
+
+# ---------------------------------------------------------------------------- truncated Laplace
+def truncated_laplace_half_width(*, epsilon, delta, sensitivity=1.0) -> float:
+    """A = (Δf/ε)·log(1 + (e^ε − 1)/(2δ)), the support half-width of the truncated Laplace
+    mechanism.
+
+    A natural reference size for the support of optimal noise.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter ε, finite and > 0.
+    delta : float
+        Privacy parameter δ in (0, 1).
+    sensitivity : float
+        Sensitivity Δf > 0 of the query.
+
+    References
+    ----------
+    .. [1] Q. Geng, W. Ding, R. Guo and S. Kumar, "Tight analysis of privacy and utility tradeoff in
+       approximate differential privacy", AISTATS 2020.
+    .. [2] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Section 5.1 (the support [−A, A] of the experiments).
+    """
+    return half_width(
+        check_positive("epsilon", epsilon),
+        check_open_unit("delta", delta),
+        check_positive("sensitivity", sensitivity),
+    )
+
+
+def half_width(epsilon: float, delta: float, sensitivity: float) -> float:
+    """A of :func:`truncated_laplace_half_width` for validated arguments."""
+    return (sensitivity / epsilon) * math.log1p(math.expm1(epsilon) / (2.0 * delta))
+
+
+def truncated_laplace_q(epsilon: float, delta: float) -> float:
+    """q = (e^ε − 1)/(2δ)."""
+    return math.expm1(epsilon) / (2.0 * delta)
+
+
+def truncated_laplace_normalizer(epsilon: float, delta: float, sensitivity: float) -> float:
+    """B = 1/(2λ(1 − e^{−A/λ})) = (1 + q)/(2qλ), the density at 0."""
+    q = truncated_laplace_q(epsilon, delta)
+    return (1.0 + q) / (2.0 * q * (sensitivity / epsilon))
+
+
+def truncated_laplace_lower_tail(x, epsilon: float, delta: float, sensitivity: float):
+    """P(X ≤ x) for x ≤ 0: ((1 + q)e^{x/λ} − 1)/(2q), clipped to [0, ½]."""
+    q = truncated_laplace_q(epsilon, delta)
+    return np.clip(np.expm1(np.log1p(q) + x / (sensitivity / epsilon)) / (2.0 * q), 0.0, 0.5)
+
+
+def truncated_laplace_cdf(x, epsilon: float, delta: float, sensitivity: float):
+    """P(X ≤ x) of the truncated Laplace mechanism."""
+    x = np.asarray(x, dtype=float)
+    tail = truncated_laplace_lower_tail(-np.abs(x), epsilon, delta, sensitivity)
+    return np.where(x <= 0, tail, 1.0 - tail)
+
+
+def truncated_laplace_noise(
+    epsilon: float, delta: float, sensitivity: float, cell_width: float
+) -> PiecewiseUniform:
+    r"""The mechanism's masses on the cells [jh, (j + 1)h), h = ``cell_width``, that meet [−A, A],
+    each spread uniformly over its cell (``grid = h``): a piecewise-uniform noise whose δ
+    :func:`dpdro.certify_delta` computes exactly. Spreading mass across a cell can raise δ a little
+    above the mechanism's; :func:`dpdro.reference.truncated_laplace_candidate` corrects for that."""
+    h = check_positive("cell_width", cell_width)
+    A, lam = half_width(epsilon, delta, sensitivity), sensitivity / epsilon
+    j = np.arange(math.floor(-A / h), math.ceil(A / h) + 1)
+    edges = j * h
+    # ∫_a^b B e^{−|x|/λ} dx = Bλ·e^{−a/λ}·(1 − e^{−(b − a)/λ}) on 0 ≤ a < b ≤ A, evaluated per cell
+    # (differences of the CDF would lose the relative accuracy of the small masses near ±A)
+    a = np.minimum(np.abs(edges[:-1]), np.abs(edges[1:]))
+    b = np.minimum(np.maximum(np.abs(edges[:-1]), np.abs(edges[1:])), A)
+    probs = (
+        truncated_laplace_normalizer(epsilon, delta, sensitivity)
+        * lam
+        * np.exp(-a / lam)
+        * -np.expm1(-np.maximum(b - a, 0.0) / lam)
+    )
+    meta = {
+        "mechanism": "truncated Laplace",
+        "epsilon": epsilon,
+        "delta": delta,
+        "sensitivity": sensitivity,
+    }
+    return PiecewiseUniform(edges, probs / probs.sum(), grid=h, metadata=meta)
+
+
+# ---------------------------------------------------------------------------- staircase
+def _staircase_l1(epsilon: float, sensitivity: float, gamma: float) -> float:
+    """E|X| = Δf·(b/(1 − b) + (γ² + b(1 − γ²))/(2(γ + b(1 − γ)))), b = e^{−ε}."""
+    b = math.exp(-epsilon)
+    s = gamma + b * (1.0 - gamma)
+    return sensitivity * (1.0 / math.expm1(epsilon) + (gamma**2 + b * (1.0 - gamma**2)) / (2.0 * s))
+
+
+def _staircase_l2(epsilon: float, sensitivity: float, gamma: float) -> float:
+    """E X² = Δf²·(b(1 + b)/(1 − b)² + (b/(1 − b))·s₂/s + s₃/(3s)), s_j = γ^j + b(1 − γ^j)."""
+    b = math.exp(-epsilon)
+    r = 1.0 / math.expm1(epsilon)  # b/(1 − b)
+    s, s2, s3 = (gamma**j + b * (1.0 - gamma**j) for j in (1, 2, 3))
+    return sensitivity**2 * (r * (1.0 + b) / (-math.expm1(-epsilon)) + r * s2 / s + s3 / (3.0 * s))
+
+
+def staircase_cells(epsilon: float, sensitivity: float, gamma: float, periods: int):
+    """One side of the staircase: cell edges on [0, periods·Δf] and their probabilities (sum <
+    ½)."""
+    b, d = math.exp(-epsilon), sensitivity
+    a = -math.expm1(-epsilon) / (2.0 * d * (gamma + (1.0 - gamma) * b))  # density on [0, γΔf)
+    k = np.arange(periods, dtype=float)
+    decay = np.exp(-epsilon * k)
+    edges = np.column_stack((k * d, (k + gamma) * d)).ravel()
+    probs = np.column_stack((a * decay * gamma * d, a * decay * b * (1.0 - gamma) * d)).ravel()
+    return np.append(edges, periods * d), probs
+
+
+def staircase_expected_loss(epsilon: float, sensitivity: float, gamma: float, loss) -> float:
+    r"""E c(X) of the staircase: closed forms for ℓ1 and ℓ2; for other losses the exact sum over
+    its cells.
+
+    The general case sums p(cell)·(average of c(x) + c(−x) over the cell) with the loss's exact
+    cell averages over ⌈50/ε⌉ + 1 periods (the neglected mass is below e^{−50}).
+    """
+    loss = make_loss(loss)
+    k = power_exponent(loss)
+    if k == 1.0:
+        return _staircase_l1(epsilon, sensitivity, gamma)
+    if k == 2.0:
+        return _staircase_l2(epsilon, sensitivity, gamma)
+    edges, probs = staircase_cells(epsilon, sensitivity, gamma, math.ceil(50.0 / epsilon) + 1)
+    keep = probs > 0
+    lo, hi = edges[:-1][keep], edges[1:][keep]
+    both = loss.cell_average(lo, hi) + loss.cell_average(-hi, -lo)
+    return math.fsum(probs[keep] * both)
+
+
+def staircase_optimal_gamma(epsilon, loss="l1") -> float:
+    """γ* minimising the staircase's expected ``loss``: closed forms for ℓ1, γ* = 1/(1 + e^{ε/2}),
+    and ℓ2, γ* = (c − b)/(1 − b) with b = e^{−ε} and c = (b(1 + b)/2)^{1/3} (evaluated as
+    b(1 + 2b)/(2(c² + bc + b²)), free of cancellation); bounded scalar minimisation of the exact
+    expected loss over [0, 1] for any other loss (γ* does not depend on Δf: the staircase scales
+    with it)."""
+    epsilon = check_positive("epsilon", epsilon)
+    loss = make_loss(loss)
+    k = power_exponent(loss)
+    if k == 1.0:
+        return 1.0 / (1.0 + math.exp(0.5 * epsilon))
+    b = math.exp(-epsilon)
+    if k == 2.0:
+        c = (0.5 * b * (1.0 + b)) ** (1.0 / 3.0)
+        return b * (1.0 + 2.0 * b) / (2.0 * (c * c + b * c + b * b))
+    cost = lambda g: staircase_expected_loss(epsilon, 1.0, float(g), loss)  # noqa: E731
+    res = optimize.minimize_scalar(
+        cost, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-10}
+    )
+    return min((float(res.x), 0.0, 1.0), key=cost)
+
+
+def staircase_noise(epsilon: float, sensitivity: float, gamma: float, periods) -> PiecewiseUniform:
+    r"""The staircase truncated to [−periods·Δf, periods·Δf] and renormalised.
+
+    Truncation breaks pure DP: a shift by Δf uncovers the outermost period, so the truncated
+    noise is (ε, δ_P)-DP with δ_P = (1 − b)·b^{P−1}/(2(1 − b^P)), b = e^{−ε}, P = ``periods``
+    (stored in ``metadata["delta"]``; :func:`dpdro.certify_delta` confirms it). Empty cells
+    (γ ∈ {0, 1}) are dropped.
+    """
+    periods = check_int("periods", periods, minimum=1)
+    edges, probs = staircase_cells(epsilon, sensitivity, gamma, periods)
+    keep = np.diff(edges) > 0
+    left = np.append(edges[:-1][keep], edges[-1])
+    right_probs = probs[keep]
+    all_edges = np.concatenate((-left[::-1], left[1:]))
+    all_probs = np.concatenate((right_probs[::-1], right_probs))
+    norm = -math.expm1(-epsilon * periods)  # 1 − b^P, the mass kept
+    delta = -math.expm1(-epsilon) * math.exp(-epsilon * (periods - 1)) / (2.0 * norm)
+    meta = {
+        "mechanism": "staircase",
+        "epsilon": epsilon,
+        "sensitivity": sensitivity,
+        "gamma": gamma,
+        "periods": periods,
+        "delta": delta,
+    }
+    return PiecewiseUniform(all_edges, all_probs / norm, metadata=meta)

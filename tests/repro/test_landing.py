@@ -1,0 +1,77 @@
+"""The landing page's generated parts (repro.landing): statuses agree with the ledger, counts come
+from the ledger and the chapters' glued values, every template is filled."""
+
+import re
+from collections import Counter
+
+import pytest
+
+from repro import landing, ledger
+
+
+def _row(item_id, status, explanation="x"):
+    return {"id": item_id, "chapter": item_id.split("/")[0], "status": status,
+            "explanation": "" if status == "matches" else explanation}
+
+
+def test_status_problems_catch_a_status_its_rows_contradict():
+    items = (landing.Item("Table 4", "reproduced", "r", "22_tables", "Table 4"),
+             landing.Item("Table 6", "not reproducible here", "r", "22_tables", "Table 6"),
+             landing.Item("Table 5", "partial", "r", "22_tables", "Table 5"),
+             landing.Item("Figure 9", "done", "r", "22_tables"))
+    rows = [_row("22_tables/table4/l1/a", "matches"),
+            _row("22_tables/table4/l1/b", "paper error (proven)"),
+            _row("22_tables/table6/l2/a", "paper error (proven)"),
+            _row("22_tables/table6/l2/b", "paper error (proven)"),
+            _row("22_tables/table6/l2/c", "not reproducible here")]
+    problems = landing.status_problems(items, rows)
+    assert any("Table 4" in p and "paper error" in p for p in problems)
+    assert any("Table 6" in p and "most rows" in p for p in problems)
+    assert any("Table 5" in p and "no ledger rows" in p for p in problems)
+    assert any("Figure 9" in p and "unknown status" in p for p in problems)
+
+
+def test_stored_glue_reads_numbers_and_text(tmp_path):
+    import json
+
+    def out(name, text):
+        return {"output_type": "display_data", "metadata": {"scrapbook": {"name": name}},
+                "data": {"application/papermill.record/text/plain": text}}
+
+    nb = {"cells": [{"cell_type": "code", "outputs": [out("n", "60"), out("s", "'0.07%'")]}]}
+    (tmp_path / "a.ipynb").write_text(json.dumps(nb))
+    assert landing.stored_glue(tmp_path / "a.ipynb") == {"n": 60, "s": "0.07%"}
+
+
+def test_landing_page_agrees_with_the_ledger():
+    """The statuses agree with the stored ledger; the generated page states the ledger's category
+    counts and the chapters' glued values, and leaves no template field unfilled."""
+    rows = ledger.load()
+    if not rows:
+        pytest.skip("no ledger stored")
+    assert landing.status_problems(rows=rows) == []
+    md = landing.glance_markdown(rows=rows)
+    assert not re.search(r"\{(c|g\d\d)\[", md)
+    for category, n in ledger.category_counts(rows).items():
+        assert f"*{category}* {n}" in md
+    for item, d in landing.item_datasets(rows).items():
+        if item in ("Table 2", "Table 3"):
+            assert f"{d['run']} of {d['all']} datasets obtainable offline" in md
+    counts = landing.item_counts(rows)
+    t4 = counts["Table 4"]
+    assert f"{t4['matches']} of {t4['total']} entries match; in {t4['paper error (proven)']}," in md
+    g22 = landing.stored_glue(landing.NOTEBOOKS / "22_tables.ipynb")
+    assert f"in {g22['t4_error']} of the 100 cells of Table 4" in md
+    assert f"within 1% in {g22['n_below_1']} of the 200 cells" in md
+    statuses = Counter(it.status for it in landing.ITEMS)
+    assert f"Of the {len(landing.ITEMS)} paper items below, {statuses['reproduced']} are " \
+           "reproduced" in md
+
+
+def test_item_datasets_counts_the_datasets_named_and_those_run():
+    rows = [dict(_row("31_naive_bayes/t/a/x", "matches"), location="Table 2, a, in", ours="1"),
+            dict(_row("31_naive_bayes/t/a/y", "matches"), location="Table 2, a, out", ours=""),
+            dict(_row("31_naive_bayes/t/b/x", "not reproducible here"),
+                 location="Table 2, b, in", ours=""),
+            dict(_row("22_tables/table4/l1/a", "matches"), location="Table 4", ours="1")]
+    assert landing.item_datasets(rows) == {"Table 2": {"all": 2, "run": 1}}
