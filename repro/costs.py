@@ -159,12 +159,27 @@ def ml_costs(table: int, root: Path | str = RESULTS) -> list[dict]:
     return sorted(out, key=lambda r: r["seconds"])
 
 
-def ml_progress(table: int, root: Path | str = RESULTS) -> dict[str, int]:
-    """Splits of each dataset computed so far for the paper-scale run of Table 2 or 3 (paper
-    reading, 100 × 1,000): the splits of its stored chunk files (a run in progress, or done)."""
+def ml_progress(table: int, root: Path | str = RESULTS) -> dict[str, dict]:
+    """Per dataset with stored chunk files of the paper-scale run of Table 2 or 3 (paper reading,
+    100 × 1,000; a run in progress, or done): the splits computed so far (``splits``), the
+    wall-clock seconds their chunks recorded (``seconds``) and the median 1-minute load average
+    when the chunks started (``load``, ``None`` if not recorded)."""
     folder = Path(root) / "sweep" / f"table{table}" / "paper_100x1000"
-    return {d.name: sum(read_json(c)["n_splits"] for c in d.glob("*.json"))
-            for d in sorted(folder.glob("*")) if d.is_dir()}
+    out = {}
+    for d in sorted(p for p in folder.glob("*") if p.is_dir()):
+        chunks = [read_json(c) for c in sorted(d.glob("*.json"))]
+        if chunks:
+            load = [
+                c["provenance"]["load_average_1min_start"]
+                for c in chunks
+                if isinstance(c.get("provenance", {}).get("load_average_1min_start"), (int, float))
+            ]
+            out[d.name] = dict(
+                splits=sum(c["n_splits"] for c in chunks),
+                seconds=sum(c["seconds"] for c in chunks),
+                load=statistics.median(load) if load else None,
+            )
+    return out
 
 
 def _hms(seconds: float | None) -> str:
@@ -220,6 +235,19 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
             )
         total = sum(r["seconds"] for r in rows)
         lines += ["", f"Total: {_hms(total)} of task time for the {len(rows)} datasets."]
+        done = {r["dataset"] for r in rows}
+        running = {d: p for d, p in ml_progress(table, root).items() if d not in done}
+        if running:
+            lines += [
+                "",
+                "Not at the paper's scale (the chapter shows a smaller stored run): "
+                + "; ".join(
+                    f"{d}, {p['splits']} of 100 splits stored, "
+                    f"{_hms(p['seconds'] / p['splits'])} per split"
+                    for d, p in running.items()
+                )
+                + ".",
+            ]
     return "\n".join(lines) + "\n"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -58,3 +59,38 @@ def test_the_page_includes_the_generated_tables_and_types_no_costs():
     assert not re.search(r"\d\s*(h|min|s|MB|CPU-hours?)\b", section), "a typed cost"
     md = costs.costs_markdown()
     assert md.count("\n| `") == len(sweep.FAMILIES)
+
+
+def test_ml_progress_adds_up_the_chunks_of_a_run_in_progress(tmp_path):
+    folder = tmp_path / "sweep" / "table3" / "paper_100x1000"
+    for name, chunks in {
+        "adult": [(1, 40.0, 8.0), (1, 44.0, 10.0)],
+        "ecoli": [(10, 5.0, 2.0)],
+    }.items():
+        (folder / name).mkdir(parents=True)
+        for k, (n_splits, seconds, load) in enumerate(chunks):
+            (folder / name / f"splits={k:03d}.json").write_text(
+                json.dumps(
+                    dict(
+                        n_splits=n_splits,
+                        seconds=seconds,
+                        provenance=dict(load_average_1min_start=load),
+                    )
+                ),
+                encoding="utf-8",
+            )
+    (folder / "empty").mkdir()
+    assert costs.ml_progress(3, tmp_path) == {
+        "adult": dict(splits=2, seconds=84.0, load=9.0),
+        "ecoli": dict(splits=10, seconds=5.0, load=2.0),
+    }
+    assert costs.ml_progress(2, tmp_path) == {}
+
+
+def test_the_cost_page_names_every_run_not_at_the_paper_scale():
+    done = {(t, r["dataset"]) for t in (2, 3) for r in costs.ml_costs(t)}
+    md = costs.costs_markdown()
+    for table in (2, 3):
+        for name, p in costs.ml_progress(table).items():
+            if (table, name) not in done:
+                assert f"{name}, {p['splits']} of 100 splits stored" in md
