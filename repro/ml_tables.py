@@ -1,29 +1,34 @@
-"""Tables 2 and 3 of Selvi, Liu, Wiesemann (Sections 5.2 and 5.3) at a chosen scale: the sweep families.
+"""Tables 2 and 3 of Selvi, Liu, Wiesemann (Sections 5.2 and 5.3) at a chosen scale: the sweep
+families.
 
 For each dataset, ``splits`` random 80/20 splits × ``sims`` noise simulations of the mechanisms GN
-(Gaussian), AG (analytic Gaussian), TLN (truncated Laplace), OPT (data-independent ℓ1-optimised noise
-from ``dpdro.optimal_noise``, cached in ``results/ml/opt_noise_eps=1_delta=0.1.json``), the data-dependent
-"(OPT)" (``repro.experiments.make_data_dependent``: one ``dpdro.data_dependent.upper_bound`` solve per
-distinct sensitivity-scaled problem, cached with provenance in ``results/ml/dd_mechanisms.json`` and
-re-certified on load) and the non-private method.
+(Gaussian), AG (analytic Gaussian), TLN (truncated Laplace), OPT (data-independent ℓ1-optimised
+noise from ``dpdro.optimal_noise``, cached in ``results/ml/opt_noise_eps=1_delta=0.1.json``), the
+data-dependent "(OPT)" (``repro.experiments.make_data_dependent``: one
+``dpdro.data_dependent.upper_bound`` solve per distinct sensitivity-scaled problem, cached with
+provenance in ``results/ml/dd_mechanisms.json`` and re-certified on load) and the non-private
+method.
 
-:data:`FAMILY_TABLE2` (naïve Bayes) and :data:`FAMILY_TABLE3` (proximal coordinate descent) cut a run
-into one task per dataset × chunk of splits (``--chunk`` splits per task): split k's data split and
-noise come from ``SeedSequence([seed, k])`` whatever chunk it is in, so the chunks of a dataset
+:data:`FAMILY_TABLE2` (naïve Bayes) and :data:`FAMILY_TABLE3` (proximal coordinate descent) cut a
+run into one task per dataset × chunk of splits (``--chunk`` splits per task): split k's data split
+and noise come from ``SeedSequence([seed, k])`` whatever chunk it is in, so the chunks of a dataset
 concatenate to exactly the run :func:`repro.experiments.run_naive_bayes` / ``run_pcd`` would do over
 all splits at once. Each chunk's per-split errors go to
-``results/sweep/table{2,3}/{variant}_{splits}x{sims}/{dataset}/splits=a-b.json``; :func:`merge` writes
-``results/ml/table{2,3}_{variant}_{splits}x{sims}.json`` (the file chapters 31 and 32 read) with, per
-dataset whose chunks are all done, the per-split errors (averaged over simulations) of every mechanism,
-the table row (mean errors, Imp, t-test), the seconds it took, and provenance (dpdro version, git commit,
-date, machine, parameters, the noises used). Datasets stored in that file by earlier runs and not part
-of the sweep are kept. Table 3 trains with :func:`repro.experiments.pcd_train` (fused numba kernels,
-float32 margins, one thread: the sweep runs one process per core, and joblib's loky workers and Dask's
-nannies pin BLAS to one thread); each chunk records it under ``coordinate_descent``, and the merged
-file repeats it in each dataset's row and lists it in its provenance.
+``results/sweep/table{2,3}/{variant}_{splits}x{sims}/{dataset}/splits=a-b.json``; :func:`merge`
+writes ``results/ml/table{2,3}_{variant}_{splits}x{sims}.json`` (the file chapters 31 and 32 read)
+with, per dataset whose chunks are all done, the per-split errors (averaged over simulations) of
+every mechanism, the table row (mean errors, Imp, t-test), the seconds it took, and provenance
+(dpdro version, git commit, date, machine, parameters, the noises used). Datasets stored in that
+file by earlier runs and not part of the sweep are kept. Table 3 trains with
+:func:`repro.experiments.pcd_train` (float32, the default backend: numba's iteration kernel on
+the CPU, CuPy on a GPU; one thread: the sweep runs one process per core, and joblib's loky workers
+and Dask's nannies pin BLAS to one thread); each chunk records the implementation under
+``coordinate_descent``, and the merged file repeats it in each dataset's row and lists it in its
+provenance.
 
-Usage: ``scripts/sweep.py table2 table3 --splits 100 --sims 1000`` (or ``scripts/run_ml_experiments.py``);
-``--variant authors`` uses the authors' code settings (``NBSettings.authors()``, Table 2 only).
+Usage: ``scripts/sweep.py table2 table3 --splits 100 --sims 1000`` (or
+``scripts/run_ml_experiments.py``); ``--variant authors`` uses the authors' code settings
+(``NBSettings.authors()``, Table 2 only).
 """
 
 from __future__ import annotations
@@ -35,14 +40,34 @@ from pathlib import Path
 import numpy as np
 
 from .datasets import available_datasets, load_dataset, one_hot
-from .experiments import (RESULTS_DIR, NBSettings, make_data_dependent, make_mechanisms, optimized_unit_noise,
-                          pcd_backend, run_naive_bayes, run_pcd, summarize)
+from .experiments import (
+    RESULTS_DIR,
+    NBSettings,
+    make_data_dependent,
+    make_mechanisms,
+    optimized_unit_noise,
+    pcd_backend,
+    run_naive_bayes,
+    run_pcd,
+    summarize,
+)
 from .paths import RESULTS
 from .provenance import provenance, read_json, write_json_atomic
 from .sweep import Family, Option, load_result, task_dir
 
-__all__ = ["OUT", "OPT_CACHE", "DD_CACHE", "EPSILON", "DELTA", "FAMILY_TABLE2", "FAMILY_TABLE3", "result_path",
-           "mechanisms", "compute", "merge"]
+__all__ = [
+    "OUT",
+    "OPT_CACHE",
+    "DD_CACHE",
+    "EPSILON",
+    "DELTA",
+    "FAMILY_TABLE2",
+    "FAMILY_TABLE3",
+    "result_path",
+    "mechanisms",
+    "compute",
+    "merge",
+]
 
 OUT = RESULTS_DIR
 OPT_CACHE = OUT / "opt_noise_eps=1_delta=0.1.json"
@@ -50,19 +75,30 @@ DD_CACHE = OUT / "dd_mechanisms.json"
 EPSILON, DELTA = 1.0, 0.1
 BASELINE = {2: "NB", 3: "PCD"}
 CI = dict(splits=2, sims=5, chunk=1, datasets=("post-operative", "ecoli"))
-PAPER = dict(splits=100, sims=1000, chunk={2: 10, 3: 1})  # Table 3: a split of adult is minutes (hours before the kernels)
+PAPER = dict(
+    splits=100, sims=1000, chunk={2: 10, 3: 1}
+)  # Table 3: a split of adult is minutes (hours before the kernels)
 # how Table 3's coordinate descent ran (recorded in every chunk and in the merged provenance)
-PCD_IMPLEMENTATION = dict(function="repro.experiments.pcd_train", dtype="float32", parallel=False)
+PCD_IMPLEMENTATION = dict(
+    function="repro.experiments.pcd_train",
+    dtype="float32",
+    parallel=False,
+    kernel="one call per iteration (noise tables)",
+    margins="float32 product",
+)
 
 
-def result_path(table: int, variant: str, splits: int, sims: int, root: Path | str = RESULTS) -> Path:
+def result_path(
+    table: int, variant: str, splits: int, sims: int, root: Path | str = RESULTS
+) -> Path:
     """The aggregate file of a run (``results/ml/table{table}_{variant}_{splits}x{sims}.json``)."""
     return Path(root) / OUT.relative_to(RESULTS) / f"table{table}_{variant}_{splits}x{sims}.json"
 
 
 def mechanisms(table: int) -> tuple[dict, dict, object]:
-    """``(mechanisms, opt_info, dd)``: GN, AG, TLN, OPT and (OPT) of a table (the noises from the caches,
-    re-certified), the certificate of OPT and the (OPT) mechanism (its ``family.solved`` lists the
+    """``(mechanisms, opt_info, dd)``: GN, AG, TLN, OPT and (OPT) of a table (the noises from the
+    caches, re-certified), the certificate of OPT and the (OPT) mechanism (its ``family.solved``
+    lists the
     solves used)."""
     noise, opt_info = optimized_unit_noise(EPSILON, DELTA, cache=OPT_CACHE)
     dd = make_data_dependent(table, EPSILON, DELTA, cache=DD_CACHE)
@@ -70,24 +106,43 @@ def mechanisms(table: int) -> tuple[dict, dict, object]:
 
 
 def compute(params: dict) -> dict:
-    """One chunk: splits ``first … first + count − 1`` of one dataset, every mechanism and the baseline."""
+    """One chunk: splits ``first … first + count − 1`` of one dataset, every mechanism and the
+    baseline."""
     table, name = params["table"], params["dataset"]
     mechs, opt_info, dd = mechanisms(table)
     ds = load_dataset(name)
     t0 = time.perf_counter()
-    kw = dict(n_splits=params["count"], n_sims=params["sims"], seed=params["seed"], first_split=params["first"])
+    kw = dict(
+        n_splits=params["count"],
+        n_sims=params["sims"],
+        seed=params["seed"],
+        first_split=params["first"],
+    )
     if table == 2:
         settings = NBSettings.authors() if params["variant"] == "authors" else NBSettings()
         res = run_naive_bayes(ds, mechs, settings=settings, **kw)
         extra = dict(n=ds.n, n_num=ds.n_num, n_cat=ds.n_cat, n_classes=ds.n_classes)
     else:
-        res = run_pcd(ds, mechs, **kw)  # repro.experiments.pcd_train: fused kernels, float32 margins
-        extra = dict(n=ds.n, d=one_hot(ds).X.shape[1], coordinate_descent=PCD_IMPLEMENTATION | dict(backend=pcd_backend()))
-    return dict(dataset=name, table=table, variant=params["variant"], first_split=params["first"],
-                n_splits=params["count"], n_sims=params["sims"], seed=params["seed"], **extra,
-                seconds=time.perf_counter() - t0,
-                per_split={side: {m: v.tolist() for m, v in res[side].items()} for side in res},
-                opt_noise=opt_info, data_dependent_solves=dd.family.solved)
+        res = run_pcd(ds, mechs, **kw)  # repro.experiments.pcd_train, float32, default backend
+        extra = dict(
+            n=ds.n,
+            d=one_hot(ds).X.shape[1],
+            coordinate_descent=PCD_IMPLEMENTATION | dict(backend=pcd_backend()),
+        )
+    return dict(
+        dataset=name,
+        table=table,
+        variant=params["variant"],
+        first_split=params["first"],
+        n_splits=params["count"],
+        n_sims=params["sims"],
+        seed=params["seed"],
+        **extra,
+        seconds=time.perf_counter() - t0,
+        per_split={side: {m: v.tolist() for m, v in res[side].items()} for side in res},
+        opt_noise=opt_info,
+        data_dependent_solves=dd.family.solved,
+    )
 
 
 def _settings(table: int, scale: str, opts: dict) -> dict:
@@ -96,7 +151,9 @@ def _settings(table: int, scale: str, opts: dict) -> dict:
     s["seed"] = opts["seed"] or 0
     s["variant"] = opts["variant"] or "paper"
     if s["variant"] not in ("paper", "authors") or (table == 3 and s["variant"] != "paper"):
-        raise ValueError(f"variant must be 'paper' or (table 2 only) 'authors', got {s['variant']!r}")
+        raise ValueError(
+            f"variant must be 'paper' or (table 2 only) 'authors', got {s['variant']!r}"
+        )
     if opts["datasets"]:
         names = [d for d in opts["datasets"].split(",") if d]
     else:
@@ -117,16 +174,32 @@ def _tasks(table: int):
         """One task per dataset × chunk of ``chunk`` splits."""
         s = _settings(table, scale, opts)
         fam = FAMILY_TABLE2 if table == 2 else FAMILY_TABLE3
-        run = f"{s['variant']}_{s['splits']}x{s['sims']}" + (f"_seed={s['seed']}" if s["seed"] else "")
+        run = f"{s['variant']}_{s['splits']}x{s['sims']}" + (
+            f"_seed={s['seed']}" if s["seed"] else ""
+        )
         out = []
         for name in s["datasets"]:
             for first in range(0, s["splits"], s["chunk"]):
                 count = min(s["chunk"], s["splits"] - first)
                 tid = f"{run}/{name}/splits={first:03d}-{first + count - 1:03d}"
-                out.append(fam.task(tid, dict(table=table, variant=s["variant"], splits=s["splits"], sims=s["sims"],
-                                              seed=s["seed"], dataset=name, first=first, count=count),
-                                    task_dir(root, fam.name) / f"{tid}.json"))
+                out.append(
+                    fam.task(
+                        tid,
+                        dict(
+                            table=table,
+                            variant=s["variant"],
+                            splits=s["splits"],
+                            sims=s["sims"],
+                            seed=s["seed"],
+                            dataset=name,
+                            first=first,
+                            count=count,
+                        ),
+                        task_dir(root, fam.name) / f"{tid}.json",
+                    )
+                )
         return out
+
     return list_tasks
 
 
@@ -136,8 +209,9 @@ def merge(root: Path, tasks: list, scale: str, opts: dict) -> list:
     runs: dict = {}
     for t in tasks:
         p = t.params
-        runs.setdefault((p["table"], p["variant"], p["splits"], p["sims"], p["seed"]), {}).setdefault(
-            p["dataset"], []).append(t)
+        runs.setdefault(
+            (p["table"], p["variant"], p["splits"], p["sims"], p["seed"]), {}
+        ).setdefault(p["dataset"], []).append(t)
     written = []
     for (table, variant, splits, sims, seed), by_dataset in runs.items():
         rows, opt_info, solves, implementations = {}, None, {}, set()
@@ -145,36 +219,73 @@ def merge(root: Path, tasks: list, scale: str, opts: dict) -> list:
             results = [load_result(t) for t in sorted(chunks, key=lambda t: t.params["first"])]
             if any(r is None for r in results):
                 continue
-            per_split = {side: {m: [v for r in results for v in r["per_split"][side][m]]
-                                for m in results[0]["per_split"][side]} for side in ("in", "out")}
-            arrays = {side: {m: np.asarray(v) for m, v in per_split[side].items()} for side in per_split}
-            extra = {k: results[0][k] for k in ("n", "n_num", "n_cat", "n_classes", "d", "coordinate_descent")
-                     if k in results[0]}
-            rows[name] = dict(dataset=name, **extra, seconds=sum(r["seconds"] for r in results),
-                              per_split=per_split, summary=summarize(arrays, baseline=BASELINE[table]),
-                              chunks=len(results))
+            per_split = {
+                side: {
+                    m: [v for r in results for v in r["per_split"][side][m]]
+                    for m in results[0]["per_split"][side]
+                }
+                for side in ("in", "out")
+            }
+            arrays = {
+                side: {m: np.asarray(v) for m, v in per_split[side].items()} for side in per_split
+            }
+            extra = {
+                k: results[0][k]
+                for k in ("n", "n_num", "n_cat", "n_classes", "d", "coordinate_descent")
+                if k in results[0]
+            }
+            rows[name] = dict(
+                dataset=name,
+                **extra,
+                seconds=sum(r["seconds"] for r in results),
+                per_split=per_split,
+                summary=summarize(arrays, baseline=BASELINE[table]),
+                chunks=len(results),
+            )
             opt_info = results[0]["opt_noise"]
             for r in results:
                 solves.update(r["data_dependent_solves"])
-                if "coordinate_descent" in r:  # Table 3 chunks computed with the fused kernels
+                if "coordinate_descent" in r:  # Table 3 chunks record their implementation
                     implementations.add(json.dumps(r["coordinate_descent"], sort_keys=True))
         if not rows:
             continue
-        path = result_path(table, variant, splits, sims, root) if not seed else \
-            result_path(table, f"{variant}_seed={seed}", splits, sims, root)
+        path = (
+            result_path(table, variant, splits, sims, root)
+            if not seed
+            else result_path(table, f"{variant}_seed={seed}", splits, sims, root)
+        )
         store = read_json(path) if path.is_file() else {"datasets": {}}
         old_prov = store.get("provenance")
         store["datasets"].update(rows)
         order = [*available_datasets(), *store["datasets"]]
-        store["datasets"] = {n: store["datasets"][n] for n in dict.fromkeys(order) if n in store["datasets"]}
-        pcd = dict(coordinate_descent=[json.loads(i) for i in sorted(implementations)]) if implementations else {}
+        store["datasets"] = {
+            n: store["datasets"][n] for n in dict.fromkeys(order) if n in store["datasets"]
+        }
+        pcd = (
+            dict(coordinate_descent=[json.loads(i) for i in sorted(implementations)])
+            if implementations
+            else {}
+        )
         store["provenance"] = provenance(
-            sum(r["seconds"] for r in rows.values()), epsilon=EPSILON, delta=DELTA, seed=seed, n_splits=splits,
-            n_sims=sims, variant=variant, opt_noise=opt_info, **pcd,
-            data_dependent=dict(mechanism="(OPT): repro.experiments.make_data_dependent (see its module section "
-                                          "for the design)", solves=dict(sorted(solves.items()))),
-            sweep=dict(datasets=sorted(rows), note="per-chunk results and provenance in "
-                                                   f"sweep/table{table}/"))
+            sum(r["seconds"] for r in rows.values()),
+            epsilon=EPSILON,
+            delta=DELTA,
+            seed=seed,
+            n_splits=splits,
+            n_sims=sims,
+            variant=variant,
+            opt_noise=opt_info,
+            **pcd,
+            data_dependent=dict(
+                mechanism="(OPT): repro.experiments.make_data_dependent (see its module section "
+                "for the design)",
+                solves=dict(sorted(solves.items())),
+            ),
+            sweep=dict(
+                datasets=sorted(rows),
+                note=f"per-chunk results and provenance in sweep/table{table}/",
+            ),
+        )
         if old_prov is not None and "original_run" in old_prov:
             store["provenance"]["original_run"] = old_prov["original_run"]
         write_json_atomic(path, store)
@@ -183,23 +294,43 @@ def merge(root: Path, tasks: list, scale: str, opts: dict) -> list:
 
 
 def prepare(tasks: list) -> None:
-    """Before dispatching: the OPT noise and the coordinate-descent (OPT) solve in their caches, so that
-    workers only read them (naïve Bayes keys depend on the split; a missing one is solved by the worker)."""
+    """Before dispatching: the OPT noise and the coordinate-descent (OPT) solve in their caches, so
+    that workers only read them (naïve Bayes keys depend on the split; a missing one is solved by
+    the worker)."""
     optimized_unit_noise(EPSILON, DELTA, cache=OPT_CACHE)
     if any(t.params["table"] == 3 for t in tasks):
         make_data_dependent(3, EPSILON, DELTA, cache=DD_CACHE).family.query_mechanism()
 
 
-_OPTIONS = (Option("splits", "random 80/20 splits per dataset (table2, table3: 100, ci 2)", int),
-            Option("sims", "noise simulations per split (default 1000, ci 5)", int),
-            Option("chunk", "splits per task (default: table2 10, table3 1; ci 1)", int),
-            Option("seed", "base seed (default 0)", int),
-            Option("variant", "table2: 'paper' (default) or 'authors' (NBSettings.authors())"),
-            Option("datasets", "comma-separated datasets (default: every offline dataset; ci: post-operative,ecoli)"),
-            Option("skip", "comma-separated datasets to leave out"))
-FAMILY_TABLE2 = Family(name="table2", title="Table 2, DP naive Bayes: one task per dataset x chunk of splits",
-                       list_tasks=_tasks(2), compute=compute, merge=merge, options=_OPTIONS, partial_merge=True,
-                       prepare=prepare)
-FAMILY_TABLE3 = Family(name="table3", title="Table 3, DP coordinate descent: one task per dataset x chunk of splits",
-                       list_tasks=_tasks(3), compute=compute, merge=merge, options=_OPTIONS, partial_merge=True,
-                       prepare=prepare)
+_OPTIONS = (
+    Option("splits", "random 80/20 splits per dataset (table2, table3: 100, ci 2)", int),
+    Option("sims", "noise simulations per split (default 1000, ci 5)", int),
+    Option("chunk", "splits per task (default: table2 10, table3 1; ci 1)", int),
+    Option("seed", "base seed (default 0)", int),
+    Option("variant", "table2: 'paper' (default) or 'authors' (NBSettings.authors())"),
+    Option(
+        "datasets",
+        "comma-separated datasets (default: every offline dataset; ci: post-operative,ecoli)",
+    ),
+    Option("skip", "comma-separated datasets to leave out"),
+)
+FAMILY_TABLE2 = Family(
+    name="table2",
+    title="Table 2, DP naive Bayes: one task per dataset x chunk of splits",
+    list_tasks=_tasks(2),
+    compute=compute,
+    merge=merge,
+    options=_OPTIONS,
+    partial_merge=True,
+    prepare=prepare,
+)
+FAMILY_TABLE3 = Family(
+    name="table3",
+    title="Table 3, DP coordinate descent: one task per dataset x chunk of splits",
+    list_tasks=_tasks(3),
+    compute=compute,
+    merge=merge,
+    options=_OPTIONS,
+    partial_merge=True,
+    prepare=prepare,
+)

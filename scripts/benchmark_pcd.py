@@ -1,22 +1,25 @@
-"""Benchmark DP proximal coordinate descent (Section 5.3, Table 3) before and after the fast kernels.
+"""Benchmark DP proximal coordinate descent (Section 5.3, Table 3): where the time goes, and each
+implementation against the one before it, measured in one run.
 
-Prints, measured in one run:
+Prints:
 
-1. the time per simulation-step (one coordinate update of one simulation: run time / (T·K·S)) of the
-   reference implementation (``repro.brute.pcd_train_reference``, the code before) and of
-   ``repro.experiments.pcd_train`` (after: fused numba kernel, float32 margins; also its float64 path
-   and the numpy fallback) on the training set of split 0, Gaussian mechanism, S = 1,000 simulations,
-   for adult and a small dataset (breast-cancer), with the ratios; CPU time (robust on a shared
-   machine) and wall time, median of interleaved rounds;
-2. one call of the data-dependent (OPT) sampler with S queries, piece-by-piece ``ppf`` against the
-   cached quantile tables (identical draws);
-3. the estimated single-core CPU-hours of Table 3 at the paper's scale (100 splits × 1,000 simulations,
-   T = 100, six runs per split) per offline dataset with the fast default, and which datasets fit the
-   budget of 4 CPU-hours (the others: the largest scale that does).
+1. one iteration of the default (``repro.experiments.pcd_train``) on the first dataset split into
+   the margin product, the noise table and the kernel, per mechanism, and the margin product
+   before (float64, rounded to float32) and after (float32);
+2. the time per simulation-step (one coordinate update of one simulation: run time / (T·K·S)) of
+   the reference (``repro.brute.pcd_train_reference``), the implementation before the iteration
+   kernel (one fused kernel call and one mechanism call per step, float64 margin product), the
+   default (one kernel call per iteration with the mechanism's noise table) and its float64, numpy
+   and (on a GPU) CuPy variants, on split 0, Gaussian mechanism, S = 1,000, with the ratios to the
+   implementation before; CPU time (robust on a shared machine) and wall time, median of
+   interleaved rounds;
+3. the estimated single-core CPU-hours of Table 3 at the paper's scale (100 splits × 1,000
+   simulations, T = 100, six runs per split) per offline dataset.
 
-BLAS is pinned to one thread (before numpy is imported), as in the sweep's one-process-per-core layout.
-A thin command line over :func:`repro.timing.pcd_report`; about 10 minutes on an idle 2-core machine.
-``--quick`` is a smoke run (S = 50, one round, short runs, two datasets in part 3).
+BLAS is pinned to one thread (before numpy is imported), as in the sweep's one-process-per-core
+layout. A thin command line over :func:`repro.experiments.pcd_benchmark.pcd_report`; about 10
+minutes on an idle 2-core machine. ``--quick`` is a smoke run (S = 50, one round, short runs, two
+datasets in part 3).
 """
 
 from __future__ import annotations
@@ -30,27 +33,33 @@ import argparse  # noqa: E402
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--datasets", default="adult,breast-cancer", help="part 1 datasets (comma-separated)")
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--datasets", default="adult,breast-cancer",
+                    help="parts 1 (the first) and 2 (comma-separated)")
     ap.add_argument("--sims", type=int, default=1000, help="simulations S per run (default 1000)")
-    ap.add_argument("--repeats", type=int, default=3, help="interleaved rounds of part 1 (default 3)")
-    ap.add_argument("--min-seconds", type=float, default=2.0, help="least duration of a timed run in part 1")
-    ap.add_argument("--estimate-T", type=int, default=10, help="iterations of the timed runs of part 3")
-    ap.add_argument("--hour-datasets", default=None, help="part 3 datasets (default: every offline dataset)")
-    ap.add_argument("--reference-hours", action="store_true", help="part 3: also estimate the reference's hours")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="interleaved rounds of part 2 (default 3)")
+    ap.add_argument("--min-seconds", type=float, default=2.0,
+                    help="least duration of a timed run in part 2")
+    ap.add_argument("--estimate-T", type=int, default=10, help="iterations of the runs of part 3")
+    ap.add_argument("--hour-datasets", default=None,
+                    help="part 3 datasets (default: every offline dataset)")
     ap.add_argument("--quick", action="store_true", help="smoke run: S = 50, one round, short runs")
-    ap.add_argument("--out", default=None, help="write the results as JSON (with provenance) to this file")
+    ap.add_argument("--out", default=None,
+                    help="write the results as JSON (with provenance) to this file")
     args = ap.parse_args(argv)
     hour_datasets = args.hour_datasets.split(",") if args.hour_datasets else None
     if args.quick:
         args.sims, args.repeats, args.min_seconds, args.estimate_T = 50, 1, 0.05, 2
         hour_datasets = hour_datasets or ["post-operative", "ecoli"]
 
-    from repro import timing
+    from repro.experiments import pcd_benchmark
 
-    timing.pcd_report([d for d in args.datasets.split(",") if d], sims=args.sims, repeats=args.repeats,
-                      min_seconds=args.min_seconds, estimate_T=args.estimate_T, hour_datasets=hour_datasets,
-                      reference_hours=args.reference_hours, fallback=not args.quick, out=args.out)
+    pcd_benchmark.pcd_report([d for d in args.datasets.split(",") if d], sims=args.sims,
+                             repeats=args.repeats, min_seconds=args.min_seconds,
+                             estimate_T=args.estimate_T, hour_datasets=hour_datasets,
+                             fallback=not args.quick, out=args.out)
 
 
 if __name__ == "__main__":

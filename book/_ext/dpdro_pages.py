@@ -68,9 +68,10 @@ register_plugin("pybtex.style.formatting", "dpdro_author_year", AuthorYearStyle)
 
 def _generate(app) -> None:
     from repro.bookpages import write_generated
+    from repro.costs import write_costs
     from repro.landing import status_problems
 
-    for path in write_generated(Path(app.srcdir)):
+    for path in [*write_generated(Path(app.srcdir)), write_costs(Path(app.srcdir))]:
         logger.info("dpdro_pages: wrote %s", path)
     for problem in status_problems():  # a landing-page status that its ledger rows contradict
         logger.warning("dpdro_pages: landing page: %s", problem)

@@ -429,12 +429,12 @@ def test_ml_comparison_html_colours_the_deviation():
     paper = {"a": {"in": {"GN": 10.0, "NB": 5.0, "(OPT)": 8.0, "Imp": 20.0}},
              "b": {"in": {"GN": 1.0, "NB": 1.0, "(OPT)": 1.0, "Imp": 1.0}}}
     stored = {"a": {"summary": {"in": {"errors": {"GN": 10.4, "NB": 6.5, "(OPT)": 20.0}, "imp": 21.0,
-                                       "p": 0.01}}}}
+                                       "p": 0.01, "best_literature": "GN"}}}}
     html = ex.ml_comparison_html("in", ["a", "b"], ["GN", "NB"], paper, stored, {"a": (100, 1000)},
                                  caption="Table 9 <in>")
     assert "<caption>Table 9 &lt;in&gt;</caption>" in html and "100×1000" in html
-    assert '<td class="ok" title="ours − paper: +0.40">10.40</td>' in html  # within 0.5
-    assert '<td class="near" title="ours − paper: +1.50">6.50</td>' in html  # within 4 × 0.5
-    assert '<td class="far" title="ours − paper: +12.00">20.00</td>' in html
-    assert '<td class="ok" title="ours − paper: +1.0">21.0</td>' in html  # Imp: within 5
+    assert '<td class="mlcmp-ok" title="ours − paper: +0.40">10.40</td>' in html  # within 0.5
+    assert '<td class="mlcmp-near" title="ours − paper: +1.50">6.50</td>' in html  # within 4 × 0.5
+    assert '<td class="mlcmp-far" title="ours − paper: +12.00">20.00</td>' in html
+    assert '<td class="mlcmp-ok" title="ours − paper: +1.0">21.0</td>' in html  # Imp: within 5
     assert html.count("not offline") == 1 and "1.0e-02" in html

@@ -1,16 +1,22 @@
-"""The fast DP proximal coordinate descent (repro.experiments.pcd_train, kernels in repro.pcd_kernels)
-against the straightforward implementation it replaced (repro.brute.pcd_train_reference), and the
-cached quantile tables of the data-dependent (OPT) sampler. Fast (seconds).
+"""The fast DP proximal coordinate descent (repro.experiments.pcd_train, kernels in
+repro.experiments.pcd_kernels) against the straightforward implementation it replaced
+(repro.brute.pcd_train_reference), the iteration kernel against the per-step kernel, the noise
+tables against the mechanisms' calls, and the cached quantile tables of the data-dependent (OPT)
+sampler. Fast (seconds).
 
 * float64 (``dtype=np.float64``), every backend (numba, numba's threads, the numpy fallback): the
-  iterates equal the reference's to 1e-10 (absolute) and the queries to 1e-10·n, on five datasets with
-  all six mechanisms between them; both generators end in the reference's state (same draws);
+  iterates equal the reference's to 1e-10 (absolute) and the queries to 1e-10·n, on five datasets
+  with all six mechanisms between them; both generators end in the reference's state (same draws);
 * every dtype: T·K mechanism calls of S queries, each adding exactly the reference's noise;
 * float32 (the default): iterates within 1e-5 of float64, queries within 1e-5·n, and the
   misclassification errors equal within Monte Carlo error (see the test's docstring for the check);
 * a stored Table 3 run computed before the kernel (ecoli, 10 splits × 20 simulations) is reproduced
   exactly by the default path;
 * the numpy fallback is chosen without numba and agrees with the numba kernel;
+* the iteration kernel (one call per iteration, noise tables) gives the per-step kernel's iterates
+  and queries bit for bit, every mechanism, both dtypes, with and without threads;
+* every mechanism's noise table holds its calls' noise bit for bit, and draws the same uniforms;
+* on a GPU (CuPy), the cupy backend agrees with the numba kernel (skipped elsewhere);
 * the kernel's σ is accurate to 4 ulp and the fused step matches its definition;
 * the (OPT) sampler's tables map the same uniforms to the same noise, bit for bit.
 """
@@ -28,15 +34,22 @@ from dpdro.noise import PiecewiseUniform
 from repro import brute
 from repro import experiments as ex
 from repro.datasets import load_dataset, one_hot
+from repro.experiments import pcd as pcd_module
+from repro.experiments.pcd_benchmark import StepwiseOnly
 
 try:  # optional: dpdro-repro's ``fast`` extra
     import numba  # noqa: F401
+
     HAS_NUMBA = True
 except ImportError:
     HAS_NUMBA = False
 needs_numba = pytest.mark.skipif(not HAS_NUMBA, reason="numba not installed (dpdro-repro[fast])")
+HAS_GPU = pcd_module._cupy() is not None
+needs_gpu = pytest.mark.skipif(not HAS_GPU, reason="no CuPy with a CUDA device")
 NUMBA = dict(backend="numba")
-THREADS = dict(backend="numba", parallel=True)  # numba's threads (prange): checked on fewer cases (slow on a busy machine)
+THREADS = dict(
+    backend="numba", parallel=True
+)  # numba's threads (prange): checked on fewer cases (slow on a busy machine)
 
 
 def _param(*values, options, id):
@@ -47,7 +60,8 @@ def _param(*values, options, id):
 
 @pytest.fixture(scope="module")
 def dd_cache(tmp_path_factory):
-    """A private copy of the committed (OPT) cache (a missing entry is solved into the copy, never the repo)."""
+    """A private copy of the committed (OPT) cache (a missing entry is solved into the copy, never
+    the repo)."""
     dst = tmp_path_factory.mktemp("dd") / "dd.json"
     if ex.DD_CACHE.is_file():
         dst.write_text(ex.DD_CACHE.read_text())
@@ -57,14 +71,16 @@ def dd_cache(tmp_path_factory):
 @pytest.fixture(scope="module")
 def mechanisms(dd_cache):
     """GN, AG, TLN, OPT (the cached optimised noise), (OPT) of Table 3 and no noise."""
-    noise, _ = ex.optimized_unit_noise(1.0, 0.1, cache=ex.RESULTS_DIR / "opt_noise_eps=1_delta=0.1.json")
+    noise, _ = ex.optimized_unit_noise(
+        1.0, 0.1, cache=ex.RESULTS_DIR / "opt_noise_eps=1_delta=0.1.json"
+    )
     mechs = ex.make_mechanisms(1.0, 0.1, opt_noise=noise)
     mechs["(OPT)"] = ex.make_data_dependent(3, 1.0, 0.1, cache=dd_cache)
     mechs["PCD"] = ex.NonPrivate("PCD")
     return mechs
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _split(name: str, seed: int = 0):
     ds = load_dataset(name)
     design = one_hot(ds)
@@ -73,7 +89,8 @@ def _split(name: str, seed: int = 0):
 
 
 def _run(train, X, y, mech, S, T, seed, **options):
-    """``train`` with generators seeded from ``seed``; returns H, the queries and both generators."""
+    """``train`` with generators seeded from ``seed``; returns H, the queries and both
+    generators."""
     rng_init, rng_noise = np.random.default_rng([seed, 1]), np.random.default_rng([seed, 2])
     H, q = train(X, y, mech, S, rng_init, rng_noise, ex.PCDSettings(T=T), True, **options)
     return H, q, rng_init, rng_noise
@@ -87,7 +104,9 @@ class Recorder:
         self.needs_range = getattr(mech, "needs_range", False)
 
     def __call__(self, values, sensitivity, rng, **kw):
-        out = ex.call_mechanism(self.mech, values, sensitivity, rng, kw.get("phi_lo"), kw.get("phi_hi"))
+        out = ex.call_mechanism(
+            self.mech, values, sensitivity, rng, kw.get("phi_lo"), kw.get("phi_hi")
+        )
         self.calls.append((np.array(values), np.array(out)))
         return out
 
@@ -96,24 +115,37 @@ def test_signature_extends_the_reference():
     old = list(inspect.signature(brute.pcd_train_reference).parameters)
     new = list(inspect.signature(ex.pcd_train).parameters.values())
     assert [p.name for p in new[: len(old)]] == old
-    extra = new[len(old):]
+    extra = new[len(old) :]
     assert [p.name for p in extra] == ["dtype", "backend", "parallel"]
     assert all(p.kind is p.KEYWORD_ONLY and p.default is not p.empty for p in extra)
     assert extra[0].default is np.float32 and extra[1].default is None
 
 
-CASES = [("breast-cancer", 12, 4, 0, "GN"), ("breast-cancer", 12, 4, 1, "(OPT)"), ("ecoli", 20, 6, 2, "TLN"),
-         ("spect", 9, 5, 3, "OPT"), ("annealing", 7, 3, 4, "PCD"), ("adult", 3, 1, 5, "AG")]
+CASES = [
+    ("breast-cancer", 12, 4, 0, "GN"),
+    ("breast-cancer", 12, 4, 1, "(OPT)"),
+    ("ecoli", 20, 6, 2, "TLN"),
+    ("spect", 9, 5, 3, "OPT"),
+    ("annealing", 7, 3, 4, "PCD"),
+    ("adult", 3, 1, 5, "AG"),
+]
 
 
-@pytest.mark.parametrize("name,S,T,seed,mech,options",
-                         [_param(*c, options=o, id=f"{c[0]}-{c[4]}-{k}") for c in CASES
-                          for k, o in (("numba", NUMBA), ("numpy", dict(backend="numpy")))]
-                         + [_param(*c, options=THREADS, id=f"{c[0]}-{c[4]}-numba-threads") for c in CASES[1:3]])
+@pytest.mark.parametrize(
+    "name,S,T,seed,mech,options",
+    [
+        _param(*c, options=o, id=f"{c[0]}-{c[4]}-{k}")
+        for c in CASES
+        for k, o in (("numba", NUMBA), ("numpy", dict(backend="numpy")))
+    ]
+    + [_param(*c, options=THREADS, id=f"{c[0]}-{c[4]}-numba-threads") for c in CASES[1:3]],
+)
 def test_float64_equals_the_reference(mechanisms, name, S, T, seed, mech, options):
     X, y, _, _ = _split(name, seed)
     H0, q0, ri0, rn0 = _run(brute.pcd_train_reference, X, y, mechanisms[mech], S, T, seed)
-    H1, q1, ri1, rn1 = _run(ex.pcd_train, X, y, mechanisms[mech], S, T, seed, dtype=np.float64, **options)
+    H1, q1, ri1, rn1 = _run(
+        ex.pcd_train, X, y, mechanisms[mech], S, T, seed, dtype=np.float64, **options
+    )
     assert H1.shape == H0.shape == (S, X.shape[1]) and q1.shape == q0.shape
     np.testing.assert_allclose(H1, H0, rtol=0, atol=1e-10)
     np.testing.assert_allclose(q1, q0, rtol=0, atol=1e-10 * X.shape[0])
@@ -130,18 +162,22 @@ def test_mechanism_calls_and_noise_unchanged(mechanisms, dtype):
     *_, ri0, rn0 = _run(brute.pcd_train_reference, X, y, old, S, T, 7)
     *_, ri1, rn1 = _run(ex.pcd_train, X, y, new, S, T, 7, dtype=dtype)
     assert len(new.calls) == len(old.calls) == T * K
-    for (v0, o0), (v1, o1) in zip(old.calls, new.calls):
+    for (v0, o0), (v1, o1) in zip(old.calls, new.calls, strict=True):
         assert v1.shape == v0.shape == (S,) and v1.dtype == np.float64
         np.testing.assert_allclose(o1 - v1, o0 - v0, rtol=1e-12, atol=1e-12)  # the noise itself
     assert ri1.bit_generator.state == ri0.bit_generator.state
     assert rn1.bit_generator.state == rn0.bit_generator.state
 
 
-@pytest.mark.parametrize("name,options", [
-    _param("breast-cancer", options=NUMBA, id="breast-cancer-numba"),
-    _param("contraceptive", options=NUMBA, id="contraceptive-numba"),
-    _param("breast-cancer", options=dict(backend="numpy"), id="breast-cancer-numpy"),
-    _param("contraceptive", options=THREADS, id="contraceptive-threads")])
+@pytest.mark.parametrize(
+    "name,options",
+    [
+        _param("breast-cancer", options=NUMBA, id="breast-cancer-numba"),
+        _param("contraceptive", options=NUMBA, id="contraceptive-numba"),
+        _param("breast-cancer", options=dict(backend="numpy"), id="breast-cancer-numpy"),
+        _param("contraceptive", options=THREADS, id="contraceptive-threads"),
+    ],
+)
 def test_float32_iterates_close_to_float64(mechanisms, options, name):
     X, y, _, _ = _split(name, 3)
     H64, q64, *_ = _run(ex.pcd_train, X, y, mechanisms["GN"], 16, 5, 3, dtype=np.float64, **options)
@@ -153,12 +189,13 @@ def test_float32_iterates_close_to_float64(mechanisms, options, name):
 
 @pytest.mark.parametrize("name", ["breast-cancer", "spect"])
 def test_float32_errors_within_monte_carlo_error(mechanisms, name):
-    """The check: for GN, OPT, (OPT) and the non-private PCD, 2 random splits × 40 simulations, T = 10,
-    the default float32 path and the reference (float64, :func:`repro.brute.pcd_train_reference`) run
-    with the same generators (paired simulations). Let e₃₂, e₆₄ be the 80 out-of-sample
-    misclassification rates. Passes if |mean(e₃₂) − mean(e₆₄)| ≤ 3·sd(e₆₄)/√80 (three Monte Carlo
-    standard errors of the mean error) and at least 95% of the simulations have identical errors.
-    (Observed: every error identical. The prototype's heavier check, not kept in the repository,
+    """The check: for GN, OPT, (OPT) and the non-private PCD, 2 random splits × 40 simulations, T =
+    10, the default float32 path and the reference (float64,
+    :func:`repro.brute.pcd_train_reference`) run with the same generators (paired simulations). Let
+    e₃₂, e₆₄ be the 80 out-of-sample misclassification rates. Passes if |mean(e₃₂) − mean(e₆₄)| ≤
+    3·sd(e₆₄)/√80 (three Monte Carlo standard errors of the mean error) and at least 95% of the
+    simulations have identical errors. (Observed: every error identical. The prototype's heavier
+    check, not kept in the repository,
     found the same in 36 cells of 10 splits × 100 simulations, T = 100, on three datasets.)"""
     ds = load_dataset(name)
     design = one_hot(ds)
@@ -168,8 +205,15 @@ def test_float32_errors_within_monte_carlo_error(mechanisms, name):
         for split in range(2):
             train, test = ex.split_indices(ds.n, np.random.default_rng([11, split]))
             for train_fn, errs in ((ex.pcd_train, e32), (brute.pcd_train_reference, e64)):
-                H = train_fn(design.X[train], design.y[train], mechanisms[mech], S,
-                             np.random.default_rng([split, 1]), np.random.default_rng([split, 2]), settings)
+                H = train_fn(
+                    design.X[train],
+                    design.y[train],
+                    mechanisms[mech],
+                    S,
+                    np.random.default_rng([split, 1]),
+                    np.random.default_rng([split, 2]),
+                    settings,
+                )
                 errs.append(ex.pcd_errors(H, design.X[test], design.y[test]))
         e32, e64 = np.concatenate(e32), np.concatenate(e64)
         se = e64.std(ddof=1) / np.sqrt(e64.size)
@@ -193,14 +237,16 @@ def test_stored_table3_run_reproduced_exactly(mechanisms):
             np.testing.assert_array_equal(v, np.asarray(old[side][m]), err_msg=f"{side} {m}")
 
 
-def test_default_backend_is_numba_when_installed():
-    assert ex.pcd_backend() == ("numba" if HAS_NUMBA else "numpy")
+def test_default_backend_is_chosen_at_run_time():
+    expected = "cupy" if HAS_GPU else "numba" if HAS_NUMBA else "numpy"
+    assert ex.pcd_backend() == expected
 
 
 def test_numpy_fallback_without_numba(monkeypatch, mechanisms):
     X, y, _, _ = _split("ecoli", 1)
     H_numba, q_numba, *_ = _run(ex.pcd_train, X, y, mechanisms["GN"], 8, 3, 1)
-    monkeypatch.setattr(ex, "_NUMBA_STEPS", None)  # as if numba were not importable
+    monkeypatch.setattr(pcd_module, "_KERNELS", None)  # as if numba were not importable
+    monkeypatch.setattr(pcd_module, "_CUPY", None)
     assert ex.pcd_backend() == "numpy"
     H_numpy, q_numpy, *_ = _run(ex.pcd_train, X, y, mechanisms["GN"], 8, 3, 1)
     np.testing.assert_allclose(H_numpy, H_numba, rtol=0, atol=1e-6)
@@ -224,9 +270,16 @@ def test_run_pcd_uses_the_fast_path(monkeypatch):
     """run_pcd (and so the table3 sweep family, repro.ml_tables.compute) trains with pcd_train."""
     calls = []
     fast = ex.pcd_train
-    monkeypatch.setattr(ex, "pcd_train", lambda *a, **kw: calls.append(kw) or fast(*a, **kw))
-    res = ex.run_pcd(load_dataset("ecoli"), ex.make_mechanisms(1.0, 0.1), n_splits=1, n_sims=2,
-                     settings=ex.PCDSettings(T=2))
+    monkeypatch.setattr(
+        pcd_module, "pcd_train", lambda *a, **kw: calls.append(kw) or fast(*a, **kw)
+    )
+    res = ex.run_pcd(
+        load_dataset("ecoli"),
+        ex.make_mechanisms(1.0, 0.1),
+        n_splits=1,
+        n_sims=2,
+        settings=ex.PCDSettings(T=2),
+    )
     assert len(calls) == 4 and set(res["out"]) == {"GN", "AG", "TLN", "PCD"}
 
 
@@ -234,17 +287,33 @@ def test_table3_sweep_task_runs_and_records_the_fast_path(monkeypatch, dd_cache)
     from repro import ml_tables
 
     monkeypatch.setattr(ml_tables, "DD_CACHE", dd_cache)  # never write the committed cache
-    res = ml_tables.compute(dict(table=3, variant="paper", splits=1, sims=2, seed=0, dataset="post-operative",
-                                 first=0, count=1))
-    assert res["coordinate_descent"] == dict(function="repro.experiments.pcd_train", dtype="float32",
-                                             parallel=False, backend=ex.pcd_backend())
+    res = ml_tables.compute(
+        dict(
+            table=3,
+            variant="paper",
+            splits=1,
+            sims=2,
+            seed=0,
+            dataset="post-operative",
+            first=0,
+            count=1,
+        )
+    )
+    assert res["coordinate_descent"] == dict(
+        function="repro.experiments.pcd_train",
+        dtype="float32",
+        parallel=False,
+        kernel="one call per iteration (noise tables)",
+        margins="float32 product",
+        backend=ex.pcd_backend(),
+    )
     assert set(res["per_split"]["out"]) == {"GN", "AG", "TLN", "OPT", "(OPT)", "PCD"}
 
 
 # ------------------------------------------------------------------------------------ numba kernels
 def test_logistic_accuracy():
     numba = pytest.importorskip("numba")
-    from repro import pcd_kernels
+    from repro.experiments import pcd_kernels
 
     @numba.njit(error_model="numpy")
     def logistic_neg_array(m, out):
@@ -252,11 +321,15 @@ def test_logistic_accuracy():
             out[i] = pcd_kernels.logistic_neg(m[i])
 
     for dtype in (np.float32, np.float64):
-        m = np.concatenate([np.linspace(-800, 800, 400_001), np.linspace(-30, 30, 400_001)]).astype(dtype)
+        m = np.concatenate([np.linspace(-800, 800, 400_001), np.linspace(-30, 30, 400_001)]).astype(
+            dtype
+        )
         out = np.empty_like(m)
         logistic_neg_array(m, out)
         exact = 1.0 / (1.0 + np.exp(m.astype(np.longdouble)))
-        tiny = 2e-35 if dtype == np.float32 else 4e-308  # beyond the clamp: absolute error below this
+        tiny = (
+            2e-35 if dtype == np.float32 else 4e-308
+        )  # beyond the clamp: absolute error below this
         err = np.abs(out - exact)
         assert np.all((err <= 4 * np.finfo(dtype).eps * exact) | (err <= tiny)), dtype
 
@@ -264,7 +337,7 @@ def test_logistic_accuracy():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_fused_step_matches_its_definition(dtype):
     pytest.importorskip("numba")
-    from repro import pcd_kernels
+    from repro.experiments import pcd_kernels
 
     rng = np.random.default_rng(0)
     S, n, d = 5, 301, 7
@@ -275,7 +348,7 @@ def test_fused_step_matches_its_definition(dtype):
     expected_M = M.astype(float) + delta[:, None].astype(float) * YX[jprev].astype(float)
     expected_q = -np.sum(YX[j] / (1.0 + np.exp(expected_M)), axis=1)
     tol = 1e-5 if dtype == np.float32 else 1e-12
-    for step in (pcd_kernels.fused_step, pcd_kernels.fused_step_parallel, ex.pcd_step_numpy):
+    for step in (pcd_kernels.fused_step, pcd_kernels.fused_step_parallel, ex.pcd_step_array):
         M1, q = M.copy(), np.empty(S)
         step(M1, YX, jprev, delta, j, q)
         np.testing.assert_allclose(M1, expected_M, rtol=tol, atol=tol)
@@ -301,12 +374,17 @@ def test_piece_quantiles_equal_each_noise_ppf():
     rng = np.random.default_rng(4)
     noises = _random_noises(rng, 9)
     table = ex.PieceQuantiles(noises)
-    u = np.concatenate([rng.random(5000), [0.0, 1.0, 1e-16, 1 - 1e-16],
-                        np.concatenate([np.cumsum(nz._pieces()[2]) for nz in noises])])  # table entries
+    u = np.concatenate(
+        [
+            rng.random(5000),
+            [0.0, 1.0, 1e-16, 1 - 1e-16],
+            np.concatenate([np.cumsum(nz._pieces()[2]) for nz in noises]),
+        ]
+    )  # table entries
     u = np.clip(u, 0.0, 1.0)
     piece = rng.integers(0, len(noises), u.size)
     got = table.ppf(piece, u)
-    want = np.array([float(noises[p].ppf(np.array([x]))[0]) for p, x in zip(piece, u)])
+    want = np.array([float(noises[p].ppf(np.array([x]))[0]) for p, x in zip(piece, u, strict=True)])
     np.testing.assert_array_equal(got, want)
 
 
@@ -316,7 +394,9 @@ def test_data_dependent_tables_draw_the_same_noise(dd_cache, table):
     rng = np.random.default_rng(table)
     if table == 3:
         n = 547.0
-        vals = np.concatenate([rng.normal(0, 8, 3000), rng.uniform(-n, n, 200), [-n, n, 0.0, -10.0, 10.0]])
+        vals = np.concatenate(
+            [rng.normal(0, 8, 3000), rng.uniform(-n, n, 200), [-n, n, 0.0, -10.0, 10.0]]
+        )
         args = dict(sensitivity=2.0, phi_lo=-n, phi_hi=n)
     else:
         lo = np.array([0.0, 0.0, -1.0, 0.0, 0.0, 2.0])
@@ -330,3 +410,151 @@ def test_data_dependent_tables_draw_the_same_noise(dd_cache, table):
         a = fast(vals, rng=np.random.default_rng(seed), **args)
         b = slow(vals, rng=np.random.default_rng(seed), **args)
         np.testing.assert_array_equal(a, b)
+
+
+# ------------------------------------------------------------------ iteration kernel, noise tables
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name,S,T", [("breast-cancer", 11, 3), ("ecoli", 17, 4), ("adult", 3, 1)])
+def test_iteration_kernel_equals_the_stepwise_kernel(mechanisms, name, S, T, dtype):
+    """One kernel call per iteration (noise tables) against one fused kernel call and one
+    mechanism call per step: the same iterates, queries and generator states, bit for bit."""
+    X, y, _, _ = _split(name, 5)
+    for m in ("GN", "TLN", "OPT", "(OPT)", "PCD"):
+        H0, q0, ri0, rn0 = _run(
+            ex.pcd_train, X, y, StepwiseOnly(mechanisms[m]), S, T, 5, dtype=dtype
+        )
+        for parallel in (False, True):
+            H1, q1, ri1, rn1 = _run(
+                ex.pcd_train, X, y, mechanisms[m], S, T, 5, dtype=dtype, parallel=parallel
+            )
+            np.testing.assert_array_equal(H1, H0, err_msg=f"{m} parallel={parallel}")
+            np.testing.assert_array_equal(q1, q0, err_msg=f"{m} parallel={parallel}")
+            assert ri1.bit_generator.state == ri0.bit_generator.state
+            assert rn1.bit_generator.state == rn0.bit_generator.state
+
+
+@pytest.mark.parametrize("m", ["GN", "AG", "TLN", "OPT", "(OPT)", "PCD"])
+def test_noise_table_holds_the_calls_noise(mechanisms, m):
+    """A table of shape (K, S) is the noise of K calls on S values, bit for bit, whichever piece
+    the values fall in, and it consumes the generator as the calls do."""
+    mech = mechanisms[m]
+    n, K, S = 547.0, 4, 300
+    rng = np.random.default_rng(8)
+    values = np.concatenate(
+        [rng.normal(0, 8, (K, S - 5)), np.tile([-n, n, 0.0, -10.0, 9.99], (K, 1))], 1
+    )
+    g_table, g_calls = np.random.default_rng(3), np.random.default_rng(3)
+    table = mech.noise_table(g_table, (K, S), 2.0, -n, n)
+    assert table.scaled.shape[1:] == (K, S)
+    for k in range(K):
+        want = ex.call_mechanism(mech, values[k], 2.0, g_calls, -n, n)
+        got = values[k] + table.scaled[table.pieces(values[k]), k, np.arange(S)]
+        np.testing.assert_array_equal(got, want)
+    assert g_table.bit_generator.state == g_calls.bit_generator.state
+
+
+def test_noise_table_pieces_and_range(mechanisms):
+    """The table's piece lookup is the mechanism's (:meth:`dpdro.data_dependent.Mechanism.piece` of
+    the query in units of its sensitivity); a query outside Φ is an error, in both numba paths."""
+    mech = mechanisms["(OPT)"]
+    n = 300.0
+    table = mech.noise_table(np.random.default_rng(0), (2, 5), 2.0, -n, n)
+    lo2, key = mech.family.embed(np.array(-n), np.array(n), np.array(2.0))
+    unit = mech.family.mechanism(float(key))
+    v = np.array([-n, -10.0, -0.01, 0.0, 0.3, 9.99, 10.0, n])
+    t = np.clip((v - lo2) / 2.0, 0.0, np.nextafter(unit.piece_edges[-1], -np.inf))
+    np.testing.assert_array_equal(table.pieces(v), unit.piece(t))
+    with pytest.raises(ValueError, match="outside its range"):
+        table.pieces(np.array([n + 1.0]))
+    with pytest.raises(ValueError, match="outside its range"):
+        mech(np.array([n + 1.0]), 2.0, np.random.default_rng(0), phi_lo=-n, phi_hi=n)
+
+
+class _NarrowRange:
+    """(OPT) told that the queries lie in [−1, 1]: the kernel must report the larger ones."""
+
+    def __init__(self, mech):
+        self.mech = mech
+
+    def __call__(self, values, sensitivity, rng):  # pragma: no cover - the table is used
+        raise AssertionError
+
+    def noise_table(self, rng, shape, sensitivity, phi_lo, phi_hi):
+        return self.mech.noise_table(rng, shape, sensitivity, -1.0, 1.0)
+
+
+@pytest.mark.parametrize("backend", [pytest.param("numba", marks=needs_numba), "numpy"])
+def test_query_outside_its_range_is_an_error(mechanisms, backend):
+    X, y, _, _ = _split("ecoli", 2)
+    with pytest.raises(ValueError, match="outside its range"):
+        _run(ex.pcd_train, X, y, _NarrowRange(mechanisms["(OPT)"]), 4, 1, 2, backend=backend)
+
+
+def test_ppf_all_equals_ppf():
+    rng = np.random.default_rng(6)
+    noises = _random_noises(rng, 7)
+    table = ex.PieceQuantiles(noises)
+    u = np.clip(np.concatenate([rng.random(3000), [0.0, 1.0, 1e-16, 1 - 1e-16]]), 0.0, 1.0)
+    got = table.ppf_all(u.reshape(2, -1))
+    assert got.shape == (7, 2, u.size // 2)
+    for p in range(7):
+        np.testing.assert_array_equal(got[p].ravel(), table.ppf(np.full(u.size, p), u))
+
+
+def test_cupy_backend_needs_noise_tables(mechanisms, monkeypatch):
+    monkeypatch.setattr(pcd_module, "_CUPY", np)  # pretend: the checks before any device work
+    X, y, _, _ = _split("ecoli", 1)
+    with pytest.raises(ValueError, match="noise_table"):
+        _run(ex.pcd_train, X, y, StepwiseOnly(mechanisms["GN"]), 2, 1, 1, backend="cupy")
+
+
+class _DeviceArray(np.ndarray):
+    """A numpy array posing as a device array (``get()`` copies it to the host)."""
+
+    def get(self):
+        return np.asarray(self).copy()
+
+
+class _StandInCupy:
+    """numpy dressed as CuPy: arrays it creates are :class:`_DeviceArray`, so the device branch of
+    ``pcd_train`` (transfers, ``get``) runs on the CPU."""
+
+    def __getattr__(self, name):
+        fn = getattr(np, name)
+        if name in ("asarray", "empty", "zeros", "zeros_like", "arange"):
+            return lambda *a, **kw: fn(*a, **kw).view(_DeviceArray)
+        return fn
+
+
+@pytest.mark.parametrize("m", ["GN", "(OPT)", "PCD"])
+def test_device_branch_with_a_numpy_stand_in(mechanisms, monkeypatch, m):
+    """The cupy backend's code path (host-device transfers included) on a numpy stand-in for
+    CuPy: the numpy backend's iterates, queries and draws, bit for bit."""
+    X, y, _, _ = _split("ecoli", 6)
+    H0, q0, ri0, rn0 = _run(ex.pcd_train, X, y, mechanisms[m], 7, 3, 6, backend="numpy")
+    monkeypatch.setattr(pcd_module, "_CUPY", _StandInCupy())
+    H1, q1, ri1, rn1 = _run(ex.pcd_train, X, y, mechanisms[m], 7, 3, 6, backend="cupy")
+    assert type(H1) is np.ndarray and type(q1) is np.ndarray
+    np.testing.assert_array_equal(H1, H0)
+    np.testing.assert_array_equal(q1, q0)
+    assert ri1.bit_generator.state == ri0.bit_generator.state
+    assert rn1.bit_generator.state == rn0.bit_generator.state
+
+
+@needs_gpu
+@pytest.mark.parametrize("name", ["breast-cancer", "adult"])
+def test_cupy_backend_agrees_with_numba(mechanisms, name):
+    """On a GPU: the same draws, iterates within float32 rounding of the CPU's, float64 within
+    1e-10 of the reference."""
+    X, y, _, _ = _split(name, 4)
+    for m in ("GN", "(OPT)", "PCD"):
+        H_gpu, q_gpu, ri1, rn1 = _run(ex.pcd_train, X, y, mechanisms[m], 50, 3, 4, backend="cupy")
+        H_cpu, q_cpu, ri0, rn0 = _run(ex.pcd_train, X, y, mechanisms[m], 50, 3, 4, backend="numba")
+        np.testing.assert_allclose(H_gpu, H_cpu, rtol=0, atol=1e-5)
+        np.testing.assert_allclose(q_gpu, q_cpu, rtol=0, atol=1e-5 * X.shape[0])
+        assert ri1.bit_generator.state == ri0.bit_generator.state
+        assert rn1.bit_generator.state == rn0.bit_generator.state
+    H64, *_ = _run(ex.pcd_train, X, y, mechanisms["GN"], 10, 2, 4, backend="cupy", dtype=np.float64)
+    H_ref, *_ = _run(brute.pcd_train_reference, X, y, mechanisms["GN"], 10, 2, 4)
+    np.testing.assert_allclose(H64, H_ref, rtol=0, atol=1e-10)

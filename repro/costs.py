@@ -1,0 +1,259 @@
+"""What the stored paper-scale results cost, from their own provenance: the tables of the book's
+"Running the full reproduction" page (``book/full_reproduction.md`` includes
+``book/_generated/costs.md``, written by :func:`write_costs` when the book is built).
+
+Nothing here is typed: every number is read from the result files under ``results/``.
+
+* :func:`family_costs`: per task family of :data:`repro.sweep.FAMILIES`, the tasks at the paper's
+  scale, those stored with a per-task result file, and from their provenance the summed, median and
+  largest wall-clock seconds, the peak memory of the worker process and the median 1-minute load
+  average when the tasks started; for a family whose results predate the per-task files, the
+  seconds recorded in its aggregate file (:data:`AGGREGATES`, :func:`recorded_seconds`).
+* :func:`ml_costs`: Tables 2 and 3 per dataset at the paper's 100 × 1,000: the seconds stored with
+  each dataset's row (wall-clock, the whole dataset in one process or summed over its chunks) and,
+  for Table 3, the coordinate-descent implementation that ran.
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from .paths import RESULTS, ROOT
+from .provenance import read_json
+
+__all__ = [
+    "AGGREGATES",
+    "costs_markdown",
+    "family_costs",
+    "ml_costs",
+    "ml_progress",
+    "recorded_seconds",
+    "write_costs",
+]
+
+# families whose stored results have no per-task files: the aggregate file the chapter reads
+AGGREGATES = {
+    "figure3-dd": "figure3_data_dependent.json",
+    "figure4": "appendix/figure4.json",
+    "counterexample": "appendix/monotone_counterexample.json",
+    "figure5": "data_dependent/figure5.json",
+}
+_NOT_TIMES = ("cap", "limit", "repeat", "paper")  # keys holding settings or the paper's numbers
+
+
+def recorded_seconds(data) -> float:
+    """The seconds an aggregate file records for its computation: its provenance's
+    ``total_seconds`` or ``seconds`` (or ``meta``'s) when present, else the sum of every number
+    stored under a key ending in ``seconds`` (the solves it lists), skipping keys that name a
+    setting or the paper's values (``cap``, ``limit``, ``repeat``, ``paper``)."""
+    for head in ("provenance", "meta"):
+        prov = data.get(head) if isinstance(data, dict) else None
+        if isinstance(prov, dict):
+            for key in ("total_seconds", "seconds"):
+                if isinstance(prov.get(key), (int, float)):
+                    return float(prov[key])
+
+    def walk(o) -> float:
+        if isinstance(o, dict):
+            total = 0.0
+            for k, v in o.items():
+                if any(w in k for w in _NOT_TIMES):
+                    continue
+                if k.endswith("seconds") and isinstance(v, (int, float)):
+                    total += float(v)
+                else:
+                    total += walk(v)
+            return total
+        if isinstance(o, list):
+            return sum(walk(v) for v in o)
+        return 0.0
+
+    return walk(data)
+
+
+def family_costs(root: Path | str = RESULTS) -> list[dict]:
+    """One dict per task family (see the module docstring); seconds are wall-clock."""
+    from . import sweep
+
+    out = []
+    for name in sweep.FAMILIES:
+        fam = sweep.family(name)
+        tasks = fam.tasks(root, "paper", {})
+        stored = [(t, r) for t in tasks if (r := sweep.load_result(t)) is not None]
+        row = dict(family=name, title=fam.title, tasks=len(tasks), stored=len(stored))
+        provs = [(t.id, r.get("provenance") or {}) for t, r in stored]
+        timed = [
+            (p["seconds"], tid) for tid, p in provs if isinstance(p.get("seconds"), (int, float))
+        ]
+        if timed:
+            secs = [s for s, _ in timed]
+            rss = [
+                p["max_rss_mb"] for _, p in provs if isinstance(p.get("max_rss_mb"), (int, float))
+            ]
+            load = [
+                p["load_average_1min_start"]
+                for _, p in provs
+                if isinstance(p.get("load_average_1min_start"), (int, float))
+            ]
+            row.update(
+                source="per-task files",
+                seconds=sum(secs),
+                median=statistics.median(secs),
+                largest=max(timed),
+                peak_mb=max(rss) if rss else None,
+                load=statistics.median(load) if load else None,
+            )
+        elif name in AGGREGATES and (Path(root) / AGGREGATES[name]).is_file():
+            data = read_json(Path(root) / AGGREGATES[name])
+            row.update(
+                source=AGGREGATES[name],
+                seconds=recorded_seconds(data),
+                median=None,
+                largest=None,
+                peak_mb=None,
+                load=None,
+            )
+        else:
+            row.update(
+                source=None, seconds=None, median=None, largest=None, peak_mb=None, load=None
+            )
+        out.append(row)
+    return out
+
+
+def ml_costs(table: int, root: Path | str = RESULTS) -> list[dict]:
+    """Per dataset stored at 100 × 1,000 in the paper reading: the seconds stored with its row
+    (``seconds`` plus ``seconds_dd`` when the (OPT) column was added later), the chunks' peak memory
+    and median load where per-chunk files exist, and Table 3's coordinate-descent implementation."""
+    from .ml_tables import result_path
+
+    path = result_path(table, "paper", 100, 1000, root)
+    if not path.is_file():
+        return []
+    data = read_json(path)
+    out = []
+    for name, row in data["datasets"].items():
+        chunks = sorted(
+            (Path(root) / "sweep" / f"table{table}" / "paper_100x1000" / name).glob("*.json")
+        )
+        provs = [read_json(c).get("provenance", {}) for c in chunks]
+        rss = [p["max_rss_mb"] for p in provs if isinstance(p.get("max_rss_mb"), (int, float))]
+        load = [
+            p["load_average_1min_start"]
+            for p in provs
+            if isinstance(p.get("load_average_1min_start"), (int, float))
+        ]
+        cd = row.get("coordinate_descent") or {}
+        out.append(
+            dict(
+                dataset=name,
+                n=row.get("n"),
+                seconds=row["seconds"] + (row.get("seconds_dd") or 0.0),
+                chunks=len(chunks),
+                peak_mb=max(rss) if rss else None,
+                load=statistics.median(load) if load else None,
+                kernel=cd.get("kernel", "per-step kernel" if cd else "before the kernels"),
+            )
+        )
+    return sorted(out, key=lambda r: r["seconds"])
+
+
+def ml_progress(table: int, root: Path | str = RESULTS) -> dict[str, dict]:
+    """Per dataset with stored chunk files of the paper-scale run of Table 2 or 3 (paper reading,
+    100 × 1,000; a run in progress, or done): the splits computed so far (``splits``), the
+    wall-clock seconds their chunks recorded (``seconds``) and the median 1-minute load average
+    when the chunks started (``load``, ``None`` if not recorded)."""
+    folder = Path(root) / "sweep" / f"table{table}" / "paper_100x1000"
+    out = {}
+    for d in sorted(p for p in folder.glob("*") if p.is_dir()):
+        chunks = [read_json(c) for c in sorted(d.glob("*.json"))]
+        if chunks:
+            load = [
+                c["provenance"]["load_average_1min_start"]
+                for c in chunks
+                if isinstance(c.get("provenance", {}).get("load_average_1min_start"), (int, float))
+            ]
+            out[d.name] = dict(
+                splits=sum(c["n_splits"] for c in chunks),
+                seconds=sum(c["seconds"] for c in chunks),
+                load=statistics.median(load) if load else None,
+            )
+    return out
+
+
+def _hms(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.2f} h"
+
+
+def _num(x, fmt: str) -> str:
+    return "—" if x is None else format(x, fmt)
+
+
+def costs_markdown(root: Path | str = RESULTS) -> str:
+    """The cost tables of the full-reproduction page (Markdown, generated)."""
+    fams = family_costs(root)
+    lines = [
+        "| family | tasks | summed | median | largest | memory | load |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in fams:
+        largest = "—" if r["largest"] is None else _hms(r["largest"][0])
+        note = "" if r["source"] in (None, "per-task files") else " *"
+        lines.append(
+            f"| `{r['family']}` | {r['stored']}/{r['tasks']} | {_hms(r['seconds'])}{note} "
+            f"| {_hms(r['median'])} | {largest} | {_num(r['peak_mb'], '.0f')} MB "
+            f"| {_num(r['load'], '.1f')} |".replace("— MB", "—")
+        )
+    if any(r["source"] not in (None, "per-task files") for r in fams):
+        lines += ["", "\\* no per-task files: the seconds recorded in the aggregate file."]
+    for table, what in ((2, "naïve Bayes"), (3, "coordinate descent")):
+        rows = ml_costs(table, root)
+        if not rows:
+            continue
+        lines += [
+            "",
+            f"Table {table} ({what}) at 100 splits × 1,000 simulations, per dataset:",
+            "",
+            "| dataset | rows | time | chunks | memory | load |"
+            + (" implementation |" if table == 3 else ""),
+            "| --- | ---: | ---: | ---: | ---: | ---: |" + (" --- |" if table == 3 else ""),
+        ]
+        for r in rows:
+            lines.append(
+                f"| {r['dataset']} | {_num(r['n'], ',')} | {_hms(r['seconds'])} | {r['chunks']} "
+                f"| {_num(r['peak_mb'], '.0f')} MB | {_num(r['load'], '.1f')} |".replace(
+                    "— MB", "—"
+                )
+                + (f" {r['kernel']} |" if table == 3 else "")
+            )
+        total = sum(r["seconds"] for r in rows)
+        lines += ["", f"Total: {_hms(total)} of task time for the {len(rows)} datasets."]
+        done = {r["dataset"] for r in rows}
+        running = {d: p for d, p in ml_progress(table, root).items() if d not in done}
+        if running:
+            lines += [
+                "",
+                "Not at the paper's scale (the chapter shows a smaller stored run): "
+                + "; ".join(
+                    f"{d}, {p['splits']} of 100 splits stored, "
+                    f"{_hms(p['seconds'] / p['splits'])} per split"
+                    for d, p in running.items()
+                )
+                + ".",
+            ]
+    return "\n".join(lines) + "\n"
+
+
+def write_costs(root: Path | str = ROOT) -> Path:
+    """Write ``book/_generated/costs.md`` (included by ``book/full_reproduction.md``)."""
+    path = Path(root) / "book" / "_generated" / "costs.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(costs_markdown(Path(root) / "results"), encoding="utf-8")
+    return path

@@ -1,0 +1,258 @@
+"""Stored results of Tables 2 and 3, the paper's values, the ledger rows and the HTML tables that
+put ours next to the paper's."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..paths import RESULTS
+from ..provenance import read_json
+from .stats import paired_difference_ci
+
+__all__ = [
+    "CSS_PREFIX",
+    "ML_TOLERANCE",
+    "RESULTS_DIR",
+    "ml_comparison_html",
+    "ml_ledger_rows",
+    "paper_tables",
+    "stored_results",
+]
+
+RESULTS_DIR = RESULTS / "ml"
+
+
+def paper_tables(path: str | Path | None = None) -> dict:
+    """The paper's Tables 2 and 3 as typed in ``results/ml/paper_tables.json`` (PAPER data, not
+    computed)."""
+    return read_json(path or RESULTS_DIR / "paper_tables.json")
+
+
+def stored_results(
+    table: int,
+    variant: str = "paper",
+    *,
+    splits: int | None = None,
+    sims: int | None = None,
+    dataset: str | None = None,
+    directory: str | Path | None = None,
+) -> dict | None:
+    """A stored result file ``table{table}_{variant}_{splits}x{sims}.json`` (parsed), or None.
+
+    Without ``splits``/``sims``: the file with the most splits × simulations (among those holding
+    ``dataset``, if given). The returned dict gets ``"splits"``, ``"sims"`` and ``"file"`` keys.
+    """
+    directory = Path(directory or RESULTS_DIR)
+    best = None
+    for p in sorted(directory.glob(f"table{table}_{variant}_*x*.json")):
+        m = re.fullmatch(rf"table{table}_{variant}_(\d+)x(\d+)\.json", p.name)
+        if not m:
+            continue
+        k, s = int(m.group(1)), int(m.group(2))
+        if (splits is not None and k != splits) or (sims is not None and s != sims):
+            continue
+        data = json.loads(p.read_text())
+        if dataset is not None and dataset not in data.get("datasets", {}):
+            continue
+        if best is None or k * s > best["splits"] * best["sims"]:
+            best = dict(data, splits=k, sims=s, file=p.name)
+    return best
+
+
+# |ours − paper| within which a Table 2/3 value matches (percentage points)
+ML_TOLERANCE = dict(error=0.5, Imp=5.0)
+
+
+def ml_ledger_rows(
+    chapter: str,
+    table: int,
+    baseline: str,
+    datasets: Sequence[str],
+    offline: Sequence[str],
+    columns: Sequence[str],
+    paper: Mapping,
+    stored: Mapping,
+    scale: Mapping,
+    settings: Callable,
+    opt_design: str,
+    notes: Mapping[str, str],
+) -> list:
+    """One ledger row per (dataset, side, column) of Table 2 or 3: the DP columns, "(OPT)" and
+    "Imp".
+
+    ``paper[name][side][column]`` are the paper's values, ``stored[name]["summary"][side]`` ours
+    (:func:`summarize`), ``scale[name]`` the (splits, simulations) they were computed with,
+    ``settings(name, side, column, k, m)`` the sentence describing our settings, ``opt_design`` how
+    our "(OPT)" is built and ``notes[name]`` how a dataset differs from the paper's. A value within
+    :data:`ML_TOLERANCE` of the paper's (0.5 points, 5 for Imp) matches; Imp never matches when the
+    non-private ``baseline`` is not better than the best literature mechanism (it then compares gaps
+    of opposite sign). Datasets not available offline get "not reproducible here" rows.
+    """
+    from ..ledger import Row, compare
+
+    rows = []
+    for name in datasets:
+        for side in ("in", "out"):
+            loc = f"Table {table}, {name}, {'in-sample' if side == 'in' else 'out-of-sample'}"
+            for c in list(columns) + ["(OPT)", "Imp"]:
+                rid = f"{chapter}/table{table}/{name}/{side}/{c}"
+                qty = "Imp (%)" if c == "Imp" else f"{c} error (%)"
+                paper_v = paper[name][side][c]
+                if name not in offline:
+                    rows.append(
+                        Row(
+                            id=rid,
+                            chapter=chapter,
+                            location=loc,
+                            quantity=qty,
+                            paper=paper_v,
+                            ours=None,
+                            status="not reproducible here",
+                            scale="ci",
+                            explanation=f"dataset {name} is not available offline (data/README.md)",
+                        )
+                    )
+                    continue
+                s = stored[name]["summary"][side]
+                if c not in s["errors"] and c != "Imp":
+                    continue
+                ours = s["imp"] if c == "Imp" else s["errors"][c]
+                if ours is None or not np.isfinite(ours):
+                    continue
+                k, m = scale[name]
+                status = compare(
+                    paper_v, round(ours, 4), abs_tol=ML_TOLERANCE["Imp" if c == "Imp" else "error"]
+                )
+                expl = ""
+                if c == "Imp" and s["errors"][baseline] >= s["errors"][s["best_literature"]]:
+                    # Imp compares gaps of opposite sign: not meaningful, never a match
+                    status = "differs"
+                    expl = (f"{baseline} is not better than the best literature mechanism here, "
+                            "so Imp has no meaning; ")
+                expl += settings(name, side, c, k, m)
+                if c == "(OPT)":
+                    expl += "; " + opt_design
+                if name in notes:
+                    expl += f"; {notes[name]}"
+                rows.append(
+                    Row(
+                        id=rid,
+                        chapter=chapter,
+                        location=loc,
+                        quantity=qty,
+                        paper=paper_v,
+                        ours=round(ours, 4),
+                        status=status,
+                        scale="paper" if (k, m) == (100, 1000) else "reduced",
+                        explanation=expl,
+                    )
+                )
+    return rows
+
+
+# Class names of the HTML tables: one prefix that no stylesheet or script of the book's theme uses
+# (Font Awesome's script replaces elements of class "far", "fas", ... by icons: a cell of class
+# "far" rendered empty). tests/repro/test_ml_html.py checks the prefix against the theme.
+CSS_PREFIX = "mlcmp"
+_STYLE = """<style>
+table.mlcmp {border-collapse: collapse; font-size: 0.8em; margin-bottom: 0.3em}
+table.mlcmp th, table.mlcmp td {padding: 1px 4px; text-align: right; white-space: nowrap}
+table.mlcmp th {text-align: center}
+table.mlcmp td.mlcmp-name {text-align: left; border-top: 1px solid #bbb}
+table.mlcmp tr.mlcmp-ours td {border-top: 1px solid #bbb}
+table.mlcmp td.mlcmp-label {text-align: left; color: #666}
+table.mlcmp tr.mlcmp-paper td, table.mlcmp .mlcmp-na, table.mlcmp .mlcmp-scale {color: #666}
+table.mlcmp .mlcmp-scale {font-size: 0.85em}
+.mlcmp-ok {background: #d8f0d8}
+.mlcmp-near {background: #fbefc4}
+.mlcmp-far {background: #f6d2d2}
+</style>"""
+
+
+def _fmt(x, digits: int) -> str:
+    return "—" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
+
+
+def _p_cell(row: dict, per_split: Mapping | None, ours: str, key: str) -> str:
+    """The p-value cell of ``ours`` against the best literature mechanism, with the paired mean
+    difference and its 95% confidence interval (over the splits) in the tooltip."""
+    p = row.get(key)
+    if p is None or not np.isfinite(p):
+        return '<td rowspan=2 class="mlcmp-na">—</td>'
+    best = row["best_literature"]
+    title = ""
+    if per_split is not None and ours in per_split and best in per_split:
+        m, lo, hi = paired_difference_ci(per_split[ours], per_split[best])
+        title = (f' title="{html.escape(ours)} − {best}: {100 * m:+.2f} points, 95% CI '
+                 f'[{100 * lo:+.2f}, {100 * hi:+.2f}]"')
+    return f"<td rowspan=2{title}>{p:.1e}</td>"
+
+
+def ml_comparison_html(side: str, datasets: Sequence[str], columns: Sequence[str], paper: Mapping,
+                       stored: Mapping, scale: Mapping, *, caption: str = "") -> str:
+    """Table 2 or 3 as an HTML table that fits the book's column: per dataset a row of ours above
+    a row of the paper's, our cells coloured by the deviation |ours − paper| (green within
+    :data:`ML_TOLERANCE`, amber within four times it, red beyond; the signed deviation in the
+    cell's tooltip), then the one-sided paired t-test p of OPT and of (OPT) against the best
+    literature mechanism (the mean paired difference and its 95% confidence interval in the
+    tooltip).
+
+    ``columns`` are the error columns (the DP mechanisms and the non-private baseline); "(OPT)" and
+    "Imp" are appended. ``paper[name][side]``, ``stored[name]`` (``summary`` and ``per_split``) and
+    ``scale[name]`` (splits, simulations) as in :func:`ml_ledger_rows`; a dataset absent from
+    ``stored`` shows the paper's values only ("not offline"). Every cell holds text; every class
+    name starts with :data:`CSS_PREFIX`.
+    """
+    cols = [*columns, "(OPT)", "Imp"]
+    head = ["<th colspan=2>dataset</th>", *(f"<th>{html.escape(c)}</th>" for c in cols),
+            "<th>p OPT</th>", "<th>p (OPT)</th>"]
+    lines = [_STYLE, '<table class="mlcmp">']
+    if caption:
+        lines.append(f"<caption>{html.escape(caption)}</caption>")
+    lines += ["<thead>", "<tr>", *head, "</tr>", "</thead>", "<tbody>"]
+    for name in datasets:
+        P = paper[name][side]
+        digits = {c: 1 if c == "Imp" else 2 for c in cols}
+        entry = stored.get(name)
+        if entry is None:
+            where = '<span class="mlcmp-scale">not offline</span>'
+            ours_cells = ['<td class="mlcmp-na">—</td>' for _ in cols]
+            p_cells = ['<td rowspan=2 class="mlcmp-na">—</td>'] * 2
+        else:
+            s = entry["summary"][side]
+            k, m = scale[name]
+            where = f'<span class="mlcmp-scale">{k}×{m}</span>'
+            ours_cells = []
+            for c in cols:
+                ours = s.get("imp") if c == "Imp" else s["errors"].get(c)
+                if ours is None or not np.isfinite(ours):
+                    ours_cells.append('<td class="mlcmp-na">—</td>')
+                    continue
+                tol = ML_TOLERANCE["Imp" if c == "Imp" else "error"]
+                dev = ours - P[c]
+                kind = "ok" if abs(dev) <= tol else "near" if abs(dev) <= 4 * tol else "far"
+                ours_cells.append(f'<td class="mlcmp-{kind}" title="ours − paper: '
+                                  f'{dev:+.{digits[c]}f}">{ours:.{digits[c]}f}</td>')
+            per_split = entry.get("per_split", {}).get(side)
+            p_cells = [_p_cell(s, per_split, "OPT", "p"), _p_cell(s, per_split, "(OPT)", "p_dd")]
+        lines += ['<tr class="mlcmp-ours">',
+                  f'<td rowspan=2 class="mlcmp-name">{html.escape(name)}<br>{where}</td>',
+                  '<td class="mlcmp-label">ours</td>', *ours_cells, *p_cells, "</tr>",
+                  '<tr class="mlcmp-paper">', '<td class="mlcmp-label">paper</td>',
+                  *(f"<td>{_fmt(P[c], digits[c])}</td>" for c in cols), "</tr>"]
+    tol = ML_TOLERANCE
+    lines += ["</tbody>", "</table>",
+              '<p style="font-size:0.8em">Our cell coloured by |ours − paper|: '
+              f'<span class="mlcmp-ok">≤ {tol["error"]:g}</span>, '
+              f'<span class="mlcmp-near">≤ {4 * tol["error"]:g}</span>, '
+              f'<span class="mlcmp-far">more</span> points (Imp: ≤ {tol["Imp"]:g}, '
+              f"≤ {4 * tol['Imp']:g}). p: one-sided paired t-test over the splits of OPT and of "
+              "(OPT) against the best literature mechanism (hover: the mean difference and its "
+              "95% confidence interval).</p>"]
+    return "\n".join(lines)

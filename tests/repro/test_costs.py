@@ -1,0 +1,96 @@
+"""The full-reproduction page's cost tables (repro.costs) come from the stored provenance."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from repro import costs, sweep
+from repro.paths import RESULTS, ROOT
+from repro.provenance import read_json
+
+
+def test_recorded_seconds_prefers_the_provenance_total():
+    assert costs.recorded_seconds({"provenance": {"total_seconds": 7.5, "seconds": 1.0}}) == 7.5
+    assert costs.recorded_seconds({"meta": {"seconds": 2.0}, "rows": [{"seconds": 9.0}]}) == 2.0
+
+
+def test_recorded_seconds_adds_the_solves_but_not_settings_or_the_paper():
+    data = {
+        "cap_seconds": 800.0,
+        "time_limit_seconds": 60.0,
+        "paper": {"max seconds": 5.8, "seconds": 3.0},
+        "panels": [
+            {"seconds": 1.5, "lower_seconds": 0.5, "main": {"seconds": 2.0}},
+            {"seconds": 1.0},
+        ],
+    }
+    assert costs.recorded_seconds(data) == pytest.approx(5.0)
+
+
+def test_family_costs_add_up_the_per_task_provenance():
+    rows = {r["family"]: r for r in costs.family_costs()}
+    assert list(rows) == list(sweep.FAMILIES)
+    fam = sweep.family("table3")
+    stored = [r for t in fam.tasks(RESULTS, "paper", {}) if (r := sweep.load_result(t))]
+    assert rows["table3"]["stored"] == len(stored)
+    assert rows["table3"]["seconds"] == pytest.approx(
+        sum(r["provenance"]["seconds"] for r in stored)
+    )
+    assert rows["table3"]["largest"][0] == max(r["provenance"]["seconds"] for r in stored)
+
+
+def test_ml_costs_are_the_stored_seconds():
+    for table in (2, 3):
+        data = read_json(RESULTS / "ml" / f"table{table}_paper_100x1000.json")["datasets"]
+        rows = costs.ml_costs(table)
+        assert {r["dataset"] for r in rows} == set(data)
+        for r in rows:
+            row = data[r["dataset"]]
+            assert r["seconds"] == pytest.approx(row["seconds"] + (row.get("seconds_dd") or 0.0))
+
+
+def test_the_page_includes_the_generated_tables_and_types_no_costs():
+    page = (ROOT / "book" / "full_reproduction.md").read_text(encoding="utf-8")
+    section = page[page.index("## Measured cost") : page.index("## A worked cluster example")]
+    assert "_generated/costs.md" in section
+    assert not re.search(r"\d\s*(h|min|s|MB|CPU-hours?)\b", section), "a typed cost"
+    md = costs.costs_markdown()
+    assert md.count("\n| `") == len(sweep.FAMILIES)
+
+
+def test_ml_progress_adds_up_the_chunks_of_a_run_in_progress(tmp_path):
+    folder = tmp_path / "sweep" / "table3" / "paper_100x1000"
+    for name, chunks in {
+        "adult": [(1, 40.0, 8.0), (1, 44.0, 10.0)],
+        "ecoli": [(10, 5.0, 2.0)],
+    }.items():
+        (folder / name).mkdir(parents=True)
+        for k, (n_splits, seconds, load) in enumerate(chunks):
+            (folder / name / f"splits={k:03d}.json").write_text(
+                json.dumps(
+                    dict(
+                        n_splits=n_splits,
+                        seconds=seconds,
+                        provenance=dict(load_average_1min_start=load),
+                    )
+                ),
+                encoding="utf-8",
+            )
+    (folder / "empty").mkdir()
+    assert costs.ml_progress(3, tmp_path) == {
+        "adult": dict(splits=2, seconds=84.0, load=9.0),
+        "ecoli": dict(splits=10, seconds=5.0, load=2.0),
+    }
+    assert costs.ml_progress(2, tmp_path) == {}
+
+
+def test_the_cost_page_names_every_run_not_at_the_paper_scale():
+    done = {(t, r["dataset"]) for t in (2, 3) for r in costs.ml_costs(t)}
+    md = costs.costs_markdown()
+    for table in (2, 3):
+        for name, p in costs.ml_progress(table).items():
+            if (table, name) not in done:
+                assert f"{name}, {p['splits']} of 100 splits stored" in md

@@ -1,0 +1,203 @@
+"""The HTML of Tables 2 and 3 (repro.experiments.ml_comparison_html) as a reader's browser gets it:
+every cell holds a value, no class name can be taken over by the book theme's stylesheets or
+scripts (Font Awesome's script turned the cells of class "far" into empty icons), and the table
+fits the book's text column (about 690 px)."""
+
+from __future__ import annotations
+
+import importlib.util
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from repro import experiments as ex
+from repro.datasets import PAPER_DATASETS, available_datasets
+from repro.experiments.reports import CSS_PREFIX
+
+COLUMN_PX = 690
+CHAR_PX = 0.8 * 16 * 0.6  # 0.8 em at 16 px, a digit about 0.6 em wide (generous)
+PAD_PX = 2 * 4 + 1  # cell padding left and right, border
+FONT_AWESOME = {
+    "fa",
+    "fas",
+    "far",
+    "fab",
+    "fal",
+    "fad",
+    "fat",
+    "fass",
+    "fasr",
+    "fa-solid",
+    "fa-regular",
+    "fa-brands",
+}
+
+
+class Cells(HTMLParser):
+    """The cells of one table (tag, text, classes, rowspan, colspan) by row, and every class."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows, self.classes, self.cell, self.in_style = [], set(), None, False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.classes.update((a.get("class") or "").split())
+        if tag == "style":
+            self.in_style = True
+        elif tag == "br" and self.cell is not None:
+            self.cell["text"] += "\n"
+        elif tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self.cell = dict(
+                tag=tag,
+                text="",
+                classes=(a.get("class") or "").split(),
+                rowspan=int(a.get("rowspan", 1)),
+                colspan=int(a.get("colspan", 1)),
+            )
+            self.rows[-1].append(self.cell)
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self.cell = None
+        elif tag == "style":
+            self.in_style = False
+
+    def handle_data(self, data):
+        if self.cell is not None and not self.in_style:
+            self.cell["text"] += data
+
+
+def _grid(rows):
+    """Row-major grid of cells after rowspans and colspans (a cell in every slot it fills)."""
+    grid, pending = [], {}
+    for row in rows:
+        line, col, cells = [], 0, iter(row)
+        while True:
+            if col in pending and pending[col][1] > 0:
+                cell, left = pending[col]
+                pending[col] = (cell, left - 1)
+                line.append(cell)
+                col += 1
+                continue
+            cell = next(cells, None)
+            if cell is None:
+                break
+            for _ in range(cell["colspan"]):
+                if cell["rowspan"] > 1:
+                    pending[col] = (cell, cell["rowspan"] - 1)
+                line.append(cell)
+                col += 1
+        grid.append(line)
+    return grid
+
+
+def _tables():
+    """Both sides of Table 2 and Table 3 as the chapters build them (largest stored runs)."""
+    out = []
+    paper = ex.paper_tables()
+    for table, baseline, datasets in (
+        (2, "NB", [d for d in PAPER_DATASETS if d != "colon-cancer"]),
+        (3, "PCD", list(paper["table3"])),
+    ):
+        stored, scale = {}, {}
+        for name in datasets:
+            if name not in available_datasets():
+                continue
+            r = ex.stored_results(table, "paper", dataset=name)
+            if r is not None:
+                stored[name], scale[name] = r["datasets"][name], (r["splits"], r["sims"])
+        for side in ("in", "out"):
+            html = ex.ml_comparison_html(
+                side,
+                datasets,
+                ["GN", "AG", "TLN", "OPT", baseline],
+                paper[f"table{table}"],
+                stored,
+                scale,
+                caption="x",
+            )
+            out.append(pytest.param(html, id=f"table{table}-{side}"))
+    return out
+
+
+@pytest.mark.parametrize("html", _tables())
+def test_every_cell_holds_a_value(html):
+    p = Cells()
+    p.feed(html)
+    cells = [c for row in p.rows for c in row]
+    assert len(cells) > 50
+    empty = [c for c in cells if not c["text"].strip()]
+    assert not empty, empty[:3]
+    grid = _grid(p.rows)
+    assert len({len(line) for line in grid}) == 1, "rows of different widths"
+
+
+@pytest.mark.parametrize("html", _tables())
+def test_class_names_are_ours(html):
+    """Every class starts with the table's own prefix, so no theme rule or script can claim it."""
+    p = Cells()
+    p.feed(html)
+    assert p.classes and all(c.startswith(CSS_PREFIX) for c in p.classes), sorted(p.classes)
+    assert not p.classes & FONT_AWESOME
+
+
+@pytest.mark.parametrize("html", _tables())
+def test_fits_the_column(html):
+    """Estimated width: per column the longest text at a generous digit width, plus padding."""
+    p = Cells()
+    p.feed(html)
+    grid = _grid(p.rows)
+    width = 0.0
+    for col in range(len(grid[0])):
+        longest = max(
+            max(len(part) for part in line[col]["text"].split("\n"))
+            for line in grid
+            if line[col]["colspan"] == 1
+        )
+        width += longest * CHAR_PX + PAD_PX
+    assert width <= COLUMN_PX, width
+
+
+def test_theme_does_not_use_the_prefix():
+    """No stylesheet or script of the installed book theme mentions the table's class prefix."""
+    files = []
+    for pkg in ("pydata_sphinx_theme", "sphinx_book_theme"):
+        spec = importlib.util.find_spec(pkg)
+        if spec is None or spec.origin is None:
+            continue
+        files += [f for f in Path(spec.origin).parent.rglob("*") if f.suffix in (".css", ".js")]
+    if not files:
+        pytest.skip("the book theme is not installed")
+    hits = [f.name for f in files if CSS_PREFIX in f.read_text(encoding="utf-8", errors="replace")]
+    assert not hits
+
+
+def test_the_old_class_names_would_fail():
+    """The check above catches the bug it was written for: a value cell of class "far"."""
+    p = Cells()
+    p.feed('<table><tr><td class="far">12.34</td></tr></table>')
+    assert not all(c.startswith(CSS_PREFIX) for c in p.classes)
+    assert p.classes & FONT_AWESOME
+
+
+def test_p_value_tooltip_gives_the_confidence_interval():
+    stored = ex.stored_results(3, "paper", dataset="ecoli")
+    row = {"ecoli": stored["datasets"]["ecoli"]}
+    html = ex.ml_comparison_html(
+        "out",
+        ["ecoli"],
+        ["GN", "AG", "TLN", "OPT", "PCD"],
+        ex.paper_tables()["table3"],
+        row,
+        {"ecoli": (stored["splits"], stored["sims"])},
+    )
+    per = row["ecoli"]["per_split"]["out"]
+    best = row["ecoli"]["summary"]["out"]["best_literature"]
+    m, lo, hi = ex.paired_difference_ci(per["OPT"], per[best])
+    assert lo <= m <= hi and np.isfinite(lo)
+    assert f"OPT − {best}: {100 * m:+.2f} points, 95% CI [{100 * lo:+.2f}, {100 * hi:+.2f}]" in html
