@@ -121,10 +121,11 @@ def load_crossover(out: Path = OUT) -> list[dict]:
 
 
 def privacy_buckets_pld(pair: DominatingPair, step: float = 1e-4):
-    """The PLD dpdro built before connect-the-dots, for the book's comparison: every privacy loss of
-    the pair overestimated by a few ulps of the logs of its numerator and denominator and rounded
-    **up** to the grid sℤ ("privacy buckets", as dp_accounting's ``pessimistic_estimate``), masses
-    rounded up to floats. Valid, but a loss exactly at a grid point ε moves to ε + s."""
+    """The PLD with pessimistic rounding of the losses, compared in the book with connect-the-dots:
+    every privacy loss of the pair overestimated by a few ulps of the logs of its numerator and
+    denominator and rounded **up** to the grid sℤ ("privacy buckets", as dp_accounting's
+    ``pessimistic_estimate``), masses rounded up to floats. Valid, but a loss exactly at a grid
+    point ε moves to ε + s."""
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
     grid = Fraction(step)
