@@ -26,6 +26,7 @@ from .provenance import read_json
 __all__ = [
     "AGGREGATES",
     "costs_markdown",
+    "hms",
     "family_costs",
     "ml_costs",
     "ml_progress",
@@ -190,7 +191,8 @@ def ml_progress(table: int, root: Path | str = RESULTS) -> dict[str, dict]:
     return out
 
 
-def _hms(seconds: float | None) -> str:
+def hms(seconds: float | None) -> str:
+    """Seconds as "12.3 s", "4.5 min" or "6.78 h" ("—" for None)."""
     if seconds is None:
         return "—"
     if seconds < 60:
@@ -212,11 +214,11 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in fams:
-        largest = "—" if r["largest"] is None else _hms(r["largest"][0])
+        largest = "—" if r["largest"] is None else hms(r["largest"][0])
         note = "" if r["source"] in (None, "per-task files") else " *"
         lines.append(
-            f"| `{r['family']}` | {r['stored']}/{r['tasks']} | {_hms(r['seconds'])}{note} "
-            f"| {_hms(r['median'])} | {largest} | {_num(r['peak_mb'], '.0f')} MB "
+            f"| `{r['family']}` | {r['stored']}/{r['tasks']} | {hms(r['seconds'])}{note} "
+            f"| {hms(r['median'])} | {largest} | {_num(r['peak_mb'], '.0f')} MB "
             f"| {_num(r['load'], '.1f')} |".replace("— MB", "—")
         )
     if any(r["source"] not in (None, "per-task files") for r in fams):
@@ -238,22 +240,22 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
         for r in rows:
             tasks = r["chunks"] or "1 †"
             lines.append(
-                f"| {r['dataset']} | {_num(r['n'], ',')} | {_hms(r['seconds'])} | {tasks} "
+                f"| {r['dataset']} | {_num(r['n'], ',')} | {hms(r['seconds'])} | {tasks} "
                 f"| {_num(r['peak_mb'], '.0f')} MB | {_num(r['load'], '.1f')} |".replace(
                     "— MB", "—"
                 )
             )
         total = sum(r["seconds"] for r in rows)
         whole = [r for r in rows if not r["chunks"]]
-        lines += ["", f"Total: {_hms(total)} of task time for the {len(rows)} datasets."]
+        lines += ["", f"Total: {hms(total)} of task time for the {len(rows)} datasets."]
         if whole:
             fam = next(f for f in fams if f["family"] == f"table{table}")
             lines[-1] += (
                 f" † {len(whole)} datasets were computed as one task each, without a per-task "
                 "file (their time is the one stored with their row; no memory or load was "
-                f"recorded), so the family's row above counts {_hms(fam['seconds'] or 0.0)} "
+                f"recorded), so the family's row above counts {hms(fam['seconds'] or 0.0)} "
                 f"for the other {len(rows) - len(whole)}; the two add up to the total, "
-                f"{_hms(fam['seconds'] or 0.0)} + {_hms(sum(r['seconds'] for r in whole))}."
+                f"{hms(fam['seconds'] or 0.0)} + {hms(sum(r['seconds'] for r in whole))}."
             )
         done = {r["dataset"] for r in rows}
         running = {d: p for d, p in ml_progress(table, root).items() if d not in done}
@@ -264,8 +266,8 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
                 "shows a smaller stored run): "
                 + "; ".join(
                     f"{d}, {p['splits']} of 100 splits stored, "
-                    f"{_hms(p['seconds'] / p['splits'])} per split measured, about "
-                    f"{_hms(100 * p['seconds'] / p['splits'])} for all 100 at that rate"
+                    f"{hms(p['seconds'] / p['splits'])} per split measured, about "
+                    f"{hms(100 * p['seconds'] / p['splits'])} for all 100 at that rate"
                     for d, p in running.items()
                 )
                 + " (the family's row above includes these splits).",
