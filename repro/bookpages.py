@@ -294,8 +294,9 @@ def wrap_command(command: str, width: int = 80, indent: str = "") -> list[str]:
 
 
 def _breakable(path: str) -> str:
-    """A path that may wrap after every ``/`` (zero-width spaces): a table column stays narrow."""
-    return path.replace("/", "/\u200b")
+    """A path that may wrap after every ``/`` and ``_`` (zero-width spaces): a table column stays
+    narrow."""
+    return path.replace("/", "/\u200b").replace("_", "_\u200b")
 
 
 def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str:
