@@ -6,9 +6,9 @@ by git):
 
 ``status_tables.md``
     included by ``book/status.md``: one row per chapter with the run stored in the notebook (cell
-    timestamps written by nbclient: when it ran, for how long, errors, Python), and one row per
-    family of stored results with their provenance (command, date, seconds, commits, scale
-    settings, uncommitted changes);
+    timestamps written by nbclient: when it ran, for how long, errors), and one row per stored
+    result with the chapters that show it (:data:`RESULT_CHAPTERS`), its files, date, recorded
+    seconds and whether it was computed by the present version of ``dpdro`` (:func:`code_state`);
 ``headline.png``
     the landing page's figure, copied from the stored output of a chapter's named figure
     (:data:`HEADLINE`), so the landing page computes nothing;
@@ -25,12 +25,15 @@ import json
 import re
 from pathlib import Path
 
+from .costs import hms
 from .landing import write as write_glance
 from .paths import NOTEBOOKS, RESULTS, ROOT
 
 __all__ = [
     "HEADLINE",
     "GENERATED",
+    "RESULT_CHAPTERS",
+    "code_state",
     "notebook_runs",
     "result_families",
     "scripts_table",
@@ -41,6 +44,25 @@ __all__ = [
 ]
 
 GENERATED = ROOT / "book" / "_generated"
+# the chapters that show each stored result (a group of :func:`result_families`)
+RESULT_CHAPTERS = {
+    "41_optimal_noise_vs_delta.json": ("41_purification",),
+    "figure3_data_dependent.json": ("23_figure3",),
+    "figure3_data_independent.json": ("17_nonuniform_bounds", "23_figure3"),
+    "appendix": ("24_figures4_5", "25_github_appendix", "91_findings"),
+    "benchmarks": ("23_figure3",),
+    "composition/crossover": ("06_composition",),
+    "counterexamples": ("17_nonuniform_bounds", "91_findings"),
+    "data_dependent": ("24_figures4_5", "25_github_appendix"),
+    "findings": ("91_findings",),
+    "ml": ("31_naive_bayes", "32_coordinate_descent"),
+    "sweep/figure3-di": ("23_figure3",),
+    "sweep/optimal-vs-delta": ("41_purification",),
+    "sweep/table2": ("31_naive_bayes",),
+    "sweep/table3": ("32_coordinate_descent",),
+    "tables": ("21_example1", "22_tables"),
+    "tables/cells": ("22_tables", "91_findings"),
+}
 HEADLINE = ("21_example1.ipynb", "fig-21_example1-densities")
 
 
@@ -111,8 +133,19 @@ _SCALE_KEYS = (
 )
 
 
+def _group(rel: Path) -> str:
+    """The stored result a file of ``results/`` belongs to: a top-level file is one on its own,
+    the per-task files of a sweep family one per family, any other file its folder."""
+    parts = rel.parts
+    if len(parts) == 1:
+        return parts[0]
+    if parts[0] == "sweep":
+        return "/".join(parts[:2])
+    return "/".join(parts[:-1])
+
+
 def result_families(folder: Path = RESULTS) -> list[dict]:
-    """Stored results grouped by folder: files, files with provenance, date range, total seconds,
+    """Stored results (:func:`_group`): files, files with provenance, date range, total seconds,
     commands, commits, scale settings found in the provenance, and whether any was computed with
     local changes to dpdro or repro."""
     groups: dict[str, list[tuple[Path, dict | None]]] = {}
@@ -124,7 +157,7 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
         prov = d.get("provenance") if isinstance(d, dict) else None
         if prov is None and isinstance(d, dict) and isinstance(d.get("meta"), dict):
             prov = d["meta"].get("provenance", d["meta"])
-        groups.setdefault(str(p.parent.relative_to(folder.parent)), []).append((p, prov))
+        groups.setdefault(_group(p.relative_to(folder)), []).append((p, prov))
     out = []
     for group, items in sorted(groups.items()):
         provs = [pv for _, pv in items if isinstance(pv, dict)]
@@ -178,6 +211,33 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
             )
         )
     return out
+
+
+def code_state(commits: list[str], local_changes: bool, repo: Path = ROOT) -> str:
+    """Whether a stored result was computed by the present ``dpdro`` package, in one word:
+    ``current`` (every recorded commit has today's ``dpdro/``), ``earlier`` (``dpdro/`` changed
+    since some recorded commit), ``unpinned`` (some file computed with uncommitted changes),
+    ``unrecorded`` (no commit recorded) or ``unknown`` (a commit git cannot compare)."""
+    import subprocess
+
+    if local_changes:
+        return "unpinned"
+    if not commits:
+        return "unrecorded"
+    codes = set()
+    for c in commits:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(repo), "diff", "--quiet", c, "HEAD", "--", "dpdro"],
+                capture_output=True,
+                check=False,
+            )
+            codes.add(done.returncode)
+        except OSError:
+            codes.add(-1)
+    if codes - {0, 1}:
+        return "unknown"
+    return "earlier" if 1 in codes else "current"
 
 
 def _cell(x) -> str:
@@ -234,82 +294,64 @@ def wrap_command(command: str, width: int = 80, indent: str = "") -> list[str]:
 
 
 def _breakable(path: str) -> str:
-    """A path that may wrap after every ``/`` (zero-width spaces): a table column stays narrow."""
-    return path.replace("/", "/\u200b")
+    """A path that may wrap after every ``/`` and ``_`` (zero-width spaces): a table column stays
+    narrow."""
+    return path.replace("/", "/\u200b").replace("_", "_\u200b")
 
 
 def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str:
     """The status tables (MyST markdown), from :func:`notebook_runs` and :func:`result_families`."""
     runs = notebook_runs(notebooks)
     lines = [
-        "## Stored runs of the chapters",
+        "## Chapters",
         "",
-        "The outputs committed with each notebook, which `pytest --nbval` compares with a "
-        "fresh execution, come from the run below (from the execution metadata stored in "
-        "the notebook). *seconds*: from the first cell's start to the last cell's end.",
+        "When the outputs stored with each chapter were computed (UTC) and how long the chapter "
+        "took to run, from the execution record stored in its notebook.",
         "",
-        "| chapter | executed (UTC) | seconds | code cells | errors |",
-        "|---|---|---:|---:|---:|",
+        "| chapter | computed | seconds | errors |",
+        "|---|---|---:|---:|",
     ]
     for r in runs:
         doc = f"{{doc}}`/notebooks/{r['chapter']}`"
-        missing = f" ({r['unexecuted_cells']} not run)" if r["unexecuted_cells"] else ""
+        missing = f" ({r['unexecuted_cells']} cells not run)" if r["unexecuted_cells"] else ""
         lines.append(
-            f"| {doc} | {r['executed'] or 'no timing stored'} | "
-            f"{_cell(r['seconds'])} | {r['code_cells']}{missing} | {r['errors']} |"
+            f"| {doc} | {r['executed'] or 'not recorded'} | "
+            f"{_cell(r['seconds'])} | {r['errors']}{missing} |"
         )
     total = sum(r["seconds"] or 0 for r in runs)
-    pythons = sorted({r["python"] for r in runs} - {""})
     lines += [
         "",
-        f"Total stored execution time: {total / 60:.1f} minutes over {len(runs)} notebooks "
-        f"(Python {', '.join(pythons) or 'unknown'}).",
+        f"Together: {total / 60:.1f} minutes for {len(runs)} chapters.",
         "",
         "## Stored results",
         "",
-        "Heavy computations are stored under `results/` with their provenance and loaded by the "
-        "chapters. One row per folder: the files (and how many carry provenance), the date of "
-        "the latest, the computing time recorded in their provenance, the commits they were "
-        "computed at, and *dirty*: whether some file was computed with uncommitted changes to "
-        "`dpdro/` or `repro/`, so that its commit alone does not pin its code. The commands, "
-        "with the scale they ran at, are listed below the table.",
+        "The paper-scale computations are stored under `results/` with their provenance, and the "
+        "chapters load them. One row per stored result: the chapters that show it, its files "
+        "(and how many record their provenance), the date of the latest, the computing time "
+        "they record, and *code*, which says whether it was computed by the present version of "
+        "the method package `dpdro`: *current*, computed by the present version; *earlier*, "
+        "computed by an earlier version (the version is recorded in each file); *unpinned*, "
+        "computed with changes that no recorded version holds; *unrecorded*, no version "
+        "recorded. {doc}`full_reproduction` shows how to recompute any of them.",
         "",
-        "| folder of `results/` | files | latest (UTC) | seconds | commits | dirty |",
-        "|---|---:|---|---:|---|---|",
+        "| result | chapters | files | latest | time | code |",
+        "|---|---|---:|---|---:|---|",
     ]
-    fams = result_families(results)
-    for r in fams:
-        commits = ", ".join(r["commits"][:1]) + (
-            f" +{len(r['commits']) - 1}" if len(r["commits"]) > 1 else ""
+    repo = Path(results).parent
+    for r in result_families(results):
+        group = r["folder"]
+        chapters = ", ".join(
+            f"{{doc}}`/notebooks/{c}`" for c in RESULT_CHAPTERS.get(group, ())
         )
-        short = r["folder"].partition("/")[2] or "(top level)"
         files = f"{r['files']}" + (
             f" ({r['with_provenance']})" if r["with_provenance"] != r["files"] else ""
         )
         latest = r["dates"].split(" to ")[-1]
+        state = code_state(r["commits"], r["local_changes"], repo)
         lines.append(
-            f"| {_breakable(short)} | {files} | {latest or '–'} | {_cell(r['seconds']) or '–'} | "
-            f"{_cell(commits) or '–'} | {'yes' if r['local_changes'] else 'no'} |"
+            f"| {_breakable(group)} | {chapters or '–'} | {files} | {latest or '–'} | "
+            f"{hms(r['seconds']) if r['seconds'] else '–'} | {state} |"
         )
-    lines += [
-        "",
-        "Commands and settings recorded in the provenance, by folder of `results/` (folders "
-        "written by the same commands share an entry):",
-        "",
-        "```text",
-    ]
-    groups: dict[tuple, list[str]] = {}
-    for r in fams:
-        if r["commands"] or r["scale"]:
-            groups.setdefault((tuple(r["commands"]), tuple(r["scale"])), []).append(r["folder"])
-    for (commands, scale), folders in groups.items():
-        lines += [f"{f}/" for f in folders]
-        for c in commands:
-            lines += wrap_command(c, indent="  ")
-        if scale:
-            lines += wrap_command("settings: " + " ".join(scale), indent="  ")
-        lines.append("")
-    lines[-1] = "```"
     lines += [
         "",
         "## Scripts",

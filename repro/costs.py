@@ -9,9 +9,10 @@ Nothing here is typed: every number is read from the result files under ``result
   largest wall-clock seconds, the peak memory of the worker process and the median 1-minute load
   average when the tasks started; for a family whose results predate the per-task files, the
   seconds recorded in its aggregate file (:data:`AGGREGATES`, :func:`recorded_seconds`).
-* :func:`ml_costs`: Tables 2 and 3 per dataset at the paper's 100 × 1,000: the seconds stored with
-  each dataset's row (wall-clock, the whole dataset in one process or summed over its chunks) and,
-  for Table 3, the coordinate-descent implementation that ran.
+* :func:`ml_costs`: Tables 2 and 3 per dataset at the paper's 100 × 1,000: the wall-clock seconds
+  of its tasks, summed over its per-task files (chunks of splits) where it has them (the seconds
+  :func:`family_costs` sums), else the seconds stored with the dataset's row (a dataset computed
+  in one process, without per-task files).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .provenance import read_json
 __all__ = [
     "AGGREGATES",
     "costs_markdown",
+    "hms",
     "family_costs",
     "ml_costs",
     "ml_progress",
@@ -73,7 +75,8 @@ def recorded_seconds(data) -> float:
 
 
 def family_costs(root: Path | str = RESULTS) -> list[dict]:
-    """One dict per task family (see the module docstring); seconds are wall-clock."""
+    """One dict per task family (see the module docstring); seconds are wall-clock, and
+    ``computers`` names the computers the per-task files record (``"2-core x86_64"``)."""
     from . import sweep
 
     out = []
@@ -83,6 +86,11 @@ def family_costs(root: Path | str = RESULTS) -> list[dict]:
         stored = [(t, r) for t in tasks if (r := sweep.load_result(t)) is not None]
         row = dict(family=name, title=fam.title, tasks=len(tasks), stored=len(stored))
         provs = [(t.id, r.get("provenance") or {}) for t, r in stored]
+        row["computers"] = {
+            f"{p['cpu_count']}-core {p['machine']}"
+            for _, p in provs
+            if p.get("cpu_count") and p.get("machine")
+        }
         timed = [
             (p["seconds"], tid) for tid, p in provs if isinstance(p.get("seconds"), (int, float))
         ]
@@ -123,9 +131,10 @@ def family_costs(root: Path | str = RESULTS) -> list[dict]:
 
 
 def ml_costs(table: int, root: Path | str = RESULTS) -> list[dict]:
-    """Per dataset stored at 100 × 1,000 in the paper reading: the seconds stored with its row
-    (``seconds`` plus ``seconds_dd`` when the (OPT) column was added later), the chunks' peak memory
-    and median load where per-chunk files exist, and Table 3's coordinate-descent implementation."""
+    """Per dataset stored at 100 × 1,000 in the paper reading: its wall-clock seconds (the sum of
+    its per-task files' provenance ``seconds`` where it has such files, ``chunks`` of them; else the
+    ``seconds`` stored with its row, ``chunks`` 0), plus ``seconds_dd`` when the (OPT) column was
+    computed separately, and the chunks' peak memory and median load where per-task files exist."""
     from .ml_tables import result_path
 
     path = result_path(table, "paper", 100, 1000, root)
@@ -144,16 +153,16 @@ def ml_costs(table: int, root: Path | str = RESULTS) -> list[dict]:
             for p in provs
             if isinstance(p.get("load_average_1min_start"), (int, float))
         ]
-        cd = row.get("coordinate_descent") or {}
+        task_secs = [p["seconds"] for p in provs if isinstance(p.get("seconds"), (int, float))]
+        seconds = sum(task_secs) if chunks and len(task_secs) == len(chunks) else row["seconds"]
         out.append(
             dict(
                 dataset=name,
                 n=row.get("n"),
-                seconds=row["seconds"] + (row.get("seconds_dd") or 0.0),
+                seconds=seconds + (row.get("seconds_dd") or 0.0),
                 chunks=len(chunks),
                 peak_mb=max(rss) if rss else None,
                 load=statistics.median(load) if load else None,
-                kernel=cd.get("kernel", "per-step kernel" if cd else "before the kernels"),
             )
         )
     return sorted(out, key=lambda r: r["seconds"])
@@ -182,7 +191,8 @@ def ml_progress(table: int, root: Path | str = RESULTS) -> dict[str, dict]:
     return out
 
 
-def _hms(seconds: float | None) -> str:
+def hms(seconds: float | None) -> str:
+    """Seconds as "12.3 s", "4.5 min" or "6.78 h" ("—" for None)."""
     if seconds is None:
         return "—"
     if seconds < 60:
@@ -204,15 +214,18 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in fams:
-        largest = "—" if r["largest"] is None else _hms(r["largest"][0])
+        largest = "—" if r["largest"] is None else hms(r["largest"][0])
         note = "" if r["source"] in (None, "per-task files") else " *"
         lines.append(
-            f"| `{r['family']}` | {r['stored']}/{r['tasks']} | {_hms(r['seconds'])}{note} "
-            f"| {_hms(r['median'])} | {largest} | {_num(r['peak_mb'], '.0f')} MB "
+            f"| `{r['family']}` | {r['stored']}/{r['tasks']} | {hms(r['seconds'])}{note} "
+            f"| {hms(r['median'])} | {largest} | {_num(r['peak_mb'], '.0f')} MB "
             f"| {_num(r['load'], '.1f')} |".replace("— MB", "—")
         )
     if any(r["source"] not in (None, "per-task files") for r in fams):
         lines += ["", "\\* no per-task files: the seconds recorded in the aggregate file."]
+    computers = sorted(set().union(*(r["computers"] for r in fams)))
+    if computers:
+        lines += ["", f"Measured on a {' and a '.join(computers)} computer."]
     for table, what in ((2, "naïve Bayes"), (3, "coordinate descent")):
         rows = ml_costs(table, root)
         if not rows:
@@ -221,32 +234,43 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
             "",
             f"Table {table} ({what}) at 100 splits × 1,000 simulations, per dataset:",
             "",
-            "| dataset | rows | time | chunks | memory | load |"
-            + (" implementation |" if table == 3 else ""),
-            "| --- | ---: | ---: | ---: | ---: | ---: |" + (" --- |" if table == 3 else ""),
+            "| dataset | rows | time | tasks | memory | load |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |",
         ]
         for r in rows:
+            tasks = r["chunks"] or "1 †"
             lines.append(
-                f"| {r['dataset']} | {_num(r['n'], ',')} | {_hms(r['seconds'])} | {r['chunks']} "
+                f"| {r['dataset']} | {_num(r['n'], ',')} | {hms(r['seconds'])} | {tasks} "
                 f"| {_num(r['peak_mb'], '.0f')} MB | {_num(r['load'], '.1f')} |".replace(
                     "— MB", "—"
                 )
-                + (f" {r['kernel']} |" if table == 3 else "")
             )
         total = sum(r["seconds"] for r in rows)
-        lines += ["", f"Total: {_hms(total)} of task time for the {len(rows)} datasets."]
+        whole = [r for r in rows if not r["chunks"]]
+        lines += ["", f"Total: {hms(total)} of task time for the {len(rows)} datasets."]
+        if whole:
+            fam = next(f for f in fams if f["family"] == f"table{table}")
+            lines[-1] += (
+                f" † {len(whole)} datasets were computed as one task each, without a per-task "
+                "file (their time is the one stored with their row; no memory or load was "
+                f"recorded), so the family's row above counts {hms(fam['seconds'] or 0.0)} "
+                f"for the other {len(rows) - len(whole)}; the two add up to the total, "
+                f"{hms(fam['seconds'] or 0.0)} + {hms(sum(r['seconds'] for r in whole))}."
+            )
         done = {r["dataset"] for r in rows}
         running = {d: p for d, p in ml_progress(table, root).items() if d not in done}
         if running:
             lines += [
                 "",
-                "Not at the paper's scale (the chapter shows a smaller stored run): "
+                "Not at the paper's scale (a limitation of this reproduction: the chapter "
+                "shows a smaller stored run): "
                 + "; ".join(
                     f"{d}, {p['splits']} of 100 splits stored, "
-                    f"{_hms(p['seconds'] / p['splits'])} per split"
+                    f"{hms(p['seconds'] / p['splits'])} per split measured, about "
+                    f"{hms(100 * p['seconds'] / p['splits'])} for all 100 at that rate"
                     for d, p in running.items()
                 )
-                + ".",
+                + " (the family's row above includes these splits).",
             ]
     return "\n".join(lines) + "\n"
 

@@ -39,8 +39,8 @@ for a ``differs`` row, the chapter's explanation:
     none of the above explains the difference;
 ``not reproducible here``
     the paper's number cannot be recomputed from what the paper, its appendices and the authors'
-    code specify (e.g. an unstated benchmark that no candidate reproduces), or it depends on data,
-    hardware or a commercial solver we do not have; ``ours`` is empty.
+    code specify (e.g. an unstated benchmark that no candidate reproduces), or it depends on data or
+    a commercial solver not available to us; ``ours`` is empty.
 """
 
 from __future__ import annotations

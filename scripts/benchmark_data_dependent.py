@@ -1,4 +1,4 @@
-"""Benchmark the default data-dependent call: time to a valid 10%, 5% and 2% gap (issue 26).
+"""Benchmark the default data-dependent call: time to a valid 10%, 5% and 2% gap.
 
 Instances: the paper's Figure 3 (Section 5.1: Δf = 2, Φ = [0, 4), ℓ1-loss, uniform weight, (ε, δ)
 ∈ {(5, 0.25), (1, 0.2), (0.2, 0.05)}) and two instances the driver was not tuned for (an ℓ2-loss

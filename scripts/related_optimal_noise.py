@@ -1,4 +1,5 @@
-"""Precompute certified optimal (ε, δ) noise for chapter 41 (Figure 1 of Lin et al., extended).
+"""Precompute certified optimal (ε, δ) noise for the purification chapter (Lin et al.'s Figure 1,
+extended).
 
 Equivalent to ``scripts/sweep.py optimal-vs-delta [options]`` (the sweep family
 :data:`repro.optimal_vs_delta.FAMILY`): for ε = 1, Δf = 1 and the ℓ1 and ℓ2 losses, one task per δ of a

@@ -1,5 +1,5 @@
 """Figure 5 of the paper (Section 5.1): data-dependent noise for Φ = [0, 18) cut into 9 pieces of
-length 2, Δf = 10, β = 0.5, ℓ1 loss, over the (ε, δ) panels of chapter 24_figures4_5.
+length 2, Δf = 10, β = 0.5, ℓ1 loss, over the paper's (ε, δ) panels.
 
 Equivalent to ``scripts/sweep.py figure5 [options]`` (the sweep family :data:`repro.figure5.FAMILY`):
 one task per panel computes P′(π, β) with its released certified mechanism, the per-piece expected

@@ -82,8 +82,29 @@ def _static(app, config) -> None:
     config.html_static_path.append(str(STATIC))
 
 
+def _number_figures_per_page(app, env):
+    """Number the figures, tables and code blocks of each unnumbered page from 1 (Sphinx counts
+    them across all unnumbered pages, so the ledger's only figure read "Fig. 2"); runs after
+    Sphinx has assigned its numbers, returns the pages whose numbers it changed."""
+    changed = []
+    for docname, types in env.toc_fignumbers.items():
+        if env.toc_secnumbers.get(docname):
+            continue  # a numbered chapter: "Fig. 7.1", already per chapter
+        for figtype, numbers in types.items():
+            if any(len(n) != 1 for n in numbers.values()):
+                continue
+            order = sorted(numbers, key=numbers.get)
+            renumbered = {fid: (k,) for k, fid in enumerate(order, start=1)}
+            if renumbered != numbers:
+                types[figtype] = renumbered
+                changed.append(docname)
+    return sorted(set(changed))
+
+
 def setup(app):
     app.connect("config-inited", _static)
     app.connect("builder-inited", _generate)
+    # after sphinx.environment.collectors.toctree (priority 500) has numbered the figures
+    app.connect("env-get-updated", _number_figures_per_page, priority=900)
     app.add_css_file("dpdro.css")
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

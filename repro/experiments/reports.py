@@ -168,7 +168,6 @@ table.mlcmp td.mlcmp-name {text-align: left; border-top: 1px solid #bbb}
 table.mlcmp tr.mlcmp-ours td {border-top: 1px solid #bbb}
 table.mlcmp td.mlcmp-label {text-align: left; color: #666}
 table.mlcmp tr.mlcmp-paper td, table.mlcmp .mlcmp-na, table.mlcmp .mlcmp-scale {color: #666}
-table.mlcmp .mlcmp-scale {font-size: 0.85em}
 .mlcmp-ok {background: #d8f0d8}
 .mlcmp-near {background: #fbefc4}
 .mlcmp-far {background: #f6d2d2}

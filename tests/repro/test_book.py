@@ -354,3 +354,26 @@ def test_content_pages_skip_sphinx_pages_and_the_redirect(tmp_path):
         (tmp_path / name).write_text(text, encoding="utf-8")
     pages = [p.relative_to(tmp_path).as_posix() for p in content_pages(tmp_path)]
     assert pages == ["book/intro.html"]
+
+
+def test_unnumbered_pages_number_their_figures_from_one():
+    """Sphinx counts the figures of all unnumbered pages together; the book's extension restarts
+    the count on each such page and leaves numbered chapters alone."""
+    import importlib.util
+    from types import SimpleNamespace
+
+    spec = importlib.util.spec_from_file_location("dpdro_pages", ROOT / "book/_ext/dpdro_pages.py")
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    env = SimpleNamespace(
+        toc_secnumbers={"ch": {"": (3,)}, "intro": {}},
+        toc_fignumbers={
+            "intro": {"figure": {"a": (1,)}},
+            "ledger": {"figure": {"b": (3,), "c": (2,)}, "table": {"t": (1,)}},
+            "ch": {"figure": {"d": (3, 1)}},
+        },
+    )
+    assert ext._number_figures_per_page(None, env) == ["ledger"]
+    assert env.toc_fignumbers["ledger"] == {"figure": {"c": (1,), "b": (2,)}, "table": {"t": (1,)}}
+    assert env.toc_fignumbers["ch"] == {"figure": {"d": (3, 1)}}
+    assert env.toc_fignumbers["intro"] == {"figure": {"a": (1,)}}

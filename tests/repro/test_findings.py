@@ -47,8 +47,18 @@ def test_status_pages_are_generated_from_stored_notebooks(tmp_path):
     (res / "r.json").write_text(json.dumps({"provenance": {"date_utc": "2026-01-02T00:00:00", "seconds": 3,
                                                            "command": "run.py", "git_commit": "abcdef123"}}))
     md = bookpages.status_markdown(nbs, tmp_path / "results")
-    assert "{doc}`/notebooks/01_a`" in md and "| x | 1 | 2026-01-02 | 3.0 | abcdef1 | no |" in md
-    assert "results/x/\n  run.py\n" in md
+    assert "| {doc}`/notebooks/01_a` | 2026-01-01 10:00 | 12.5 | 0 |" in md
+    # a commit git cannot compare: the code state is unknown, and no hash is shown
+    assert "| x | – | 1 | 2026-01-02 | 3.0 s | unknown |" in md and "abcdef" not in md
+    assert bookpages.code_state([], False) == "unrecorded"
+    assert bookpages.code_state(["abcdef1"], True) == "unpinned"
+
+
+def test_every_stored_result_names_the_chapters_that_show_it():
+    chapters = {p.stem for p in bookpages.NOTEBOOKS.glob("*.ipynb")}
+    groups = {r["folder"] for r in bookpages.result_families()}
+    assert groups <= set(bookpages.RESULT_CHAPTERS), groups - set(bookpages.RESULT_CHAPTERS)
+    assert all(set(c) <= chapters for c in bookpages.RESULT_CHAPTERS.values())
 
 
 def test_corollary1_stored_from_a_clean_tree_and_above_a_certified_noise():
