@@ -7,8 +7,8 @@ by git):
 ``status_tables.md``
     included by ``book/status.md``: one row per chapter with the run stored in the notebook (cell
     timestamps written by nbclient: when it ran, for how long, errors), and one row per stored
-    result with the chapters that show it (:data:`RESULT_CHAPTERS`), its files, date, recorded
-    seconds and whether it was computed by the present version of ``dpdro`` (:func:`code_state`);
+    result with the chapters that show it (:data:`RESULT_CHAPTERS`), its files, date and recorded
+    seconds; and the scripts that produce results (:func:`scripts_table`);
 ``headline.png``
     the landing page's figure, copied from the stored output of a chapter's named figure
     (:data:`HEADLINE`), so the landing page computes nothing;
@@ -33,7 +33,7 @@ __all__ = [
     "HEADLINE",
     "GENERATED",
     "RESULT_CHAPTERS",
-    "code_state",
+    "BOOK_TOOLS",
     "notebook_runs",
     "result_families",
     "scripts_table",
@@ -64,6 +64,8 @@ RESULT_CHAPTERS = {
     "tables/cells": ("22_tables", "91_findings"),
 }
 HEADLINE = ("21_example1.ipynb", "fig-21_example1-densities")
+# scripts that maintain the book and produce no result: not listed by :func:`scripts_table`
+BOOK_TOOLS = ("check_book.py", "check_pages.py", "nbcompare.py", "nbrun.py")
 
 
 def _ts(s: str | None) -> _dt.datetime | None:
@@ -147,7 +149,8 @@ def _group(rel: Path) -> str:
 def result_families(folder: Path = RESULTS) -> list[dict]:
     """Stored results (:func:`_group`): files, files with provenance, date range, total seconds,
     commands, commits, scale settings found in the provenance, and whether any was computed with
-    local changes to dpdro or repro."""
+    local changes to dpdro or repro. A file merged from a sweep's tasks (``sweep.py ...
+    --merge-only``) adds no seconds: its tasks' time is counted in the sweep family."""
     groups: dict[str, list[tuple[Path, dict | None]]] = {}
     for p in sorted(Path(folder).rglob("*.json")):
         try:
@@ -166,7 +169,11 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
             for pv in provs
             if pv.get("date_utc") or pv.get("date")
         )
-        secs = [float(pv.get("seconds") or pv.get("total_seconds") or 0) for pv in provs]
+        secs = [
+            float(pv.get("seconds") or pv.get("total_seconds") or 0)
+            for pv in provs
+            if "--merge-only" not in str(pv.get("command") or "")
+        ]
         commands = sorted(
             {
                 str(pv.get("command") or pv.get("script") or pv.get("generated_by") or "")
@@ -213,33 +220,6 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
     return out
 
 
-def code_state(commits: list[str], local_changes: bool, repo: Path = ROOT) -> str:
-    """Whether a stored result was computed by the present ``dpdro`` package, in one word:
-    ``current`` (every recorded commit has today's ``dpdro/``), ``earlier`` (``dpdro/`` changed
-    since some recorded commit), ``unpinned`` (some file computed with uncommitted changes),
-    ``unrecorded`` (no commit recorded) or ``unknown`` (a commit git cannot compare)."""
-    import subprocess
-
-    if local_changes:
-        return "unpinned"
-    if not commits:
-        return "unrecorded"
-    codes = set()
-    for c in commits:
-        try:
-            done = subprocess.run(
-                ["git", "-C", str(repo), "diff", "--quiet", c, "HEAD", "--", "dpdro"],
-                capture_output=True,
-                check=False,
-            )
-            codes.add(done.returncode)
-        except OSError:
-            codes.add(-1)
-    if codes - {0, 1}:
-        return "unknown"
-    return "earlier" if 1 in codes else "current"
-
-
 def _cell(x) -> str:
     s = "" if x is None else str(x)
     return s.replace("|", "\\|").replace("\n", " ")
@@ -253,12 +233,15 @@ def _code(items, limit: int = 3) -> str:
 
 
 def scripts_table(folder: Path | None = None) -> list[tuple[str, str]]:
-    """(file name, first paragraph of its module docstring) for every script in ``scripts/``."""
+    """(file name, first paragraph of its module docstring) for every script in ``scripts/`` that
+    produces results (all but :data:`BOOK_TOOLS`)."""
     import ast
 
     folder = Path(folder) if folder is not None else ROOT / "scripts"
     out = []
     for p in sorted(folder.glob("*.py")):
+        if p.name in BOOK_TOOLS:
+            continue
         try:
             doc = ast.get_docstring(ast.parse(p.read_text(encoding="utf-8"))) or ""
         except SyntaxError:
@@ -291,6 +274,11 @@ def wrap_command(command: str, width: int = 80, indent: str = "") -> list[str]:
             line, glue = indent + "    ", ""
         line += glue + w
     return lines + [line]
+
+
+def _nowrap(text: str) -> str:
+    """Text whose words stay on one line (no-break spaces): a number keeps its unit."""
+    return text.replace(" ", "\u00a0")
 
 
 def _breakable(path: str) -> str:
@@ -328,16 +316,13 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "The paper-scale computations are stored under `results/` with their provenance, and the "
         "chapters load them. One row per stored result: the chapters that show it, its files "
         "(and how many record their provenance), the date of the latest, the computing time "
-        "they record, and *code*, which says whether it was computed by the present version of "
-        "the method package `dpdro`: *current*, computed by the present version; *earlier*, "
-        "computed by an earlier version (the version is recorded in each file); *unpinned*, "
-        "computed with changes that no recorded version holds; *unrecorded*, no version "
-        "recorded. {doc}`full_reproduction` shows how to recompute any of them.",
+        "they record. A table merged from a sweep's tasks records no time of its own: "
+        "the time of its tasks is in the sweep's row. {doc}`full_reproduction` shows how to "
+        "recompute any of them.",
         "",
-        "| result | chapters | files | latest | time | code |",
-        "|---|---|---:|---|---:|---|",
+        "| result | chapters | files | latest | time |",
+        "|---|---|---:|---|---:|",
     ]
-    repo = Path(results).parent
     for r in result_families(results):
         group = r["folder"]
         chapters = ", ".join(
@@ -347,17 +332,17 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
             f" ({r['with_provenance']})" if r["with_provenance"] != r["files"] else ""
         )
         latest = r["dates"].split(" to ")[-1]
-        state = code_state(r["commits"], r["local_changes"], repo)
         lines.append(
             f"| {_breakable(group)} | {chapters or '–'} | {files} | {latest or '–'} | "
-            f"{hms(r['seconds']) if r['seconds'] else '–'} | {state} |"
+            f"{_nowrap(hms(r['seconds'])) if r['seconds'] else '–'} |"
         )
     lines += [
         "",
         "## Scripts",
         "",
-        "The command lines in `scripts/` that produce the stored results and check the book (run "
-        "them from the repository root with `.venv/bin/python scripts/NAME --help`).",
+        "The command lines in `scripts/` that produce the stored results, the certified catalog "
+        "and the datasets (run them from the repository root with "
+        "`.venv/bin/python scripts/NAME --help`).",
         "",
         "| script | what it does |",
         "|---|---|",

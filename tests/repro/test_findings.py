@@ -46,12 +46,20 @@ def test_status_pages_are_generated_from_stored_notebooks(tmp_path):
     res.mkdir(parents=True)
     (res / "r.json").write_text(json.dumps({"provenance": {"date_utc": "2026-01-02T00:00:00", "seconds": 3,
                                                            "command": "run.py", "git_commit": "abcdef123"}}))
+    # a table merged from a sweep's tasks adds no time: its tasks count in the sweep's row
+    merged = {"provenance": {"seconds": 7200, "command": "sweep.py t2 --merge-only"}}
+    (res / "merged.json").write_text(json.dumps(merged))
     md = bookpages.status_markdown(nbs, tmp_path / "results")
     assert "| {doc}`/notebooks/01_a` | 2026-01-01 10:00 | 12.5 | 0 |" in md
-    # a commit git cannot compare: the code state is unknown, and no hash is shown
-    assert "| x | – | 1 | 2026-01-02 | 3.0 s | unknown |" in md and "abcdef" not in md
-    assert bookpages.code_state([], False) == "unrecorded"
-    assert bookpages.code_state(["abcdef1"], True) == "unpinned"
+    # no code-history column and no commit hash; the time stays on one line
+    assert "| x | – | 2 | 2026-01-02 | 3.0\u00a0s |" in md and "abcdef" not in md
+    assert "| code |" not in md
+
+
+def test_scripts_table_lists_only_scripts_that_produce_results(tmp_path):
+    for name in ("run_x.py", *bookpages.BOOK_TOOLS):
+        (tmp_path / name).write_text('"""Does x."""\n')
+    assert bookpages.scripts_table(tmp_path) == [("run_x.py", "Does x.")]
 
 
 def test_every_stored_result_names_the_chapters_that_show_it():
