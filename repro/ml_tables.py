@@ -46,7 +46,7 @@ from .experiments import (
     make_data_dependent,
     make_mechanisms,
     optimized_unit_noise,
-    pcd_backend,
+    pcd_device,
     run_naive_bayes,
     run_pcd,
     summarize,
@@ -127,7 +127,7 @@ def compute(params: dict) -> dict:
         extra = dict(
             n=ds.n,
             d=one_hot(ds).X.shape[1],
-            coordinate_descent=PCD_IMPLEMENTATION | dict(backend=pcd_backend()),
+            coordinate_descent=PCD_IMPLEMENTATION | pcd_device(),
         )
     return dict(
         dataset=name,

@@ -8,8 +8,9 @@ iteration, h^t the average of the K inner iterates, error of the last iterate h^
 authors' centring and scaling on the full dataset).
 
 :func:`pcd_train` runs S simulations at once. Three backends, chosen at run time
-(:func:`pcd_backend`): CuPy on an NVIDIA GPU when one is present, the numba kernels of
-:mod:`repro.experiments.pcd_kernels` on the CPU, and numpy when neither is available.
+(:func:`pcd_backend`): the CUDA kernel of :mod:`repro.experiments.pcd_cuda` (CuPy) on an NVIDIA GPU
+when one is present, the numba kernels of :mod:`repro.experiments.pcd_kernels` on the CPU, and
+numpy when neither is available.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "PCD_BACKENDS",
     "PCDSettings",
     "pcd_backend",
+    "pcd_device",
     "pcd_errors",
     "pcd_step_array",
     "pcd_train",
@@ -88,6 +90,16 @@ def pcd_backend() -> str:
     if _cupy() is not None:
         return "cupy"
     return "numba" if _kernels() is not None else "numpy"
+
+
+def pcd_device() -> dict:
+    """The default backend and, on a GPU, the device's name (recorded with Table 3's results)."""
+    backend = pcd_backend()
+    if backend != "cupy":
+        return {"backend": backend}
+    cp = _cupy()
+    name = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"]
+    return {"backend": backend, "device": name.decode() if isinstance(name, bytes) else str(name)}
 
 
 def _resolve_backend(backend: str | None) -> str:
@@ -154,8 +166,10 @@ def pcd_train(
         simulation in turn while its margins stay in cache
         (:func:`~repro.experiments.pcd_kernels.pcd_iteration`); with any other callable, one fused
         kernel call per step (:func:`~repro.experiments.pcd_kernels.fused_step`) and one
-        mechanism call. "numpy" and "cupy": one array pass per step over all simulations
-        (:func:`pcd_step_array`); "cupy" keeps every array on the GPU and needs noise tables.
+        mechanism call. "numpy": one array pass per step over all simulations
+        (:func:`pcd_step_array`). "cupy": every array on the GPU, one kernel launch per
+        iteration (:func:`~repro.experiments.pcd_cuda.launch_iteration`, one thread block per
+        simulation); needs noise tables.
     parallel : bool, keyword-only
         numba backend only: spread the simulations over numba's threads. Off by default:
         paper-scale runs are parallel over splits (one single-threaded process per core), and on
@@ -236,10 +250,12 @@ def pcd_train(
             if tabled
             else None
         )
-        if backend == "numba" and tabled:
+        if backend == "cupy":
+            Hsum, q = _iteration_device(run, xp, M, YX, order, H, table)
+        elif backend == "numba" and tabled:
             Hsum, q = _iteration_kernel(run, M, YX, order, H, table)
         else:
-            Hsum, q = _iteration_steps(run, backend, xp, M, YX, order, H, table, mech, rng_noise)
+            Hsum, q = _iteration_steps(run, backend, M, YX, order, H, table, mech, rng_noise)
         if record_queries:
             queries.append(q)
         H = Hsum / K
@@ -302,7 +318,25 @@ def _iteration_kernel(run: _Run, M, YX, order, H, table):
     return Hsum, q
 
 
-def _iteration_steps(run: _Run, backend: str, xp, M, YX, order, H, table, mech, rng_noise):
+def _iteration_device(run: _Run, cp, M, YX, order, H, table):
+    """One iteration on the GPU: one launch of :func:`repro.experiments.pcd_cuda.launch_iteration`
+    (``cp`` the cupy module; the noise table and the coordinates are copied to the device)."""
+    from . import pcd_cuda
+
+    S, K = order.shape
+    Hsum = cp.zeros_like(H)
+    q = cp.empty((K, S))
+    scaled = cp.asarray(np.ascontiguousarray(table.scaled, dtype=np.float64))
+    columns = cp.asarray(np.ascontiguousarray(order, dtype=np.int64))
+    bad = pcd_cuda.launch_iteration(
+        cp, M, YX, columns, H, Hsum, q, scaled, table, run.n, run.eta, run.thr
+    )
+    if bad:
+        raise ValueError("a query value lies outside its range [phi_lo, phi_hi]")
+    return Hsum, q.get()
+
+
+def _iteration_steps(run: _Run, backend: str, M, YX, order, H, table, mech, rng_noise):
     """One iteration step by step: a fused pass over all simulations' margins per step (the numba
     kernel or :func:`pcd_step_array`), then the noise (from ``table``, or a call of ``mech``) and
     the proximal steps of all simulations."""
@@ -311,16 +345,12 @@ def _iteration_steps(run: _Run, backend: str, xp, M, YX, order, H, table, mech, 
     if backend == "numba":
         fused = _kernels().fused_step_parallel if run.parallel else _kernels().fused_step
     else:
-
-        def fused(*args):
-            return pcd_step_array(*args, xp=xp)
-
-    columns = xp.asarray(np.ascontiguousarray(order.T))  # (K, S): row k holds every sim's k-th
-    rows = xp.arange(S)
-    scaled = None if table is None else xp.asarray(table.scaled)
-    Hsum = xp.zeros_like(H)
-    queries = xp.empty((K, S))
-    jprev, delta = columns[0], xp.zeros(S, dtype=M.dtype)
+        fused = pcd_step_array
+    columns = np.ascontiguousarray(order.T)  # (K, S): row k holds every sim's k-th coordinate
+    rows = np.arange(S)
+    Hsum = np.zeros_like(H)
+    queries = np.empty((K, S))
+    jprev, delta = columns[0], np.zeros(S, dtype=M.dtype)
     for k in range(K):
         j = columns[k]
         q = queries[k]
@@ -328,33 +358,33 @@ def _iteration_steps(run: _Run, backend: str, xp, M, YX, order, H, table, mech, 
         if table is None:
             qn = call_mechanism(mech, q, run.sensitivity, rng_noise, -float(n), float(n))
         else:
-            qn = q + scaled[table.pieces(q, xp), k, rows]
-        delta = _prox(H, rows, j, qn, run, xp).astype(M.dtype)
+            qn = q + table.scaled[table.pieces(q), k, rows]
+        delta = _prox(H, rows, j, qn, run).astype(M.dtype)
         jprev = j
         Hsum += H
-    return Hsum, (queries.get() if xp is not np else queries)
+    return Hsum, queries
 
 
-def _prox(H, rows, j, qn, run: _Run, xp):
+def _prox(H, rows, j, qn, run: _Run):
     """h_j ← prox_{ηλ|·|}(h_j − η·q̃/n) for every simulation (in place); returns the change."""
     old = H[rows, j]
     z = old - run.eta * qn / run.n
-    new = xp.sign(z) * xp.maximum(xp.abs(z) - run.thr, 0.0)
+    new = np.sign(z) * np.maximum(np.abs(z) - run.thr, 0.0)
     H[rows, j] = new
     return new - old
 
 
-def pcd_step_array(M, YX, jprev, delta, j, q, *, xp=np):
-    """The fused step of :func:`repro.experiments.pcd_kernels.fused_step` with array operations
-    (numpy, or cupy on a GPU; same arguments and effect): ``M[s] += delta[s]·YX[jprev[s]]``, then
-    ``q[s] = −Σ_i σ(−M[s, i])·YX[j[s], i]`` (σ in the precision of M, summed in float64); on the
-    CPU by blocks of simulations whose margins stay in cache."""
+def pcd_step_array(M, YX, jprev, delta, j, q):
+    """The fused step of :func:`repro.experiments.pcd_kernels.fused_step` with numpy array
+    operations (same arguments and effect): ``M[s] += delta[s]·YX[jprev[s]]``, then
+    ``q[s] = −Σ_i σ(−M[s, i])·YX[j[s], i]`` (σ in the precision of M, summed in float64), by blocks
+    of simulations whose margins stay in cache."""
     S, n = M.shape
     with np.errstate(over="ignore"):  # e^m = inf gives σ(−m) = 0, as wanted
-        for b in _row_blocks(S, n, _ROW_BLOCK if xp is np else M.size):
+        for b in _row_blocks(S, n, _ROW_BLOCK):
             m = M[b]
             m += delta[b, None] * YX[jprev[b]]
-            sig = 1 / (1 + xp.exp(m))
+            sig = 1 / (1 + np.exp(m))
             q[b] = -(sig * YX[j[b]]).sum(axis=1, dtype=np.float64)
 
 
