@@ -23,7 +23,8 @@ file by earlier runs and not part of the sweep are kept. Table 3 trains with
 :func:`repro.experiments.pcd_train` (float32, the default backend: numba's iteration kernel on
 the CPU, CuPy on a GPU; one thread: the sweep runs one process per core, and joblib's loky workers
 and Dask's nannies pin BLAS to one thread); each chunk records the implementation under
-``coordinate_descent``, and the merged file repeats it in each dataset's row and lists it in its
+``coordinate_descent``, and the merged file lists in each dataset's row the implementations that ran
+with the number of splits each computed, and all of them in its
 provenance.
 
 Usage: ``scripts/sweep.py table2 table3 --splits 100 --sims 1000`` (or
@@ -231,9 +232,18 @@ def merge(root: Path, tasks: list, scale: str, opts: dict) -> list:
             }
             extra = {
                 k: results[0][k]
-                for k in ("n", "n_num", "n_cat", "n_classes", "d", "coordinate_descent")
+                for k in ("n", "n_num", "n_cat", "n_classes", "d")
                 if k in results[0]
             }
+            used: dict = {}  # Table 3: each implementation that ran and the splits it computed
+            for r in results:
+                if "coordinate_descent" in r:
+                    key = json.dumps(r["coordinate_descent"], sort_keys=True)
+                    used[key] = used.get(key, 0) + r["n_splits"]
+            if used:
+                extra["coordinate_descent"] = [
+                    {**json.loads(k), "splits": v} for k, v in sorted(used.items())
+                ]
             rows[name] = dict(
                 dataset=name,
                 **extra,

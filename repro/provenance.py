@@ -20,11 +20,7 @@ from typing import Any
 
 from .paths import ROOT
 
-__all__ = ["SOURCE_COMMIT_ENV", "provenance", "write_json_atomic", "read_json"]
-
-# A copy of the repository without its .git folder (a batch or GPU machine the working tree was
-# copied to) records the commit it was copied from when this variable names it.
-SOURCE_COMMIT_ENV = "DPDRO_SOURCE_COMMIT"
+__all__ = ["provenance", "write_json_atomic", "read_json"]
 
 
 def _git(*args: str) -> str | None:
@@ -47,11 +43,11 @@ def _version(dist: str) -> str:
 def provenance(seconds: float | None = None, command: str | None = None, **extra: Any) -> dict:
     """Where and how a result was computed.
 
-    dpdro version, git commit (``$DPDRO_SOURCE_COMMIT`` in a copy without git) and whether tracked
-    files of ``dpdro/`` or ``repro/`` had local changes, UTC date, host, machine, platform and CPU
-    count, Python, numpy and HiGHS versions, the command line (default: this process's, script name
-    without its directory) and, when given, the wall-clock ``seconds`` of the run. ``extra`` entries
-    (run settings, load averages, notes) are added last.
+    dpdro version, git commit and whether tracked files of ``dpdro/`` or ``repro/`` had local
+    changes, UTC date, host, machine, platform and CPU count, Python, numpy and HiGHS versions, the
+    command line (default: this process's, script name without its directory) and, when given, the
+    wall-clock ``seconds`` of the run. ``extra`` entries (run settings, load averages, notes) are
+    added last.
     """
     import dpdro
     import numpy as np
@@ -61,7 +57,7 @@ def provenance(seconds: float | None = None, command: str | None = None, **extra
         command = " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])
     out = {
         "dpdro_version": dpdro.__version__,
-        "git_commit": _git("rev-parse", "HEAD") or os.environ.get(SOURCE_COMMIT_ENV, "unknown"),
+        "git_commit": _git("rev-parse", "HEAD") or "unknown",
         "git_dirty": None if status is None else bool(status),
         "date_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "host": socket.gethostname(),

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import io
 import math
 
 import numpy as np
@@ -306,9 +307,32 @@ def test_table3_sweep_task_runs_and_records_the_fast_path(monkeypatch, dd_cache)
         parallel=False,
         kernel="one call per iteration (noise tables)",
         margins="float32 product",
-        backend=ex.pcd_backend(),
+        **ex.pcd_device(),
     )
+    assert res["coordinate_descent"]["backend"] == ex.pcd_backend()
     assert set(res["per_split"]["out"]) == {"GN", "AG", "TLN", "OPT", "(OPT)", "PCD"}
+
+
+def test_table3_merge_lists_every_implementation_with_its_splits(monkeypatch, dd_cache, tmp_path):
+    """Chunks computed by different implementations (a CPU and a GPU, say): the merged row says
+    which computed how many splits."""
+    from repro import ml_tables, sweep
+    from repro.provenance import read_json, write_json_atomic
+
+    monkeypatch.setattr(ml_tables, "DD_CACHE", dd_cache)
+    opts = {"datasets": "post-operative", "splits": 2, "sims": 2, "chunk": 1}
+    quiet = dict(jobs=1, progress=False, out=io.StringIO())
+    sweep.run_families(["table3"], root=tmp_path, options=opts, **quiet)
+    task = ml_tables.FAMILY_TABLE3.tasks(tmp_path, "paper", opts)[1]
+    res = read_json(task.path)
+    gpu = dict(res["coordinate_descent"], backend="cupy", device="a GPU")
+    write_json_atomic(task.path, dict(res, coordinate_descent=gpu))
+    sweep.run_families(["table3"], root=tmp_path, options=opts, merge_only=True, out=io.StringIO())
+    row = read_json(ml_tables.result_path(3, "paper", 2, 2, tmp_path))["datasets"]["post-operative"]
+    cpu = res["coordinate_descent"]
+    assert sorted(row["coordinate_descent"], key=lambda r: r["backend"]) == sorted(
+        [dict(cpu, splits=1), dict(gpu, splits=1)], key=lambda r: r["backend"]
+    )
 
 
 # ------------------------------------------------------------------------------------ numba kernels
