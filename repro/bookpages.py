@@ -277,8 +277,9 @@ def wrap_command(command: str, width: int = 80, indent: str = "") -> list[str]:
 
 
 def _nowrap(text: str) -> str:
-    """Text whose words stay on one line (no-break spaces): a number keeps its unit."""
-    return text.replace(" ", "\u00a0")
+    """Text that stays on one line (no-break spaces and hyphens): a number keeps its unit, a date
+    its year, month and day."""
+    return text.replace(" ", "\u00a0").replace("-", "\u2011")
 
 
 def _breakable(path: str) -> str:
@@ -303,7 +304,7 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         doc = f"{{doc}}`/notebooks/{r['chapter']}`"
         missing = f" ({r['unexecuted_cells']} cells not run)" if r["unexecuted_cells"] else ""
         lines.append(
-            f"| {doc} | {r['executed'] or 'not recorded'} | "
+            f"| {doc} | {_nowrap(r['executed']) or 'not recorded'} | "
             f"{_cell(r['seconds'])} | {r['errors']}{missing} |"
         )
     total = sum(r["seconds"] or 0 for r in runs)
@@ -333,7 +334,7 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         )
         latest = r["dates"].split(" to ")[-1]
         lines.append(
-            f"| {_breakable(group)} | {chapters or '–'} | {files} | {latest or '–'} | "
+            f"| {_breakable(group)} | {chapters or '–'} | {files} | {_nowrap(latest) or '–'} | "
             f"{_nowrap(hms(r['seconds'])) if r['seconds'] else '–'} |"
         )
     lines += [
