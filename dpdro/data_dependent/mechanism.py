@@ -141,7 +141,10 @@ class Mechanism:
         decided in exact rational arithmetic: the certificate is that of the exact edges."""
         e = self.piece_edges
         flat, out = np.ravel(v), np.array(out, copy=True).reshape(-1)
-        near = np.min(np.abs(flat[:, None] - e), axis=1) <= 4 * np.spacing(np.max(np.abs(e)))
+        # the edges around each value (the nearest on either side: e_out ≤ v < e_out+1)
+        tol = 4 * np.spacing(np.max(np.abs(e)))
+        below, above = e[np.clip(out, 0, e.size - 1)], e[np.clip(out + 1, 0, e.size - 1)]
+        near = (np.abs(flat - below) <= tol) | (np.abs(above - flat) <= tol)
         if np.any(near):
             o, step = Fraction(float(e[0])), Fraction(self.edge_step)
             bounds = [o + int(t) * step for t in self.edge_ticks]
