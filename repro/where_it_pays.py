@@ -1,0 +1,193 @@
+r"""Where optimal noise pays: the certified ratio of the best closed-form noise to the optimum.
+
+For one loss and one (ε, δ) at sensitivity Δf = 1, the *best closed form* is the literature mechanism
+with the smallest exact expected loss among those that dpdro implements and certifies at (ε, δ)
+(:func:`closed_forms`), and the optimum of problem P (Observation 1 of Selvi et al.) is bracketed by
+``dpdro.optimal_noise``: lower ≤ OPT ≤ upper, the lower bound D(π, β) and the upper bound P(π, β)
+(Propositions 1–3, Theorem 1). The ratio best closed form / OPT then lies in the certified interval
+
+    [closed / upper, closed / lower],
+
+whose width is at most the certified relative gap (upper − lower)/lower. A ratio near 1 says a closed
+form is as good as optimal noise; a ratio well above 1 says optimal noise pays. Since the closed form
+is itself (ε, δ)-DP, closed ≥ OPT ≥ lower: the interval's upper end is never below 1.
+
+The map covers :data:`EPSILONS` × :data:`DELTAS` for the four settings of :data:`SETTINGS`:
+
+``l1``, ``l2``
+    E|X| and E X²; closed forms: staircase (γ optimised for the loss), Tulap, truncated Laplace,
+    Laplace and analytic Gaussian, each kept only where it is (ε, δ)-DP
+    (:func:`dpdro.mechanisms.meets_delta`);
+``asymmetric``
+    dpdro's ``asymmetric_loss()``, c(x) = |x| + 1[x > 0]·|x| (over-reporting costs twice as much);
+    the same closed forms, all symmetric, hence E c(X) = 1.5·E|X|;
+``one_sided``
+    E|X| for non-negative noise (``Problem(support=(0, ∞))``: a released value never below the true
+    one). Only bounded symmetric noises shifted by their half-width apply: the truncated Laplace
+    shifted by its half-width A = (Δf/ε)·log(1 + (e^ε − 1)/(2δ)), loss A (the one-sided noise of
+    the private-LP paper with its shift tightened to A, :class:`repro.private_lp.ShiftedTruncatedLaplace`),
+    and the Tulap shifted by its half-width. Laplace, Gaussian and staircase have unbounded support.
+
+:func:`map_cell` computes one cell; ``scripts/where_it_pays.py`` runs the grid, resumably, into
+``results/where_it_pays.json`` (:data:`OUT`) with provenance. Nothing here is random.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import dpdro
+from dpdro.mechanisms import Tulap, baselines, meets_delta
+
+from .paths import RESULTS
+from .private_lp import ShiftedTruncatedLaplace
+
+__all__ = [
+    "EPSILONS",
+    "DELTAS",
+    "SETTINGS",
+    "TWO_SIDED",
+    "REL_GAP",
+    "TIME_LIMIT",
+    "OUT",
+    "problem",
+    "closed_forms",
+    "ratio_interval",
+    "map_cell",
+    "cell_key",
+]
+
+EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
+DELTAS = (1e-10, 1e-8, 1e-6, 1e-4, 1e-2, 0.1)
+SETTINGS = ("l1", "l2", "asymmetric", "one_sided")
+# the closed forms compared for two-sided noise (dpdro.mechanisms.BASELINES without the classical
+# Gaussian, which the analytic Gaussian dominates and which is not (ε, δ)-DP for large ε)
+TWO_SIDED = ("staircase", "tulap", "truncated_laplace", "laplace", "analytic_gaussian")
+REL_GAP = 1e-3
+TIME_LIMIT = 20.0
+OUT = RESULTS / "where_it_pays.json"
+
+
+def _loss(setting: str):
+    if setting not in SETTINGS:
+        raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
+    return dpdro.asymmetric_loss() if setting == "asymmetric" else (
+        "l2" if setting == "l2" else "l1"
+    )
+
+
+def problem(setting: str, epsilon: float, delta: float) -> dpdro.Problem:
+    """Problem P (Observation 1) of one cell, at Δf = 1: the loss of ``setting`` and, for
+    ``one_sided``, the support [0, ∞)."""
+    support = (0.0, math.inf) if setting == "one_sided" else None
+    return dpdro.Problem(epsilon=epsilon, delta=delta, loss=_loss(setting), support=support)
+
+
+def closed_forms(setting: str, epsilon: float, delta: float) -> dict[str, float]:
+    """The exact expected loss of every closed-form noise that is (ε, δ)-DP at Δf = 1 and fits
+    ``setting`` (module docstring), keyed by mechanism name.
+
+    Two-sided settings use each mechanism's ``expected_loss`` (closed forms for ℓ1 and ℓ2; for the
+    asymmetric loss the staircase's is exact and the others' an accurate quadrature). One-sided noise:
+    ``shifted_truncated_laplace`` is A (the mean of the truncated Laplace shifted onto [0, 2A]) and
+    ``shifted_tulap`` the right end of the Tulap's support (the Tulap, bounded for δ > 0, shifted onto
+    [0, 2T]); the Tulap is left out where dpdro cannot build it (δ below its certificate's rounding
+    allowance).
+    """
+    if setting == "one_sided":
+        out = {
+            "shifted_truncated_laplace": ShiftedTruncatedLaplace(
+                epsilon=epsilon, delta=delta
+            ).tight_shift()
+        }
+        try:
+            out["shifted_tulap"] = float(
+                Tulap(epsilon=epsilon, delta=delta).to_piecewise_uniform().support[1]
+            )
+        except ValueError:
+            pass
+        return out
+    loss = _loss(setting)
+    mechs = baselines(epsilon=epsilon, delta=delta, loss=loss)
+    return {
+        name: float(mechs[name].expected_loss(loss))
+        for name in TWO_SIDED
+        if name in mechs and meets_delta(mechs[name], delta)
+    }
+
+
+def ratio_interval(closed: float, lower: float, upper: float) -> tuple[float, float]:
+    """[closed/upper, closed/lower]: where closed/OPT lies when lower ≤ OPT ≤ upper."""
+    return closed / upper, (closed / lower if lower > 0 else math.inf)
+
+
+def cell_key(setting: str, epsilon: float, delta: float) -> str:
+    """The key of a cell in the stored map."""
+    return f"{setting}|{epsilon:g}|{delta:g}"
+
+
+def map_cell(
+    setting: str,
+    epsilon: float,
+    delta: float,
+    *,
+    rel_gap: float = REL_GAP,
+    time_limit: float = TIME_LIMIT,
+    keep_noise: bool = True,
+) -> dict:
+    """One cell of the map: the closed forms, the certified bracket of the optimum, the ratio.
+
+    Parameters
+    ----------
+    setting : one of :data:`SETTINGS`.
+    epsilon, delta : the privacy parameters (Δf = 1).
+    rel_gap, time_limit : passed to ``dpdro.optimal_noise``.
+    keep_noise : store the released noise (edges, probs, atom) so that a reader can re-certify it.
+
+    Returns
+    -------
+    dict with ``closed`` (mechanism → exact expected loss), ``best`` and ``best_value``, the
+    optimum's ``lower`` and ``upper`` bounds, ``gap``, ``reached``, ``ratio`` = [closed/upper,
+    closed/lower], ``certified_delta`` of the released noise, ``seconds``; where the time limit
+    expired before a first bracket, ``lower``/``upper``/``ratio`` are ``None`` and ``error`` says why.
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Observation 1 (problem P), Propositions 1–3 and Theorem 1 (the bounds),
+       Section 5.1 (the relative gap).
+    """
+    closed = closed_forms(setting, epsilon, delta)
+    best = min(closed, key=closed.get)
+    out = {
+        "setting": setting,
+        "epsilon": epsilon,
+        "delta": delta,
+        "closed": closed,
+        "best": best,
+        "best_value": closed[best],
+    }
+    t0 = time.perf_counter()
+    try:
+        res = dpdro.optimal_noise(
+            problem(setting, epsilon, delta), rel_gap=rel_gap, time_limit=time_limit
+        )
+    except TimeoutError as e:
+        out.update(lower=None, upper=None, gap=None, reached=False, ratio=None, error=str(e))
+        out["seconds"] = round(time.perf_counter() - t0, 2)
+        return out
+    seconds = time.perf_counter() - t0
+    lo, up = float(res.lower.value), float(res.upper.value)
+    out.update(
+        lower=lo,
+        upper=up,
+        gap=float(res.gap),
+        reached=bool(res.reached),
+        ratio=list(ratio_interval(closed[best], lo, up)),
+        certified_delta=float(dpdro.certify_delta(res.noise, epsilon, 1.0)),
+        seconds=round(seconds, 2),
+    )
+    if keep_noise:
+        out["noise"] = res.noise.to_dict()
+    return out
