@@ -1,16 +1,17 @@
 r"""Where optimal noise pays: the certified ratio of the best closed-form noise to the optimum.
 
-For one loss and one (ε, δ) at sensitivity Δf = 1, the *best closed form* is the literature mechanism
-with the smallest exact expected loss among those that dpdro implements and certifies at (ε, δ)
-(:func:`closed_forms`), and the optimum of problem P (Observation 1 of Selvi et al.) is bracketed by
-``dpdro.optimal_noise``: lower ≤ OPT ≤ upper, the lower bound D(π, β) and the upper bound P(π, β)
-(Propositions 1–3, Theorem 1). The ratio best closed form / OPT then lies in the certified interval
+For one loss and one (ε, δ) at sensitivity Δf = 1, the *best closed form* is the literature
+mechanism with the smallest exact expected loss among those that dpdro implements and certifies at
+(ε, δ) (:func:`closed_forms`), and the optimum of problem P (Observation 1 of Selvi et al.) is
+bracketed by ``dpdro.optimal_noise``: lower ≤ OPT ≤ upper, the lower bound D(π, β) and the upper
+bound P(π, β) (Propositions 1–3, Theorem 1). The ratio best closed form / OPT then lies in the
+certified interval
 
     [closed / upper, closed / lower],
 
-whose width is at most the certified relative gap (upper − lower)/lower. A ratio near 1 says a closed
-form is as good as optimal noise; a ratio well above 1 says optimal noise pays. Since the closed form
-is itself (ε, δ)-DP, closed ≥ OPT ≥ lower: the interval's upper end is never below 1.
+whose width is at most the certified relative gap (upper − lower)/lower. A ratio near 1 says a
+closed form is as good as optimal noise; a ratio well above 1 says optimal noise pays. Since the
+closed form is itself (ε, δ)-DP, closed ≥ OPT ≥ lower: the interval's upper end is never below 1.
 
 The map covers :data:`EPSILONS` × :data:`DELTAS` for the four settings of :data:`SETTINGS`:
 
@@ -20,13 +21,16 @@ The map covers :data:`EPSILONS` × :data:`DELTAS` for the four settings of :data
     (:func:`dpdro.mechanisms.meets_delta`);
 ``asymmetric``
     dpdro's ``asymmetric_loss()``, c(x) = |x| + 1[x > 0]·|x| (over-reporting costs twice as much);
-    the same closed forms, all symmetric, hence E c(X) = 1.5·E|X|;
+    the same closed forms, all symmetric, hence E c(X) = 1.5·E|X|; and each of them shifted by its
+    best offset (``shifted_<name>``, :func:`best_shift`): a shift keeps a noise (ε, δ)-DP, and for
+    this loss the best noise is not centred at 0;
 ``one_sided``
-    E|X| for non-negative noise (``Problem(support=(0, ∞))``: a released value never below the true
-    one). Only bounded symmetric noises shifted by their half-width apply: the truncated Laplace
-    shifted by its half-width A = (Δf/ε)·log(1 + (e^ε − 1)/(2δ)), loss A (the one-sided noise of
-    the private-LP paper with its shift tightened to A, :class:`repro.private_lp.ShiftedTruncatedLaplace`),
-    and the Tulap shifted by its half-width. Laplace, Gaussian and staircase have unbounded support.
+    E|X| for non-negative noise (``Problem(support=(0, ∞))``: a released value never below the
+    true one). Only bounded symmetric noises shifted by their half-width apply: the truncated
+    Laplace shifted by its half-width A = (Δf/ε)·log(1 + (e^ε − 1)/(2δ)), loss A (the one-sided
+    noise of the private-LP paper with its shift tightened to A,
+    :class:`repro.private_lp.ShiftedTruncatedLaplace`), and the Tulap shifted by its half-width.
+    Laplace, Gaussian and staircase have unbounded support.
 
 :func:`map_cell` computes one cell; ``scripts/where_it_pays.py`` runs the grid, resumably, into
 ``results/where_it_pays.json`` (:data:`OUT`) with provenance. Nothing here is random.
@@ -38,6 +42,7 @@ import math
 import time
 
 import dpdro
+from dpdro.losses import PiecewiseLinear
 from dpdro.mechanisms import Tulap, baselines, meets_delta
 
 from .paths import RESULTS
@@ -53,8 +58,11 @@ __all__ = [
     "OUT",
     "problem",
     "closed_forms",
+    "best_shift",
+    "compare",
     "ratio_interval",
     "map_cell",
+    "refresh_closed",
     "cell_key",
 ]
 
@@ -84,16 +92,33 @@ def problem(setting: str, epsilon: float, delta: float) -> dpdro.Problem:
     return dpdro.Problem(epsilon=epsilon, delta=delta, loss=_loss(setting), support=support)
 
 
+def best_shift(mechanism) -> tuple[float, float]:
+    r"""(q, E c(X − q)) for the asymmetric loss c(x) = |x| + 1[x > 0]·|x| and the best shift q.
+
+    For any noise X, d/dq E c(X − q) = P(X < q) − 2·P(X > q), so the best shift is the
+    2/3-quantile q = F⁻¹(2/3) (the pinball loss's quantile). E c(X − q) is the mechanism's
+    ``expected_loss`` for c(· − q), the piecewise-linear loss with its kink at q (exact for the
+    staircase and the Tulap, an accurate quadrature for the others). For Laplace(b) it is
+    b·(1 + log 1.5).
+    """
+    q = float(mechanism.ppf(2.0 / 3.0))
+    shifted = PiecewiseLinear(
+        [q], [0.0], left_slope=-1.0, right_slope=2.0, name="asymmetric loss shifted"
+    )
+    return q, float(mechanism.expected_loss(shifted))
+
+
 def closed_forms(setting: str, epsilon: float, delta: float) -> dict[str, float]:
     """The exact expected loss of every closed-form noise that is (ε, δ)-DP at Δf = 1 and fits
     ``setting`` (module docstring), keyed by mechanism name.
 
     Two-sided settings use each mechanism's ``expected_loss`` (closed forms for ℓ1 and ℓ2; for the
-    asymmetric loss the staircase's is exact and the others' an accurate quadrature). One-sided noise:
-    ``shifted_truncated_laplace`` is A (the mean of the truncated Laplace shifted onto [0, 2A]) and
-    ``shifted_tulap`` the right end of the Tulap's support (the Tulap, bounded for δ > 0, shifted onto
-    [0, 2T]); the Tulap is left out where dpdro cannot build it (δ below its certificate's rounding
-    allowance).
+    asymmetric loss the staircase's and the Tulap's are exact and the others' an accurate
+    quadrature), the asymmetric loss also the shifted mechanisms (:func:`best_shift`). One-sided
+    noise: ``shifted_truncated_laplace`` is A (the mean of the truncated Laplace shifted onto
+    [0, 2A]) and ``shifted_tulap`` the right end T of the Tulap's support (the Tulap, bounded for
+    δ > 0, shifted onto [0, 2T]); the Tulap is left out where dpdro cannot build it (δ below its
+    certificate's rounding allowance).
     """
     if setting == "one_sided":
         out = {
@@ -110,11 +135,19 @@ def closed_forms(setting: str, epsilon: float, delta: float) -> dict[str, float]
         return out
     loss = _loss(setting)
     mechs = baselines(epsilon=epsilon, delta=delta, loss=loss)
-    return {
-        name: float(mechs[name].expected_loss(loss))
-        for name in TWO_SIDED
-        if name in mechs and meets_delta(mechs[name], delta)
-    }
+    names = [n for n in TWO_SIDED if n in mechs and meets_delta(mechs[n], delta)]
+    out = {name: float(mechs[name].expected_loss(loss)) for name in names}
+    if setting == "asymmetric":
+        out.update({f"shifted_{name}": best_shift(mechs[name])[1] for name in names})
+    return out
+
+
+def compare(setting: str, epsilon: float, delta: float) -> dict:
+    """The closed-form part of a cell: ``closed`` (:func:`closed_forms`), the ``best`` of them and
+    its ``best_value``."""
+    closed = closed_forms(setting, epsilon, delta)
+    best = min(closed, key=closed.get)
+    return {"closed": closed, "best": best, "best_value": closed[best]}
 
 
 def ratio_interval(closed: float, lower: float, upper: float) -> tuple[float, float]:
@@ -150,7 +183,8 @@ def map_cell(
     dict with ``closed`` (mechanism → exact expected loss), ``best`` and ``best_value``, the
     optimum's ``lower`` and ``upper`` bounds, ``gap``, ``reached``, ``ratio`` = [closed/upper,
     closed/lower], ``certified_delta`` of the released noise, ``seconds``; where the time limit
-    expired before a first bracket, ``lower``/``upper``/``ratio`` are ``None`` and ``error`` says why.
+    expired before a first bracket, ``lower``/``upper``/``ratio`` are ``None`` and ``error`` says
+    why.
 
     References
     ----------
@@ -158,16 +192,8 @@ def map_cell(
        optimization", Observation 1 (problem P), Propositions 1–3 and Theorem 1 (the bounds),
        Section 5.1 (the relative gap).
     """
-    closed = closed_forms(setting, epsilon, delta)
-    best = min(closed, key=closed.get)
-    out = {
-        "setting": setting,
-        "epsilon": epsilon,
-        "delta": delta,
-        "closed": closed,
-        "best": best,
-        "best_value": closed[best],
-    }
+    out = {"setting": setting, "epsilon": epsilon, "delta": delta}
+    out.update(compare(setting, epsilon, delta))
     t0 = time.perf_counter()
     try:
         res = dpdro.optimal_noise(
@@ -184,10 +210,19 @@ def map_cell(
         upper=up,
         gap=float(res.gap),
         reached=bool(res.reached),
-        ratio=list(ratio_interval(closed[best], lo, up)),
+        ratio=list(ratio_interval(out["best_value"], lo, up)),
         certified_delta=float(dpdro.certify_delta(res.noise, epsilon, 1.0)),
         seconds=round(seconds, 2),
     )
     if keep_noise:
         out["noise"] = res.noise.to_dict()
+    return out
+
+
+def refresh_closed(cell: dict) -> dict:
+    """A stored cell with its closed forms, best closed form and ratio recomputed (no solve): the
+    closed forms are cheap and exact, the optimum's bracket is kept."""
+    out = {**cell, **compare(cell["setting"], cell["epsilon"], cell["delta"])}
+    if cell["lower"] is not None:
+        out["ratio"] = list(ratio_interval(out["best_value"], cell["lower"], cell["upper"]))
     return out

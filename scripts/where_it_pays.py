@@ -28,11 +28,17 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--settings", default=None, help="comma-separated subset of " + ",".join(
-        wip.SETTINGS))
+    ap.add_argument(
+        "--settings", default=None, help="comma-separated subset of " + ",".join(wip.SETTINGS)
+    )
     ap.add_argument("--epsilons", default=None, help="comma-separated ε (default: the grid)")
     ap.add_argument("--deltas", default=None, help="comma-separated δ (default: the grid)")
     ap.add_argument("--redo", action="store_true", help="recompute cells already stored")
+    ap.add_argument(
+        "--refresh-closed",
+        action="store_true",
+        help="recompute only the closed forms and ratios of stored cells (no solve)",
+    )
     ap.add_argument("--out", default=str(wip.OUT), help="output file")
     args = ap.parse_args(argv)
     settings = wip.SETTINGS if args.settings is None else tuple(args.settings.split(","))
@@ -42,34 +48,46 @@ def main(argv=None) -> None:
     stored = read_json(args.out) if os.path.exists(args.out) else {}
     cells = stored.get("cells", {})
     command = "where_it_pays.py" + "".join(
-        f" --{k} {v}" for k, v in vars(args).items() if v not in (None, False) and k != "out"
+        f" --{k.replace('_', '-')}" + ("" if v is True else f" {v}")
+        for k, v in vars(args).items()
+        if v not in (None, False) and k != "out"
     )
+    # a refresh keeps the record of the run that solved the cells
+    extra = {"solved_by": stored.get("provenance")} if args.refresh_closed else {}
+
+    def write() -> None:
+        doc = {
+            "settings": {
+                "rel_gap": wip.REL_GAP,
+                "time_limit": wip.TIME_LIMIT,
+                "sensitivity": 1.0,
+                "epsilons": list(wip.EPSILONS),
+                "deltas": list(wip.DELTAS),
+                "settings": list(wip.SETTINGS),
+            },
+            "cells": cells,
+            "provenance": provenance(
+                sum(c["seconds"] for c in cells.values()),
+                command,
+                loadavg=list(os.getloadavg()),
+                **extra,
+            ),
+        }
+        write_json_atomic(args.out, doc, indent=None)
+
     for setting in settings:
         for eps in epsilons:
             for delta in deltas:
                 key = wip.cell_key(setting, eps, delta)
-                if key in cells and not args.redo:
-                    continue
-                cells[key] = wip.map_cell(setting, eps, delta)
-                cells[key]["loadavg_1min"] = round(os.getloadavg()[0], 2)
-                doc = {
-                    "settings": {
-                        "rel_gap": wip.REL_GAP,
-                        "time_limit": wip.TIME_LIMIT,
-                        "sensitivity": 1.0,
-                        "epsilons": list(wip.EPSILONS),
-                        "deltas": list(wip.DELTAS),
-                        "settings": list(wip.SETTINGS),
-                    },
-                    "cells": cells,
-                    "provenance": provenance(
-                        sum(c["seconds"] for c in cells.values()),
-                        command,
-                        loadavg=list(os.getloadavg()),
-                    ),
-                }
-                write_json_atomic(args.out, doc, indent=None)
-
+                if args.refresh_closed:
+                    if key in cells:
+                        cells[key] = wip.refresh_closed(cells[key])
+                elif args.redo or key not in cells:
+                    cells[key] = wip.map_cell(setting, eps, delta)
+                    cells[key]["loadavg_1min"] = round(os.getloadavg()[0], 2)
+                    write()
+    if args.refresh_closed:
+        write()
 
 if __name__ == "__main__":
     main()
