@@ -47,6 +47,7 @@ from dpdro.mechanisms import Tulap, baselines, meets_delta
 
 from .paths import RESULTS
 from .private_lp import ShiftedTruncatedLaplace
+from .provenance import read_json
 
 __all__ = [
     "EPSILONS",
@@ -63,6 +64,8 @@ __all__ = [
     "ratio_interval",
     "map_cell",
     "refresh_closed",
+    "load_map",
+    "ratio_among",
     "cell_key",
 ]
 
@@ -226,3 +229,18 @@ def refresh_closed(cell: dict) -> dict:
     if cell["lower"] is not None:
         out["ratio"] = list(ratio_interval(out["best_value"], cell["lower"], cell["upper"]))
     return out
+
+
+def load_map(path=OUT) -> dict:
+    """The stored map: ``{"settings": ..., "cells": {key: cell}, "provenance": ...}``."""
+    return read_json(path)
+
+
+def ratio_among(cell: dict, names) -> tuple[str, tuple[float, float]] | None:
+    """(name, [closed/upper, closed/lower]) for the best closed form of ``cell`` among ``names``
+    (e.g. the unshifted ones), or ``None`` where the cell has no bracket or none of ``names``."""
+    closed = {n: v for n, v in cell["closed"].items() if n in names}
+    if cell["lower"] is None or not closed:
+        return None
+    best = min(closed, key=closed.get)
+    return best, ratio_interval(closed[best], cell["lower"], cell["upper"])

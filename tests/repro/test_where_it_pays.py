@@ -11,7 +11,8 @@ import math
 import pytest
 
 import dpdro
-from dpdro.mechanisms import Tulap, truncated_laplace_half_width
+from dpdro.losses import PiecewiseLinear
+from dpdro.mechanisms import Laplace, Tulap, truncated_laplace_half_width
 from repro import where_it_pays as wip
 
 STORED = json.loads(wip.OUT.read_text(encoding="utf-8"))
@@ -84,9 +85,26 @@ def test_asymmetric_closed_forms_are_one_and_a_half_l1(epsilon, delta):
     # every closed form is symmetric, so E[|X| + 1[X > 0]|X|] = 1.5 E|X| (checks the quadrature)
     l1 = wip.closed_forms("l1", epsilon, delta)
     asym = wip.closed_forms("asymmetric", epsilon, delta)
-    assert set(asym) == set(l1)
+    assert set(asym) == set(l1) | {f"shifted_{name}" for name in l1}
     for name in l1:
         assert math.isclose(asym[name], 1.5 * l1[name], rel_tol=1e-7), name
+        # the best shift helps (the loss is asymmetric, the noise symmetric)
+        assert asym[f"shifted_{name}"] < asym[name]
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 8.0])
+def test_best_shift_of_laplace_in_closed_form(epsilon):
+    # X ~ Laplace(b): the 2/3-quantile is b log 1.5 and E c(X − q) = b (1 + log 1.5)
+    b = 1.0 / epsilon
+    q, value = wip.best_shift(Laplace(epsilon=epsilon))
+    assert math.isclose(q, b * math.log(1.5), rel_tol=1e-12)
+    assert math.isclose(value, b * (1.0 + math.log(1.5)), rel_tol=1e-8)
+    # and no other shift does better
+    asym = dpdro.asymmetric_loss()
+    for dq in (-0.05 * b, 0.05 * b):
+        shifted = PiecewiseLinear([q + dq], [0.0], left_slope=-1.0, right_slope=2.0)
+        assert Laplace(epsilon=epsilon).expected_loss(shifted) > value
+    assert value < Laplace(epsilon=epsilon).expected_loss(asym)
 
 
 @pytest.mark.parametrize("epsilon,delta", [(0.05, 0.1), (2.0, 1e-6)])
