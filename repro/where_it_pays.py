@@ -44,6 +44,7 @@ import time
 import dpdro
 from dpdro.losses import PiecewiseLinear
 from dpdro.mechanisms import Tulap, baselines, meets_delta
+from dpdro.solvers import SolverError
 
 from .paths import RESULTS
 from .private_lp import ShiftedTruncatedLaplace
@@ -186,8 +187,8 @@ def map_cell(
     dict with ``closed`` (mechanism → exact expected loss), ``best`` and ``best_value``, the
     optimum's ``lower`` and ``upper`` bounds, ``gap``, ``reached``, ``ratio`` = [closed/upper,
     closed/lower], ``certified_delta`` of the released noise, ``seconds``; where the time limit
-    expired before a first bracket, ``lower``/``upper``/``ratio`` are ``None`` and ``error`` says
-    why.
+    expired before a first bracket or the LP solver failed, ``lower``/``upper``/``ratio`` are
+    ``None`` and ``error`` says why.
 
     References
     ----------
@@ -202,8 +203,15 @@ def map_cell(
         res = dpdro.optimal_noise(
             problem(setting, epsilon, delta), rel_gap=rel_gap, time_limit=time_limit
         )
-    except TimeoutError as e:
-        out.update(lower=None, upper=None, gap=None, reached=False, ratio=None, error=str(e))
+    except (TimeoutError, SolverError) as e:  # no bracket: recorded, not hidden
+        out.update(
+            lower=None,
+            upper=None,
+            gap=None,
+            reached=False,
+            ratio=None,
+            error=f"{type(e).__name__}: {e}",
+        )
         out["seconds"] = round(time.perf_counter() - t0, 2)
         return out
     seconds = time.perf_counter() - t0
