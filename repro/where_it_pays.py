@@ -84,8 +84,8 @@ OUT = RESULTS / "where_it_pays.json"
 def _loss(setting: str):
     if setting not in SETTINGS:
         raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
-    return dpdro.asymmetric_loss() if setting == "asymmetric" else (
-        "l2" if setting == "l2" else "l1"
+    return (
+        dpdro.asymmetric_loss() if setting == "asymmetric" else ("l2" if setting == "l2" else "l1")
     )
 
 

@@ -89,5 +89,6 @@ def main(argv=None) -> None:
     if args.refresh_closed:
         write()
 
+
 if __name__ == "__main__":
     main()
