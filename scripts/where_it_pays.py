@@ -6,7 +6,7 @@ the best certified closed-form noise and the bracket of ``dpdro.optimal_noise(pr
 rel_gap=1e-3, time_limit=20)``, written to results/where_it_pays.json with provenance after every
 cell; cells already stored are skipped, so a killed run resumes. Deterministic (no random numbers),
 but a cell that hits the time limit depends on the machine's load. Chapter "Where optimal noise
-pays" loads the file. About half an hour on one core:
+pays" loads the file. About twenty minutes (21 min on this shared machine):
 
     nice -n 15 .venv/bin/python scripts/where_it_pays.py
 """
