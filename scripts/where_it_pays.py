@@ -9,6 +9,10 @@ but a cell that hits the time limit depends on the machine's load. Chapter "Wher
 pays" loads the file. About twenty minutes (21 min on this shared machine):
 
     nice -n 15 .venv/bin/python scripts/where_it_pays.py
+
+``--refresh-closed`` recomputes only the closed forms and ratios of the stored cells (seconds; the
+stored run was solved first, then refreshed so that the asymmetric loss also has the shifted closed
+forms); ``--redo`` re-solves cells already stored.
 """
 
 from __future__ import annotations
