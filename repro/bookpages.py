@@ -64,6 +64,7 @@ RESULT_CHAPTERS = {
     "sweep/table3": ("32_coordinate_descent",),
     "tables": ("21_example1", "22_tables"),
     "tables/cells": ("22_tables", "91_findings"),
+    "where_it_pays.json": ("07_where_it_pays",),
 }
 HEADLINE = ("21_example1.ipynb", "fig-21_example1-densities")
 # scripts that maintain the book and produce no result: not listed by :func:`scripts_table`
