@@ -44,7 +44,8 @@ def test_stored_results_are_read_back_for_the_chapters():
     from repro import figure5, tables
 
     cx = appendix.stored_counterexample()
-    assert cx["problem"] == appendix.CX and cx["best_monotone_lower"] > cx["best_unrestricted_upper"]
+    assert cx["problem"] == appendix.CX
+    assert cx["best_monotone_lower"] > cx["best_unrestricted_upper"]
     p = figure5.stored_panel(5.0, 0.2)
     assert (p["epsilon"], p["delta"]) == (5.0, 0.2) and len(p["piece_losses"]) == figure5.PIECES
     ex1 = tables.stored_example1()
