@@ -43,12 +43,13 @@ from dpdro.mechanisms import truncated_laplace_half_width
 from dpdro.monotone import is_monotone
 
 from .paths import RESULTS
-from .provenance import provenance, write_json_atomic
+from .provenance import provenance, read_json, write_json_atomic
 from .sweep import Family, Option, load_result, parse_panels, task_dir
 
 __all__ = ["F4_SENSITIVITY", "F4_BETA", "F4_EPSILONS", "F4_DELTAS", "F4_SUPPORT", "F4_SUPPORT_CHECK", "CX",
            "FIGURE4", "COUNTEREXAMPLE", "FAMILY_FIGURE4", "FAMILY_COUNTEREXAMPLE", "figure4_panel", "compute_figure4",
            "merge_figure4", "strengthen_l1_monotone", "strengthened_monotone_lower_bound", "spiked_partition",
+           "stored_counterexample",
            "counterexample_specs", "compute_counterexample", "merge_counterexample"]
 
 FIGURE4 = RESULTS / "appendix" / "figure4.json"
@@ -304,6 +305,12 @@ def merge_counterexample(root: Path, tasks: list, scale: str, opts: dict) -> lis
     out = root / COUNTEREXAMPLE.relative_to(RESULTS)
     write_json_atomic(out, data)
     return [out]
+
+
+def stored_counterexample() -> dict:
+    """The stored bounds of the monotone counterexample (:data:`COUNTEREXAMPLE`, written by
+    :func:`merge_counterexample`)."""
+    return read_json(COUNTEREXAMPLE)
 
 
 FAMILY_FIGURE4 = Family(

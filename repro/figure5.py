@@ -24,11 +24,11 @@ from dpdro import data_dependent as dd
 from dpdro.mechanisms import truncated_laplace_half_width
 
 from .paths import RESULTS
-from .provenance import provenance, write_json_atomic
+from .provenance import provenance, read_json, write_json_atomic
 from .sweep import Family, Option, load_result, parse_panels, task_dir
 
 __all__ = ["EPSILONS", "DELTAS", "DF", "BETA", "PHI", "PIECES", "ORDER", "FIGURE5", "FAMILY", "problem", "partition",
-           "panel", "compute", "merge"]
+           "panel", "stored_panel", "compute", "merge"]
 
 EPSILONS = [0.5, 1.0, 2.0, 5.0]
 DELTAS = [0.05, 0.2, 0.5]
@@ -68,6 +68,12 @@ def panel(eps: float, delta: float) -> dict:
                 certified_delta=ub.certified_delta, repair_weight=ub.repair_weight, iterations=ub.iterations,
                 seconds=round(t_dd, 1), di_upper=di.value, di_certified_delta=di.certified_delta,
                 di_probs=di.noise.probs.tolist(), di_seconds=round(t_di, 1), mechanism=ub.mechanism.to_dict())
+
+
+def stored_panel(eps: float, delta: float) -> dict:
+    """The stored result of one panel (:func:`panel`'s dict) from :data:`FIGURE5`."""
+    panels = read_json(FIGURE5)["panels"]
+    return next(p for p in panels if (p["epsilon"], p["delta"]) == (eps, delta))
 
 
 CI_PANELS = [(1.0, 0.2), (2.0, 0.5)]

@@ -6,7 +6,8 @@ losses, :func:`solve_cell` runs ``dpdro.optimal_noise(problem, rel_gap=0.001, ti
 nothing else (the engine decides grids, windows, the atom and the lower bound's coefficients); the runner (:mod:`repro.sweep`) stores one JSON file per cell in
 ``results/tables/cells/`` with the certified bounds, the gap reached, the exact δ of the released noise,
 the noise itself, the literature values the tables compare with and provenance.
-:func:`example1_result` is the optimal ℓ2 noise of Example 1 (``results/tables/example1_optimal.json``).
+:func:`example1_result` is the optimal ℓ2 noise of Example 1 (``results/tables/example1_optimal.json``,
+read back by :func:`stored_example1`).
 
 Reading them (chapter ``22_tables``): :func:`load_cells`, :func:`cell_grid`, :func:`benchmark_grids`,
 the entries of Tables 4, 5 and 1/6 (:func:`sub_upper`, :func:`sub_lower`, :func:`sub_total`), their
@@ -30,7 +31,7 @@ from .provenance import provenance, read_json
 from .sweep import Family, Option
 
 __all__ = ["EPSILONS", "DELTAS", "LOSSES", "REL_GAP", "CELLS", "EXAMPLE1", "FAMILY", "cell_name", "cell_benchmarks",
-           "solve_cell", "example1_result", "compute", "load_cells", "summary", "paper_tables", "cell_grid",
+           "solve_cell", "example1_result", "stored_example1", "compute", "load_cells", "summary", "paper_tables", "cell_grid",
            "benchmark_grids", "sub_upper", "sub_lower", "sub_total", "tolerance", "table_entries", "agreement",
            "paper_optimum"]
 
@@ -107,6 +108,12 @@ def example1_result(rel_gap: float = EXAMPLE1_GAP) -> dict:
         "certified_ok": bool(cert <= 0.2), "seconds": seconds, "rounds": len(res.history),
         "noise": res.noise.to_dict(), "provenance": provenance(seconds),
     }
+
+
+def stored_example1() -> dict:
+    """The stored :func:`example1_result` (:data:`EXAMPLE1`): the certified bounds ``upper``,
+    ``lower``, ``gap`` and the released noise ``noise`` at Δf = 1."""
+    return read_json(EXAMPLE1)
 
 
 def _cost_order(cell: tuple) -> tuple:

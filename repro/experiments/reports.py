@@ -174,8 +174,14 @@ table.mlcmp tr.mlcmp-paper td, table.mlcmp .mlcmp-na, table.mlcmp .mlcmp-scale {
 </style>"""
 
 
+def _num(x: float, digits: int) -> str:
+    """``x`` to ``digits`` decimals, without the minus sign of a value that rounds to zero."""
+    s = f"{x:.{digits}f}"
+    return s.lstrip("-") if float(s) == 0 else s
+
+
 def _fmt(x, digits: int) -> str:
-    return "—" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
+    return "—" if x is None or not np.isfinite(x) else _num(x, digits)
 
 
 def _p_cell(row: dict, per_split: Mapping | None, ours: str, key: str) -> str:
@@ -194,7 +200,8 @@ def _p_cell(row: dict, per_split: Mapping | None, ours: str, key: str) -> str:
 
 
 def ml_comparison_html(side: str, datasets: Sequence[str], columns: Sequence[str], paper: Mapping,
-                       stored: Mapping, scale: Mapping, *, caption: str = "") -> str:
+                       stored: Mapping, scale: Mapping, *, caption: str = "",
+                       unavailable: str = "not offline") -> str:
     """Table 2 or 3 as an HTML table that fits the book's column: per dataset a row of ours above
     a row of the paper's, our cells coloured by the deviation |ours − paper| (green within
     :data:`ML_TOLERANCE`, amber within four times it, red beyond; the signed deviation in the
@@ -205,8 +212,8 @@ def ml_comparison_html(side: str, datasets: Sequence[str], columns: Sequence[str
     ``columns`` are the error columns (the DP mechanisms and the non-private baseline); "(OPT)" and
     "Imp" are appended. ``paper[name][side]``, ``stored[name]`` (``summary`` and ``per_split``) and
     ``scale[name]`` (splits, simulations) as in :func:`ml_ledger_rows`; a dataset absent from
-    ``stored`` shows the paper's values only ("not offline"). Every cell holds text; every class
-    name starts with :data:`CSS_PREFIX`.
+    ``stored`` shows the paper's values only, labelled ``unavailable``. Every cell holds text; every
+    class name starts with :data:`CSS_PREFIX`.
     """
     cols = [*columns, "(OPT)", "Imp"]
     head = ["<th colspan=2>dataset</th>", *(f"<th>{html.escape(c)}</th>" for c in cols),
@@ -220,7 +227,7 @@ def ml_comparison_html(side: str, datasets: Sequence[str], columns: Sequence[str
         digits = {c: 1 if c == "Imp" else 2 for c in cols}
         entry = stored.get(name)
         if entry is None:
-            where = '<span class="mlcmp-scale">not offline</span>'
+            where = f'<span class="mlcmp-scale">{html.escape(unavailable)}</span>'
             ours_cells = ['<td class="mlcmp-na">—</td>' for _ in cols]
             p_cells = ['<td rowspan=2 class="mlcmp-na">—</td>'] * 2
         else:
@@ -237,7 +244,7 @@ def ml_comparison_html(side: str, datasets: Sequence[str], columns: Sequence[str
                 dev = ours - P[c]
                 kind = "ok" if abs(dev) <= tol else "near" if abs(dev) <= 4 * tol else "far"
                 ours_cells.append(f'<td class="mlcmp-{kind}" title="ours − paper: '
-                                  f'{dev:+.{digits[c]}f}">{ours:.{digits[c]}f}</td>')
+                                  f'{dev:+.{digits[c]}f}">{_num(ours, digits[c])}</td>')
             per_split = entry.get("per_split", {}).get(side)
             p_cells = [_p_cell(s, per_split, "OPT", "p"), _p_cell(s, per_split, "(OPT)", "p_dd")]
         lines += ['<tr class="mlcmp-ours">',

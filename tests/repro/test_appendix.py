@@ -38,3 +38,17 @@ def test_spiked_partition():
     assert part.beta == 1 / 32 and 0.0 in part.edges
     w = part.widths
     assert w.min() == 1 and w.max() == 8 and np.all(w[(part.edges[:-1] >= 0.25) | (part.edges[1:] <= -0.25)] == 8)
+
+
+def test_stored_results_are_read_back_for_the_chapters():
+    from repro import figure5, tables
+
+    cx = appendix.stored_counterexample()
+    assert cx["problem"] == appendix.CX
+    assert cx["best_monotone_lower"] > cx["best_unrestricted_upper"]
+    p = figure5.stored_panel(5.0, 0.2)
+    assert (p["epsilon"], p["delta"]) == (5.0, 0.2) and len(p["piece_losses"]) == figure5.PIECES
+    ex1 = tables.stored_example1()
+    assert ex1["loss"] == "l2" and ex1["lower"] <= ex1["upper"]
+    with pytest.raises(StopIteration):
+        figure5.stored_panel(5.0, 0.123)

@@ -438,3 +438,16 @@ def test_ml_comparison_html_colours_the_deviation():
     assert '<td class="mlcmp-far" title="ours − paper: +12.00">20.00</td>' in html
     assert '<td class="mlcmp-ok" title="ours − paper: +1.0">21.0</td>' in html  # Imp: within 5
     assert html.count("not offline") == 1 and "1.0e-02" in html
+
+
+def test_ml_comparison_html_labels_missing_datasets_and_drops_the_sign_of_zero():
+    paper = {"a": {"in": {"GN": 10.0, "NB": 5.0, "(OPT)": 8.0, "Imp": 20.0}},
+             "b": {"in": {"GN": 1.0, "NB": 1.0, "(OPT)": 1.0, "Imp": -0.001}}}
+    stored = {"a": {"summary": {"in": {"errors": {"GN": 10.0, "NB": 5.0, "(OPT)": 8.0},
+                                       "imp": -0.04, "p": 0.5, "best_literature": "GN"}}}}
+    html = ex.ml_comparison_html("in", ["a", "b"], ["GN", "NB"], paper, stored,
+                                 {"a": (4, 40)}, unavailable="not included")
+    assert html.count("not included") == 1 and "not offline" not in html
+    # an Imp of -0.04 (ours) or -0.001 (paper) is shown as 0.0, not -0.0
+    assert 'title="ours − paper: -20.0">0.0</td>' in html
+    assert "-0.0<" not in html and html.count("<td>0.0</td>") == 1
