@@ -56,12 +56,15 @@ RESULT_CHAPTERS = {
     "data_dependent": ("24_figures4_5", "25_github_appendix"),
     "findings": ("91_findings",),
     "ml": ("31_naive_bayes", "32_coordinate_descent"),
+    "sweep/figure3-dd": ("23_figure3",),
     "sweep/figure3-di": ("23_figure3",),
+    "sweep/figure5": ("24_figures4_5",),
     "sweep/optimal-vs-delta": ("41_purification",),
     "sweep/table2": ("31_naive_bayes",),
     "sweep/table3": ("32_coordinate_descent",),
     "tables": ("21_example1", "22_tables"),
     "tables/cells": ("22_tables", "91_findings"),
+    "where_it_pays.json": ("07_where_it_pays",),
 }
 HEADLINE = ("21_example1.ipynb", "fig-21_example1-densities")
 # scripts that maintain the book and produce no result: not listed by :func:`scripts_table`
@@ -277,8 +280,9 @@ def wrap_command(command: str, width: int = 80, indent: str = "") -> list[str]:
 
 
 def _nowrap(text: str) -> str:
-    """Text whose words stay on one line (no-break spaces): a number keeps its unit."""
-    return text.replace(" ", "\u00a0")
+    """Text that stays on one line (no-break spaces and hyphens): a number keeps its unit, a date
+    its year, month and day."""
+    return text.replace(" ", "\u00a0").replace("-", "\u2011")
 
 
 def _breakable(path: str) -> str:
@@ -303,7 +307,7 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         doc = f"{{doc}}`/notebooks/{r['chapter']}`"
         missing = f" ({r['unexecuted_cells']} cells not run)" if r["unexecuted_cells"] else ""
         lines.append(
-            f"| {doc} | {r['executed'] or 'not recorded'} | "
+            f"| {doc} | {_nowrap(r['executed']) or 'not recorded'} | "
             f"{_cell(r['seconds'])} | {r['errors']}{missing} |"
         )
     total = sum(r["seconds"] or 0 for r in runs)
@@ -333,7 +337,7 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         )
         latest = r["dates"].split(" to ")[-1]
         lines.append(
-            f"| {_breakable(group)} | {chapters or '–'} | {files} | {latest or '–'} | "
+            f"| {_breakable(group)} | {chapters or '–'} | {files} | {_nowrap(latest) or '–'} | "
             f"{_nowrap(hms(r['seconds'])) if r['seconds'] else '–'} |"
         )
     lines += [

@@ -201,14 +201,16 @@ def ml_progress(table: int, root: Path | str = RESULTS) -> dict[str, dict]:
 
 
 def hms(seconds: float | None) -> str:
-    """Seconds as "12.3 s", "4.5 min" or "6.78 h" ("—" for None)."""
+    """Seconds as "12.3 s", "4.5 min" or hours to two significant figures, "2.3 h" or "71 h"
+    ("—" for None): a measured wall-clock time is not known to more."""
     if seconds is None:
         return "—"
     if seconds < 60:
         return f"{seconds:.1f} s"
     if seconds < 3600:
         return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.2f} h"
+    hours = seconds / 3600
+    return f"{hours:.1f} h" if hours < 9.95 else f"{float(f'{hours:.2g}'):.0f} h"
 
 
 def _num(x, fmt: str) -> str:

@@ -148,7 +148,8 @@ ITEMS = (
          "monotone noise is suboptimal, but by {g91[f4_margin]}, not with the printed numbers; "
          "the other sections reproduce", "25_github_appendix", "GitHub appendix"),
     Item(f"{_CI}`lin2025purifying`", "reproduced",
-         "Figure 1 reproduced; Theorem 1's level is loose for a scalar query", "41_purification",
+         "Figure 1 reproduced; their Theorem 1's pure-DP level is loose for a scalar query",
+         "41_purification",
          "Related: purification (Lin et al.)"),
     Item(f"{_CI}`munozmedina2021private`", "partial",
          "the mechanism's $\\delta$ is valid but twice the exact one; the portfolio experiment "

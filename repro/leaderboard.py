@@ -1,7 +1,7 @@
 """The leaderboard: the certified gap of every literature mechanism to the optimal noise.
 
-For every stored table cell (``results/tables/cells``, :func:`repro.tables.load_cells`: ε and δ of the
-paper's 10 × 10 grid, ℓ1 and ℓ2, Δf = 1) the cell holds a certified lower bound D on the optimal
+For every stored table cell (``results/tables/cells``, :func:`repro.tables.load_cells`: ε and δ of
+the paper's 10 × 10 grid, ℓ1 and ℓ2, Δf = 1) the cell holds a certified lower bound D on the optimal
 expected loss. For a mechanism with expected loss E at the same (ε, δ, Δf),
 
     gap = E/D − 1 ≥ E/OPT − 1,
@@ -22,17 +22,31 @@ from dpdro.mechanisms import BASELINES, baselines, meets_delta
 
 from .tables import load_cells
 
-__all__ = ["MECHANISMS", "LABELS", "leaderboard", "leaderboard_grid", "leaderboard_summary", "leaderboard_figure"]
+__all__ = [
+    "MECHANISMS",
+    "LABELS",
+    "leaderboard",
+    "leaderboard_grid",
+    "leaderboard_summary",
+    "leaderboard_figure",
+]
 
 MECHANISMS = ("dpdro", *BASELINES)
-LABELS = {"dpdro": "dpdro (optimised)", "laplace": "Laplace", "gaussian": "Gaussian",
-          "analytic_gaussian": "analytic Gaussian", "truncated_laplace": "truncated Laplace",
-          "staircase": "staircase", "tulap": "Tulap"}
+LABELS = {
+    "dpdro": "dpdro (optimised)",
+    "laplace": "Laplace",
+    "gaussian": "Gaussian",
+    "analytic_gaussian": "analytic Gaussian",
+    "truncated_laplace": "truncated Laplace",
+    "staircase": "staircase",
+    "tulap": "Tulap",
+}
 LOSS_LABELS = {"l1": "ℓ1", "l2": "ℓ2"}
 
 
 def leaderboard(cells: dict | None = None) -> list[dict]:
-    """One row per (cell, mechanism): loss, epsilon, delta, mechanism, expected_loss, lower, gap, valid."""
+    """One row per (cell, mechanism): loss, epsilon, delta, mechanism, expected_loss, lower, gap,
+    valid."""
     cells = load_cells() if cells is None else cells
     rows = []
     for (loss, eps, delta), cell in sorted(cells.items()):
@@ -42,13 +56,24 @@ def leaderboard(cells: dict | None = None) -> list[dict]:
             losses[name] = (m.expected_loss(loss), meets_delta(m, delta))
         for name in MECHANISMS:
             value, valid = losses.get(name, (math.nan, False))
-            rows.append({"loss": loss, "epsilon": eps, "delta": delta, "mechanism": name, "expected_loss": value,
-                         "lower": lower, "gap": value / lower - 1.0, "valid": bool(valid)})
+            rows.append(
+                {
+                    "loss": loss,
+                    "epsilon": eps,
+                    "delta": delta,
+                    "mechanism": name,
+                    "expected_loss": value,
+                    "lower": lower,
+                    "gap": value / lower - 1.0,
+                    "valid": bool(valid),
+                }
+            )
     return rows
 
 
 def leaderboard_grid(rows: list[dict], loss: str, mechanism: str):
-    """(epsilons, deltas, gaps) with gaps[i, j] at (epsilons[i], deltas[j]); NaN where missing or not valid."""
+    """(epsilons, deltas, gaps) with gaps[i, j] at (epsilons[i], deltas[j]); NaN where missing or
+    not valid."""
     mine = [r for r in rows if r["loss"] == loss and r["mechanism"] == mechanism]
     eps = sorted({r["epsilon"] for r in mine})
     deltas = sorted({r["delta"] for r in mine})
@@ -72,51 +97,72 @@ def leaderboard_summary(rows: list[dict]) -> list[dict]:
                     best[key] = (r["mechanism"], r["gap"])
         winners = [name for name, _ in best.values()]
         for name in MECHANISMS:
-            gaps = np.array([r["gap"] for r in rows if r["loss"] == loss and r["mechanism"] == name and r["valid"]])
-            out.append({"loss": loss, "mechanism": name, "cells": int(gaps.size),
-                        "median_gap": float(np.median(gaps)) if gaps.size else math.nan,
-                        "max_gap": float(np.max(gaps)) if gaps.size else math.nan,
-                        "best_baseline_in": winners.count(name)})
+            gaps = np.array(
+                [
+                    r["gap"]
+                    for r in rows
+                    if r["loss"] == loss and r["mechanism"] == name and r["valid"]
+                ]
+            )
+            out.append(
+                {
+                    "loss": loss,
+                    "mechanism": name,
+                    "cells": int(gaps.size),
+                    "median_gap": float(np.median(gaps)) if gaps.size else math.nan,
+                    "max_gap": float(np.max(gaps)) if gaps.size else math.nan,
+                    "best_baseline_in": winners.count(name),
+                }
+            )
     return out
 
 
-def leaderboard_figure(rows: list[dict], losses=("l1", "l2"), columns: int = 4):
-    """Heat maps of the certified gap over the (ε, δ) plane, drawn at the book's column width
-    (6.5 in): for each loss, its mechanisms in rows of ``columns`` panels, the losses one under the
-    other; a shared logarithmic colour scale; cells where a mechanism is not (ε, δ)-DP are blank."""
+def leaderboard_figure(rows: list[dict], loss: str, columns: int = 3):
+    """Heat maps of the certified gap over the (ε, δ) plane for one loss, drawn at the book's column
+    width (6.5 in, text at 10 pt): its mechanisms in rows of ``columns`` panels, a shared
+    logarithmic colour scale across the free slots of the last row (below the panels when there
+    are none); cells
+    where a mechanism is not (ε, δ)-DP are blank."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import LogNorm
 
     norm = LogNorm(vmin=1e-3, vmax=1e2)
-    per_loss = -(-len(MECHANISMS) // columns)  # rows of panels for one loss
-    fig, grid_axes = plt.subplots(
-        per_loss * len(losses),
-        columns,
-        figsize=(6.5, 1.55 * per_loss * len(losses) + 0.8),
-        squeeze=False,
-        layout="constrained",
-    )
+    n_rows = -(-len(MECHANISMS) // columns)
+    fig, grid_axes = plt.subplots(n_rows, columns, figsize=(6.5, 2.0 * n_rows + 0.2), squeeze=False)
+    fig.subplots_adjust(left=0.1, right=0.97, bottom=0.07, top=0.95, wspace=0.12, hspace=0.42)
     panels = []
-    for r, loss in enumerate(losses):
-        for c, name in enumerate(MECHANISMS):
-            ax = grid_axes[r * per_loss + c // columns, c % columns]
-            panels.append(ax)
-            eps, deltas, grid = leaderboard_grid(rows, loss, name)
-            image = ax.imshow(
-                np.clip(grid.T, 1e-3, 1e2), origin="lower", norm=norm, cmap="viridis", aspect="auto"
+    for c, name in enumerate(MECHANISMS):
+        ax = grid_axes[c // columns, c % columns]
+        panels.append(ax)
+        eps, deltas, grid = leaderboard_grid(rows, loss, name)
+        image = ax.imshow(
+            np.clip(grid.T, 1e-3, 1e2), origin="lower", norm=norm, cmap="viridis", aspect="auto"
+        )
+        ax.set_xticks([0, len(eps) - 1], [f"{eps[0]:g}", f"{eps[-1]:g}"], fontsize=10)
+        ax.set_yticks([0, len(deltas) - 1], [f"{deltas[0]:g}", f"{deltas[-1]:g}"], fontsize=10)
+        ax.set_title(LABELS[name], fontsize=10)
+        if c % columns == 0:
+            ax.set_ylabel("δ", fontsize=10, labelpad=-6)
+        else:
+            ax.tick_params(labelleft=False)
+        ax.set_xlabel("ε", fontsize=10, labelpad=-9)
+    free = [ax for ax in grid_axes.flat if ax not in panels]
+    for ax in free:
+        ax.set_axis_off()
+    if free:  # a horizontal colour bar across the free slots of the last row
+        first, last = free[0].get_position(), free[-1].get_position()
+        width = last.x1 - first.x0
+        cax = fig.add_axes(
+            (
+                first.x0 + 0.05 * width,
+                first.y0 + 0.55 * first.height,
+                0.9 * width,
+                0.1 * first.height,
             )
-            ax.set_xticks([0, len(eps) - 1], [f"{eps[0]:g}", f"{eps[-1]:g}"], fontsize=9)
-            ax.set_yticks([0, len(deltas) - 1], [f"{deltas[0]:g}", f"{deltas[-1]:g}"], fontsize=9)
-            ax.set_title(LABELS[name], fontsize=9)
-            if c % columns == 0:
-                ax.set_ylabel(f"{LOSS_LABELS.get(loss, loss)}: δ", fontsize=10)
-            else:
-                ax.tick_params(labelleft=False)
-            ax.set_xlabel("ε", fontsize=9, labelpad=-8)
-    for ax in grid_axes.flat:
-        if ax not in panels:
-            fig.delaxes(ax)
-    bar = fig.colorbar(image, ax=panels, location="bottom", shrink=0.6, aspect=40)
-    bar.set_label("certified gap E/D − 1", fontsize=10)
-    bar.ax.tick_params(labelsize=9)
+        )
+        bar = fig.colorbar(image, cax=cax, orientation="horizontal")
+    else:
+        bar = fig.colorbar(image, ax=panels, location="bottom", shrink=0.6, aspect=40)
+    bar.set_label(f"{LOSS_LABELS.get(loss, loss)}: certified gap E/D − 1", fontsize=10)
+    bar.ax.tick_params(labelsize=10)
     return fig

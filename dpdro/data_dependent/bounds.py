@@ -103,8 +103,10 @@ class _FamilyRelease(ReleaseFamily):
         ).x
 
     def certify(self, family) -> tuple[float, float]:
+        g = self.lp.grouping
         prof = privacy_profile(
-            family, self.lp.grouping.edges, self.problem.epsilon, self.problem.sensitivity
+            family, g.edges, self.problem.epsilon, self.problem.sensitivity,
+            edge_ticks=g.lam, edge_step=g.beta,
         )
         return prof.delta, prof.error_bound
 
@@ -144,8 +146,10 @@ class _FamilyRelease(ReleaseFamily):
                     f"released noise exceeds the cap {problem.cap:g} (max {capped.max():.12g}); "
                     "solver tolerance too large"
                 )
+        g = lp.grouping
         mech = Mechanism(
-            tuple(family), lp.grouping.edges, problem.epsilon, problem.delta, problem.sensitivity
+            tuple(family), np.array([problem.phi_lo]), problem.epsilon, problem.delta,
+            problem.sensitivity, edge_ticks=g.lam, edge_step=g.beta,
         )
         return dict(mechanism=mech, piece_losses=self.piece_losses(family), weights=lp.weights)
 

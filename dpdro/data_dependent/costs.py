@@ -144,7 +144,7 @@ def rounding_costs(problem, beta: float, K: int, loss_of_fine) -> tuple[np.ndarr
     weight β·w̲_k (module docstring)."""
     fine = problem.phi_lo + beta * np.arange(K + 1)
     fine[-1] = problem.phi_hi
-    wts = problem.weight_infima(fine) * np.diff(fine)
+    wts = problem.weight_infima(fine) * problem.grouping(beta).fine_widths
     j = np.arange(-1, K + 1)
     out = np.empty((K, K + 2))
     for k in range(K):

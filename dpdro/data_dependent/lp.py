@@ -206,7 +206,7 @@ class DDBoundingLP(PrivacyLP):
         cap rows and their excesses, and each block's rounding excess."""
         problem, g, lower = self.problem, self.grouping, self.kind == "lower"
         if lower and not grouped:
-            wts = problem.weight_infima(g.fine_edges) * np.diff(g.fine_edges)
+            wts = problem.weight_infima(g.fine_edges) * g.fine_widths
             piece_of_fine = np.searchsorted(g.lam, np.arange(g.K), side="right") - 1
             loss_of = [problem.piece_loss(int(piece_of_fine[k])) for k in range(g.K)]
         else:
@@ -327,7 +327,7 @@ class DDBoundingLP(PrivacyLP):
             return "a symmetric cap loss"
         g = problem.grouping(partition.beta)
         if kind == "lower" and not grouped:
-            w = problem.weight_infima(g.fine_edges) * np.diff(g.fine_edges)
+            w = problem.weight_infima(g.fine_edges) * g.fine_widths
             if not np.array_equal(w, w[::-1]):
                 return "weight infima exactly symmetric about the centre of Φ"
             return ""

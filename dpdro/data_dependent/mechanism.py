@@ -2,7 +2,9 @@ r"""The released data-dependent mechanism: one piecewise-uniform law per piece o
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -79,10 +81,12 @@ class Mechanism:
             t.setflags(write=False)
             object.__setattr__(self, "edge_ticks", t - t[0])
             object.__setattr__(self, "edge_step", step)
+        # exact edges may round to equal floats far from 0 (spacing above β): non-decreasing then
+        exact = self.edge_ticks is not None
         if (
             e.ndim != 1
             or e.size != len(self.noises) + 1
-            or np.any(np.diff(e) <= 0)
+            or np.any(np.diff(e) < 0 if exact else np.diff(e) <= 0)
             or not np.all(np.isfinite(e))
         ):
             raise ValueError(
@@ -127,7 +131,29 @@ class Mechanism:
                 f"got {value!r}"
             )
         out = np.searchsorted(self.piece_edges, v, side="right") - 1
+        if self.edge_ticks is not None:
+            out = self._exact_pieces(v, out)
         return int(out) if out.ndim == 0 else out
+
+    def _exact_pieces(self, v: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """With exact edges e_0 + t_l·step (``edge_ticks``), the pieces of the values the rounded
+        ``piece_edges`` may misplace (those within a few units in the last place of an edge),
+        decided in exact rational arithmetic: the certificate is that of the exact edges."""
+        e = self.piece_edges
+        flat, out = np.ravel(v), np.array(out, copy=True).reshape(-1)
+        # the edges around each value (the nearest on either side: e_out ≤ v < e_out+1)
+        tol = 4 * np.spacing(np.max(np.abs(e)))
+        below, above = e[np.clip(out, 0, e.size - 1)], e[np.clip(out + 1, 0, e.size - 1)]
+        near = (np.abs(flat - below) <= tol) | (np.abs(above - flat) <= tol)
+        if np.any(near):
+            o, step = Fraction(float(e[0])), Fraction(self.edge_step)
+            bounds = [o + int(t) * step for t in self.edge_ticks]
+            for i in np.nonzero(near)[0]:
+                r = Fraction(float(flat[i]))
+                if not bounds[0] <= r < bounds[-1]:
+                    raise ValueError(f"query value {float(flat[i])!r} lies outside Φ (exact edges)")
+                out[i] = bisect.bisect_right(bounds, r) - 1
+        return out.reshape(np.shape(v))
 
     def noise_for(self, value) -> PiecewiseUniform:
         return self.noises[self.piece(value)]

@@ -32,6 +32,12 @@ class _Grouping:
     def M(self) -> int:
         return int(self.lam.size - 1)
 
+    @property
+    def fine_widths(self) -> np.ndarray:
+        """The widths of the fine pieces for the lower bounds' weights β·w̲_k: β itself (the float
+        edges far from 0 carry rounding), never more than the float width of the last piece."""
+        return np.minimum(np.diff(self.fine_edges), self.beta)
+
 
 class Problem:
     """An instance of the data-dependent problem P′ (Observation 2).

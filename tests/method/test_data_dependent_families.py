@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -406,3 +407,148 @@ def test_paused_lower_rounds_resume_to_the_same_bound():
     assert lb.value == pytest.approx(plain_lb.value, rel=1e-7)
     assert ub.value == pytest.approx(plain_ub.value, rel=1e-7)
     assert ub.mechanism.certify() <= prob.delta
+
+
+# ---------------------------------------------------------------- scale-free certificates
+def exact_release_law(mech: dd.Mechanism, phi: float):
+    """:func:`release_law` in exact rational arithmetic and absolute coordinates: the pieces and
+    the clamp from the exact edges e_0 + t_l·step, the laws placed at the float ϕ or e_0 exactly."""
+    o, step = Fraction(mech.origin), Fraction(mech.edge_step)
+    edges = [o + int(t) * step for t in mech.edge_ticks]
+    x = Fraction(phi)
+    piece = max(i for i in range(mech.n_pieces) if edges[i] <= x)
+    assert x < edges[-1]
+    nz = mech.noises[piece]
+    atoms: dict = {}
+    if mech.kind == "noise":
+        base, scale = x, Fraction(1)
+    else:
+        a = Fraction(float(mech.query_atoms[piece]))
+        base, scale = o, 1 - a
+        atoms[x] = a
+    if nz.atom > 0:
+        atoms[base] = atoms.get(base, 0) + scale * Fraction(nz.atom)
+    segs = [(base + Fraction(lo), base + Fraction(hi), scale * Fraction(p))
+            for lo, hi, p in zip(nz.edges[:-1], nz.edges[1:], nz.probs, strict=True) if p > 0]
+    if not mech.clamp:
+        return segs, atoms
+    e0, e1 = edges[0], edges[-1]
+    out_seg, out_atoms = [], {}
+    for y, m in atoms.items():
+        y = min(max(y, e0), e1)
+        out_atoms[y] = out_atoms.get(y, 0) + m
+    for lo, hi, m in segs:
+        dens = m / (hi - lo)
+        for end, mass in ((e0, max(0, min(hi, e0) - lo) * dens),
+                          (e1, max(0, hi - max(lo, e1)) * dens)):
+            if mass:
+                out_atoms[end] = out_atoms.get(end, 0) + mass
+        a, b = max(lo, e0), min(hi, e1)
+        if b > a:
+            out_seg.append((a, b, dens * (b - a)))
+    return out_seg, out_atoms
+
+
+def exact_hockey_stick(first, second, epsilon: float) -> Fraction:
+    """sup_A P(A) − e^ε Q(A) of two laws of :func:`exact_release_law`, in rationals (e^ε the
+    float's value)."""
+    (sp, ap), (sq, aq) = first, second
+    e = Fraction(math.exp(epsilon))
+    total = sum((max(Fraction(0), m - e * aq.get(y, 0)) for y, m in ap.items()), Fraction(0))
+    bps = sorted({v for s in sp + sq for v in s[:2]})
+    for a, b in itertools.pairwise(bps):
+        dp = sum((m / (hi - lo) for lo, hi, m in sp if lo <= a and b <= hi), Fraction(0))
+        dq = sum((m / (hi - lo) for lo, hi, m in sq if lo <= a and b <= hi), Fraction(0))
+        total += max(Fraction(0), (b - a) * (dp - e * dq))
+    return total
+
+
+def exact_brute_delta(mech: dd.Mechanism, rel_points) -> float:
+    """The largest exact hockey-stick divergence over pairs of float query values e_0 + r (r in
+    ``rel_points``, the sum rounded to a float, and the float just below each) at distance ≤ Δf."""
+    o = mech.origin
+    pts = sorted({v for r in rel_points for v in (o + r, np.nextafter(o + r, -np.inf))
+                  if mech.piece_edges[0] <= v < mech.piece_edges[-1]})
+    df = Fraction(mech.sensitivity)
+    laws = {v: exact_release_law(mech, v) for v in pts}
+    worst = Fraction(0)
+    for a in pts:
+        for b in pts:
+            if a != b and abs(Fraction(a) - Fraction(b)) <= df:
+                worst = max(worst, exact_hockey_stick(laws[a], laws[b], mech.epsilon))
+    return float(worst)
+
+
+FIG3_MEDIUM = dict(epsilon=1.0, delta=0.2, sensitivity=2.0, loss="l1")
+
+
+def _released(prob: dd.Problem) -> dict:
+    """One released mechanism per family on the grid β = 1/2."""
+    A = math.ceil(dpdro.mechanisms.truncated_laplace_half_width(
+        epsilon=prob.epsilon, delta=prob.delta, sensitivity=prob.sensitivity))
+    part = dpdro.Partition.uniform(L=2 * A, beta=0.5)
+    return {"output": output_bounds(prob, 0.5, lower=False)[1],
+            "noise": dd.upper_bound(prob, part),
+            "noise, centred with atoms": dd.upper_bound(prob, part, centred=True, atom=True),
+            "constant": constant_mechanism(prob, 0.5)}
+
+
+def test_released_families_certify_at_delta_itself_far_from_zero():
+    """On [10⁶, 10⁶ + 4) the released families are the same as on [0, 4) (Figure 3's medium
+    instance): the same laws, the same certificate (every pair's δ and the error bound, bit for
+    bit: it uses the edges relative to the first, in ticks), the same loss, and no repair by
+    mixing: each certifies at δ itself (the LP is solved at δ(1 − 1e-9), no δ − slack)."""
+    from dpdro.data_dependent.privacy import privacy_profile
+
+    near = _released(dd.Problem(**FIG3_MEDIUM, phi_lo=0.0, phi_hi=4.0))
+    far = _released(dd.Problem(**FIG3_MEDIUM, phi_lo=1e6, phi_hi=1e6 + 4.0))
+    for name, ub in far.items():
+        m0, m1 = near[name].mechanism, ub.mechanism
+        assert m1.origin == 1e6 and m1.edge_ticks is not None, name
+        for a, b in zip(m0.noises, m1.noises, strict=True):
+            assert np.array_equal(a.edges, b.edges) and np.array_equal(a.probs, b.probs), name
+            assert a.atom == b.atom, name
+        p0, p1 = (privacy_profile(m.noises, m.piece_edges, m.epsilon, m.sensitivity,
+                                  **m._certificate_options()) for m in (m0, m1))
+        assert np.array_equal(p0.deltas, p1.deltas) and p0.error_bound == p1.error_bound, name
+        assert m1.certify() == m0.certify() == ub.certified_delta <= 0.2, name
+        assert ub.repair_weight == 0.0 and ub.value == near[name].value, name
+
+
+@pytest.mark.parametrize("origin", [1e6 + 0.1, 1234567.891, 1e12 + 0.3, -3e15])
+def test_moved_mechanisms_certify_exactly_as_at_zero(origin):
+    """Moving a released mechanism anywhere (edges rounding to floats with errors up to 0.25, or to
+    equal floats at −3·10¹⁵) leaves its certificate unchanged, and the pieces of query values
+    next to the float edges are decided exactly."""
+    prob = dd.Problem(epsilon=2.0, delta=0.15, sensitivity=1.0, phi_lo=0.0, phi_hi=1.5,
+                      pieces=[0.0, 0.25, 1.0, 1.5])
+    for ub in (dd.upper_bound(prob, dpdro.Partition.uniform(L=8, beta=0.25)),
+               output_bounds(prob, 0.25, lower=False)[1]):
+        mech = ub.mechanism
+        moved = mech.moved(origin)
+        assert moved.certify() == mech.certify() <= prob.delta
+        e = Fraction(moved.origin) + Fraction(0.25)  # the exact edge e_0 + 0.25
+        below, above = (float(e - Fraction(1, 2**70)), float(e + Fraction(1, 2**70)))
+        for v in (below, above, moved.origin):
+            exact_piece = 0 if Fraction(v) < e else 1
+            assert moved.piece(v) == exact_piece
+            assert moved.piece(np.array([v]))[0] == exact_piece
+
+
+@pytest.mark.parametrize("kind", ["noise", "output"])
+def test_certificate_vs_exact_brute_force_at_a_large_offset(kind):
+    """A tiny mechanism moved to [10⁶ + 0.1, 10⁶ + 2.1): the hockey-stick divergence of the release
+    laws of every pair of float query values at the grid points, just below them and at distance
+    exactly Δf, computed in exact rationals in absolute coordinates, never exceeds the certified
+    δ (which is that at 0) and reaches it."""
+    prob = dd.Problem(epsilon=2.0, delta=0.15, sensitivity=1.0, phi_lo=0.0, phi_hi=2.0, pieces=2)
+    if kind == "noise":
+        ub = dd.upper_bound(prob, dpdro.Partition.uniform(L=8, beta=0.5))
+    else:
+        ub = output_bounds(prob, 0.5, lower=False)[1]
+    mech = ub.mechanism.moved(1e6 + 0.1)
+    certified = mech.certify()
+    assert certified == ub.mechanism.certify() <= prob.delta
+    worst = exact_brute_delta(mech, np.arange(0, 9) * 0.25)
+    assert worst <= certified + 1e-12
+    assert worst >= certified - 1e-6

@@ -125,6 +125,12 @@ def test_the_cost_page_names_every_run_not_at_the_paper_scale():
                 assert f"{name}, {p['splits']} of 100 splits stored" in md
 
 
+def test_hours_are_stated_to_two_significant_figures():
+    assert costs.hms(None) == "—" and costs.hms(12.34) == "12.3 s" and costs.hms(270) == "4.5 min"
+    assert [costs.hms(h * 3600) for h in (1, 2.26, 9.96, 71.42, 283.4)] == [
+        "1.0 h", "2.3 h", "10 h", "71 h", "280 h"]
+
+
 def _write(path, data):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data), encoding="utf-8")

@@ -45,9 +45,15 @@ def test_live_point_matches_the_stored_one(stored):
 def test_data_dependent_instance_and_summary():
     row = figure3.solve_instance(1.0, 0.2, 1.0, cap=60.0)
     assert row["status"] == "ok" and row["K"] == 4 and row["support_half_width"] == 3
-    assert row["lower"] <= row["upper"] and row["certified_delta"] <= 0.2
-    reg = {"points": [dict(row, seconds=2.0), dict(row, gap=0.04, beta=0.5, K=8, seconds=3.0),
-                      dict(status="cap", seconds=7.0)]}
+    assert row["lower"] <= row["best_upper"] <= row["upper"] and row["certified_delta"] <= 0.2
+    assert row["best_certified_delta"] <= 0.2 and row["lower_infimum"] <= row["lower"]
+    assert row["paper_lower"] == row["upper"] - 0.5 and row["paper_gap"] == 0.5 / row["paper_lower"]
+    reg = {"points": [dict(row, seconds=2.0, seconds_upper=1.0, best_upper=1.0, lower=0.9),
+                      dict(row, beta=0.5, K=8, seconds=3.0, seconds_upper=1.0, best_upper=0.95,
+                           lower=0.91, paper_gap=0.08),
+                      dict(status="cap", seconds=7.0, seconds_upper=0.0, paper_gap=None)]}
     figure3.summarise(reg)
     assert [p["cumulative_seconds"] for p in reg["points"]] == [2.0, 5.0, 12.0]
-    assert reg["reached"]["0.05"] == dict(beta=0.5, K=8, seconds=5.0) and reg["final_gap"] == 0.04
+    assert reg["reached"]["0.05"] == dict(beta=0.5, K=8, seconds=5.0)
+    assert reg["reached_paper_style"]["0.1"] == dict(beta=0.5, K=8, seconds=2.0)
+    assert reg["final_gap"] == (0.95 - 0.91) / 0.91

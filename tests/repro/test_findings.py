@@ -50,9 +50,10 @@ def test_status_pages_are_generated_from_stored_notebooks(tmp_path):
     merged = {"provenance": {"seconds": 7200, "command": "sweep.py t2 --merge-only"}}
     (res / "merged.json").write_text(json.dumps(merged))
     md = bookpages.status_markdown(nbs, tmp_path / "results")
-    assert "| {doc}`/notebooks/01_a` | 2026-01-01 10:00 | 12.5 | 0 |" in md
+    # dates and times stay on one line (no-break hyphens and spaces)
+    assert "| {doc}`/notebooks/01_a` | 2026\u201101\u201101\u00a010:00 | 12.5 | 0 |" in md
     # no code-history column and no commit hash; the time stays on one line
-    assert "| x | – | 2 | 2026-01-02 | 3.0\u00a0s |" in md and "abcdef" not in md
+    assert "| x | – | 2 | 2026\u201101\u201102 | 3.0\u00a0s |" in md and "abcdef" not in md
     assert "| code |" not in md
 
 

@@ -6,9 +6,17 @@ import numpy as np
 import pytest
 
 from dpdro.mechanisms import AnalyticGaussian, Tulap
-from repro.leaderboard import (MECHANISMS, leaderboard, leaderboard_figure, leaderboard_grid,
-                               leaderboard_summary)
+from repro.leaderboard import (
+    LABELS,
+    MECHANISMS,
+    leaderboard,
+    leaderboard_figure,
+    leaderboard_grid,
+    leaderboard_summary,
+)
 from repro.tables import load_cells
+
+LABELS_LOSS = {"l1": "ℓ1", "l2": "ℓ2"}
 
 
 @pytest.fixture(scope="module")
@@ -25,16 +33,22 @@ def test_every_mechanism_in_every_cell_with_a_certified_gap(rows):
     for r in rows:
         assert r["gap"] == pytest.approx(r["expected_loss"] / r["lower"] - 1)
         assert r["gap"] > 0  # every mechanism costs more than the certified lower bound
-    one = {r["mechanism"]: r for r in rows if (r["loss"], r["epsilon"], r["delta"]) == ("l2", 1.0, 0.2)}
+    one = {
+        r["mechanism"]: r for r in rows if (r["loss"], r["epsilon"], r["delta"]) == ("l2", 1.0, 0.2)
+    }
     assert one["tulap"]["expected_loss"] == Tulap(epsilon=1.0, delta=0.2).expected_loss("l2")
-    assert one["analytic_gaussian"]["expected_loss"] == AnalyticGaussian(epsilon=1.0, delta=0.2).expected_loss("l2")
+    assert one["analytic_gaussian"]["expected_loss"] == AnalyticGaussian(
+        epsilon=1.0, delta=0.2
+    ).expected_loss("l2")
     assert one["dpdro"]["gap"] <= 0.0101  # the stored cells reach a 1% gap
     assert all(r["valid"] for r in rows)  # ε ≤ 1: even the classical Gaussian is (ε, δ)-DP
 
 
 def test_grid_and_summary(rows):
     eps, deltas, grid = leaderboard_grid(rows, "l1", "tulap")
-    assert eps.tolist() == [0.1, 1.0] and deltas.tolist() == [0.01, 0.2] and np.all(np.isfinite(grid))
+    assert (
+        eps.tolist() == [0.1, 1.0] and deltas.tolist() == [0.01, 0.2] and np.all(np.isfinite(grid))
+    )
     summary = {(s["loss"], s["mechanism"]): s for s in leaderboard_summary(rows)}
     for loss in ("l1", "l2"):
         assert sum(summary[loss, m]["best_baseline_in"] for m in MECHANISMS) == 4
@@ -42,8 +56,8 @@ def test_grid_and_summary(rows):
 
 
 def test_invalid_mechanisms_are_flagged_and_left_out_of_the_grid():
-    """At ε = 5, δ = 0.5 the classical Gaussian calibration is only (5, 0.587)-DP: kept, flagged, blank in
-    the figure."""
+    """At ε = 5, δ = 0.5 the classical Gaussian calibration is only (5, 0.587)-DP: kept, flagged,
+    blank in the figure."""
     cells = {k: c for k, c in load_cells().items() if k[1] == 5.0 and k[2] == 0.5}
     rows = leaderboard(cells)
     gauss = [r for r in rows if r["mechanism"] == "gaussian"]
@@ -52,5 +66,9 @@ def test_invalid_mechanisms_are_flagged_and_left_out_of_the_grid():
 
 
 def test_figure(rows):
-    fig = leaderboard_figure(rows)
-    assert len(fig.axes) == 2 * len(MECHANISMS) + 1  # the panels and the colour bar
+    """One figure per loss: a titled panel per mechanism, and the colour bar."""
+    for loss in ("l1", "l2"):
+        fig = leaderboard_figure(rows, loss)
+        shown = [ax for ax in fig.axes if ax.axison]
+        assert [ax.get_title() for ax in shown[:-1]] == [LABELS[m] for m in MECHANISMS]
+        assert shown[-1].get_xlabel().startswith(LABELS_LOSS[loss])

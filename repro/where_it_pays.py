@@ -1,0 +1,254 @@
+r"""Where optimal noise pays: the certified ratio of the best closed-form noise to the optimum.
+
+For one loss and one (ε, δ) at sensitivity Δf = 1, the *best closed form* is the literature
+mechanism with the smallest exact expected loss among those that dpdro implements and certifies at
+(ε, δ) (:func:`closed_forms`), and the optimum of problem P (Observation 1 of Selvi et al.) is
+bracketed by ``dpdro.optimal_noise``: lower ≤ OPT ≤ upper, the lower bound D(π, β) and the upper
+bound P(π, β) (Propositions 1–3, Theorem 1). The ratio best closed form / OPT then lies in the
+certified interval
+
+    [closed / upper, closed / lower],
+
+whose width is at most the certified relative gap (upper − lower)/lower. A ratio near 1 says a
+closed form is as good as optimal noise; a ratio well above 1 says optimal noise pays. Since the
+closed form is itself (ε, δ)-DP, closed ≥ OPT ≥ lower: the interval's upper end is never below 1.
+
+The map covers :data:`EPSILONS` × :data:`DELTAS` for the four settings of :data:`SETTINGS`:
+
+``l1``, ``l2``
+    E|X| and E X²; closed forms: staircase (γ optimised for the loss), Tulap, truncated Laplace,
+    Laplace and analytic Gaussian, each kept only where it is (ε, δ)-DP
+    (:func:`dpdro.mechanisms.meets_delta`);
+``asymmetric``
+    dpdro's ``asymmetric_loss()``, c(x) = |x| + 1[x > 0]·|x| (over-reporting costs twice as much);
+    the same closed forms, all symmetric, hence E c(X) = 1.5·E|X|; and each of them shifted by its
+    best offset (``shifted_<name>``, :func:`best_shift`): a shift keeps a noise (ε, δ)-DP, and for
+    this loss the best noise is not centred at 0;
+``one_sided``
+    E|X| for non-negative noise (``Problem(support=(0, ∞))``: a released value never below the
+    true one). Only bounded symmetric noises shifted by their half-width apply: the truncated
+    Laplace shifted by its half-width A = (Δf/ε)·log(1 + (e^ε − 1)/(2δ)), loss A (the one-sided
+    noise of the private-LP paper with its shift tightened to A,
+    :class:`repro.private_lp.ShiftedTruncatedLaplace`), and the Tulap shifted by its half-width.
+    Laplace, Gaussian and staircase have unbounded support.
+
+:func:`map_cell` computes one cell; ``scripts/where_it_pays.py`` runs the grid, resumably, into
+``results/where_it_pays.json`` (:data:`OUT`) with provenance. Nothing here is random.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import dpdro
+from dpdro.losses import PiecewiseLinear
+from dpdro.mechanisms import Tulap, baselines, meets_delta
+from dpdro.solvers import SolverError
+
+from .paths import RESULTS
+from .private_lp import ShiftedTruncatedLaplace
+from .provenance import read_json
+
+__all__ = [
+    "EPSILONS",
+    "DELTAS",
+    "SETTINGS",
+    "TWO_SIDED",
+    "REL_GAP",
+    "TIME_LIMIT",
+    "OUT",
+    "problem",
+    "closed_forms",
+    "best_shift",
+    "compare",
+    "ratio_interval",
+    "map_cell",
+    "refresh_closed",
+    "load_map",
+    "ratio_among",
+    "cell_key",
+]
+
+EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
+DELTAS = (1e-10, 1e-8, 1e-6, 1e-4, 1e-2, 0.1)
+SETTINGS = ("l1", "l2", "asymmetric", "one_sided")
+# the closed forms compared for two-sided noise (dpdro.mechanisms.BASELINES without the classical
+# Gaussian, which the analytic Gaussian dominates and which is not (ε, δ)-DP for large ε)
+TWO_SIDED = ("staircase", "tulap", "truncated_laplace", "laplace", "analytic_gaussian")
+REL_GAP = 1e-3
+TIME_LIMIT = 20.0
+OUT = RESULTS / "where_it_pays.json"
+
+
+def _loss(setting: str):
+    if setting not in SETTINGS:
+        raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
+    return (
+        dpdro.asymmetric_loss() if setting == "asymmetric" else ("l2" if setting == "l2" else "l1")
+    )
+
+
+def problem(setting: str, epsilon: float, delta: float) -> dpdro.Problem:
+    """Problem P (Observation 1) of one cell, at Δf = 1: the loss of ``setting`` and, for
+    ``one_sided``, the support [0, ∞)."""
+    support = (0.0, math.inf) if setting == "one_sided" else None
+    return dpdro.Problem(epsilon=epsilon, delta=delta, loss=_loss(setting), support=support)
+
+
+def best_shift(mechanism) -> tuple[float, float]:
+    r"""(q, E c(X − q)) for the asymmetric loss c(x) = |x| + 1[x > 0]·|x| and the best shift q.
+
+    For any noise X, d/dq E c(X − q) = P(X < q) − 2·P(X > q), so the best shift is the
+    2/3-quantile q = F⁻¹(2/3) (the pinball loss's quantile). E c(X − q) is the mechanism's
+    ``expected_loss`` for c(· − q), the piecewise-linear loss with its kink at q (exact for the
+    staircase and the Tulap, an accurate quadrature for the others). For Laplace(b) it is
+    b·(1 + log 1.5).
+    """
+    q = float(mechanism.ppf(2.0 / 3.0))
+    shifted = PiecewiseLinear(
+        [q], [0.0], left_slope=-1.0, right_slope=2.0, name="asymmetric loss shifted"
+    )
+    return q, float(mechanism.expected_loss(shifted))
+
+
+def closed_forms(setting: str, epsilon: float, delta: float) -> dict[str, float]:
+    """The exact expected loss of every closed-form noise that is (ε, δ)-DP at Δf = 1 and fits
+    ``setting`` (module docstring), keyed by mechanism name.
+
+    Two-sided settings use each mechanism's ``expected_loss`` (closed forms for ℓ1 and ℓ2; for the
+    asymmetric loss the staircase's and the Tulap's are exact and the others' an accurate
+    quadrature), the asymmetric loss also the shifted mechanisms (:func:`best_shift`). One-sided
+    noise: ``shifted_truncated_laplace`` is A (the mean of the truncated Laplace shifted onto
+    [0, 2A]) and ``shifted_tulap`` the right end T of the Tulap's support (the Tulap, bounded for
+    δ > 0, shifted onto [0, 2T]); the Tulap is left out where dpdro cannot build it (δ below its
+    certificate's rounding allowance).
+    """
+    if setting == "one_sided":
+        out = {
+            "shifted_truncated_laplace": ShiftedTruncatedLaplace(
+                epsilon=epsilon, delta=delta
+            ).tight_shift()
+        }
+        try:
+            out["shifted_tulap"] = float(
+                Tulap(epsilon=epsilon, delta=delta).to_piecewise_uniform().support[1]
+            )
+        except ValueError:
+            pass
+        return out
+    loss = _loss(setting)
+    mechs = baselines(epsilon=epsilon, delta=delta, loss=loss)
+    names = [n for n in TWO_SIDED if n in mechs and meets_delta(mechs[n], delta)]
+    out = {name: float(mechs[name].expected_loss(loss)) for name in names}
+    if setting == "asymmetric":
+        out.update({f"shifted_{name}": best_shift(mechs[name])[1] for name in names})
+    return out
+
+
+def compare(setting: str, epsilon: float, delta: float) -> dict:
+    """The closed-form part of a cell: ``closed`` (:func:`closed_forms`), the ``best`` of them and
+    its ``best_value``."""
+    closed = closed_forms(setting, epsilon, delta)
+    best = min(closed, key=closed.get)
+    return {"closed": closed, "best": best, "best_value": closed[best]}
+
+
+def ratio_interval(closed: float, lower: float, upper: float) -> tuple[float, float]:
+    """[closed/upper, closed/lower]: where closed/OPT lies when lower ≤ OPT ≤ upper."""
+    return closed / upper, (closed / lower if lower > 0 else math.inf)
+
+
+def cell_key(setting: str, epsilon: float, delta: float) -> str:
+    """The key of a cell in the stored map."""
+    return f"{setting}|{epsilon:g}|{delta:g}"
+
+
+def map_cell(
+    setting: str,
+    epsilon: float,
+    delta: float,
+    *,
+    rel_gap: float = REL_GAP,
+    time_limit: float = TIME_LIMIT,
+    keep_noise: bool = True,
+) -> dict:
+    """One cell of the map: the closed forms, the certified bracket of the optimum, the ratio.
+
+    Parameters
+    ----------
+    setting : one of :data:`SETTINGS`.
+    epsilon, delta : the privacy parameters (Δf = 1).
+    rel_gap, time_limit : passed to ``dpdro.optimal_noise``.
+    keep_noise : store the released noise (edges, probs, atom) so that a reader can re-certify it.
+
+    Returns
+    -------
+    dict with ``closed`` (mechanism → exact expected loss), ``best`` and ``best_value``, the
+    optimum's ``lower`` and ``upper`` bounds, ``gap``, ``reached``, ``ratio`` = [closed/upper,
+    closed/lower], ``certified_delta`` of the released noise, ``seconds``; where the time limit
+    expired before a first bracket or the LP solver failed, ``lower``/``upper``/``ratio`` are
+    ``None`` and ``error`` says why.
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Observation 1 (problem P), Propositions 1–3 and Theorem 1 (the bounds),
+       Section 5.1 (the relative gap).
+    """
+    out = {"setting": setting, "epsilon": epsilon, "delta": delta}
+    out.update(compare(setting, epsilon, delta))
+    t0 = time.perf_counter()
+    try:
+        res = dpdro.optimal_noise(
+            problem(setting, epsilon, delta), rel_gap=rel_gap, time_limit=time_limit
+        )
+    except (TimeoutError, SolverError) as e:  # no bracket: recorded, not hidden
+        out.update(
+            lower=None,
+            upper=None,
+            gap=None,
+            reached=False,
+            ratio=None,
+            error=f"{type(e).__name__}: {e}",
+        )
+        out["seconds"] = round(time.perf_counter() - t0, 2)
+        return out
+    seconds = time.perf_counter() - t0
+    lo, up = float(res.lower.value), float(res.upper.value)
+    out.update(
+        lower=lo,
+        upper=up,
+        gap=float(res.gap),
+        reached=bool(res.reached),
+        ratio=list(ratio_interval(out["best_value"], lo, up)),
+        certified_delta=float(dpdro.certify_delta(res.noise, epsilon, 1.0)),
+        seconds=round(seconds, 2),
+    )
+    if keep_noise:
+        out["noise"] = res.noise.to_dict()
+    return out
+
+
+def refresh_closed(cell: dict) -> dict:
+    """A stored cell with its closed forms, best closed form and ratio recomputed (no solve): the
+    closed forms are cheap and exact, the optimum's bracket is kept."""
+    out = {**cell, **compare(cell["setting"], cell["epsilon"], cell["delta"])}
+    if cell["lower"] is not None:
+        out["ratio"] = list(ratio_interval(out["best_value"], cell["lower"], cell["upper"]))
+    return out
+
+
+def load_map(path=OUT) -> dict:
+    """The stored map: ``{"settings": ..., "cells": {key: cell}, "provenance": ...}``."""
+    return read_json(path)
+
+
+def ratio_among(cell: dict, names) -> tuple[str, tuple[float, float]] | None:
+    """(name, [closed/upper, closed/lower]) for the best closed form of ``cell`` among ``names``
+    (e.g. the unshifted ones), or ``None`` where the cell has no bracket or none of ``names``."""
+    closed = {n: v for n, v in cell["closed"].items() if n in names}
+    if cell["lower"] is None or not closed:
+        return None
+    best = min(closed, key=closed.get)
+    return best, ratio_interval(closed[best], cell["lower"], cell["upper"])
