@@ -13,6 +13,12 @@ Nothing here is typed: every number is read from the result files under ``result
   of its tasks, summed over its per-task files (chunks of splits) where it has them (the seconds
   :func:`family_costs` sums), else the seconds stored with the dataset's row (a dataset computed
   in one process, without per-task files).
+* :func:`ml_split_costs`: Tables 2 and 3 per dataset and per implementation that computed its
+  splits (each per-task file's ``coordinate_descent`` record: CPU or GPU kernel): splits, summed
+  and median seconds per split; :func:`gpu_split_costs`: Table 3's seconds per paper-scale split
+  on a GPU (``results/benchmarks/pcd_gpu.json``, ``scripts/benchmark_pcd_gpu.py``) next to the
+  CPU kernel's median from the per-task files; :func:`gpu_costs_markdown` the page's section on
+  them.
 """
 
 from __future__ import annotations
@@ -28,8 +34,11 @@ __all__ = [
     "costs_markdown",
     "hms",
     "family_costs",
+    "gpu_costs_markdown",
+    "gpu_split_costs",
     "ml_costs",
     "ml_progress",
+    "ml_split_costs",
     "recorded_seconds",
     "write_costs",
 ]
@@ -274,6 +283,7 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
                 )
                 + " (the family's row above includes these splits).",
             ]
+    lines += gpu_costs_markdown(root)
     return "\n".join(lines) + "\n"
 
 
@@ -283,3 +293,125 @@ def write_costs(root: Path | str = ROOT) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(costs_markdown(Path(root) / "results"), encoding="utf-8")
     return path
+
+
+# ----------------------------------------------------------------- per implementation, and the GPU
+# under results/, written by scripts/benchmark_pcd_gpu.py
+GPU_BENCHMARK = Path("benchmarks") / "pcd_gpu.json"
+
+
+def ml_split_costs(table: int, root: Path | str = RESULTS) -> dict[str, list[dict]]:
+    """Per dataset with per-task files of the paper-scale run of Table 2 or 3 (paper reading,
+    100 × 1,000), one dict per implementation that computed its splits, most splits first:
+    ``backend`` (the ``backend`` of the task file's ``coordinate_descent`` record, ``"numpy"``
+    without one), ``device`` (the GPU it names, ``None`` on the CPU), ``splits``, ``seconds`` (the
+    summed provenance seconds of its tasks) and ``per_split`` (the median over its tasks of their
+    seconds per split). Nothing is typed: every value comes from the task files."""
+    folder = Path(root) / "sweep" / f"table{table}" / "paper_100x1000"
+    out = {}
+    for d in sorted(p for p in folder.glob("*") if p.is_dir()):
+        groups: dict[tuple, list[tuple[int, float]]] = {}
+        for c in sorted(d.glob("*.json")):
+            data = read_json(c)
+            seconds = (data.get("provenance") or {}).get("seconds")
+            if not isinstance(seconds, (int, float)) or not data.get("n_splits"):
+                continue
+            impl = data.get("coordinate_descent") or {}
+            key = (impl.get("backend", "numpy"), impl.get("device"))
+            groups.setdefault(key, []).append((data["n_splits"], float(seconds)))
+        if groups:
+            out[d.name] = sorted(
+                (
+                    dict(
+                        backend=backend,
+                        device=device,
+                        splits=sum(k for k, _ in tasks),
+                        seconds=sum(s for _, s in tasks),
+                        per_split=statistics.median(s / k for k, s in tasks),
+                    )
+                    for (backend, device), tasks in groups.items()
+                ),
+                key=lambda r: -r["splits"],
+            )
+    return out
+
+
+def gpu_split_costs(root: Path | str = RESULTS) -> dict | None:
+    """Table 3 on a GPU, from ``results/benchmarks/pcd_gpu.json`` (``None`` when absent):
+    ``device``, ``sims``, ``rows`` (per dataset: ``gpu``, the seconds of one paper-scale split,
+    1,000 simulations of all six mechanisms in one process; ``cpu``, the median seconds per split
+    of the dataset's CPU-kernel tasks in the stored paper-scale run, :func:`ml_split_costs`,
+    ``None`` without such tasks), ``kernel`` (the CUDA and one-thread numba kernels' seconds on
+    one and the same call, measured in one run), ``sweep`` (the GPU sweep's record: splits,
+    workers, wall-clock seconds) and ``gpu_tasks`` (:func:`ml_split_costs`' row of the GPU tasks,
+    per dataset)."""
+    path = Path(root) / GPU_BENCHMARK
+    if not path.is_file():
+        return None
+    bench = read_json(path)
+    split_costs = ml_split_costs(3, root)
+
+    def cpu(name):
+        rows = [r for r in split_costs.get(name, []) if r["device"] is None]
+        return rows[0]["per_split"] if rows else None
+
+    return dict(
+        device=bench["device"]["device"],
+        sims=bench["sims"],
+        rows=[
+            dict(dataset=name, gpu=float(seconds), cpu=cpu(name))
+            for name, seconds in bench["per_split_seconds"].items()
+        ],
+        kernel=bench.get("adult_gn_T5_seconds"),
+        sweep=bench.get("adult_table3_sweep"),
+        gpu_tasks={
+            name: r for name, rows in split_costs.items() for r in rows if r["device"] is not None
+        },
+    )
+
+
+def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
+    """The full-reproduction page's section on Table 3 on a GPU (Markdown lines; none without
+    the benchmark file): per dataset, the seconds of one paper-scale split on the GPU next to the
+    CPU kernel's median per split, then the GPU tasks of the stored run and the kernel ratio."""
+    g = gpu_split_costs(root)
+    if g is None:
+        return []
+    lines = [
+        "",
+        f"Table 3 on one {g['device']}: seconds per paper-scale split ({g['sims']:,} simulations "
+        "of the six mechanisms, one process alone on the GPU), per dataset, next to the median "
+        "per split of the stored CPU-kernel tasks (one process per task, at the load of the "
+        "tables above):",
+        "",
+        "| dataset | GPU | CPU | CPU / GPU |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for r in g["rows"]:
+        ratio = None if r["cpu"] is None else r["cpu"] / r["gpu"]
+        ratio = "—" if ratio is None else f"{ratio:.1f}" if ratio < 10 else f"{ratio:.0f}"
+        lines.append(f"| {r['dataset']} | {hms(r['gpu'])} | {hms(r['cpu'])} | {ratio} |")
+    for name, r in g["gpu_tasks"].items():
+        sweep = g["sweep"] if g["sweep"] and name == "adult" else None
+        lines += [
+            "",
+            f"{name}: {r['splits']} of its 100 paper-scale splits of Table 3 were computed on "
+            f"the GPU, {hms(r['per_split'])} per split (median of their tasks' own times)"
+            + (
+                f", {sweep['workers']} worker processes sharing it: {hms(sweep['wall_seconds'])} "
+                f"of wall-clock time for the {sweep['splits']} splits"
+                if sweep
+                else ""
+            )
+            + "; the per-dataset table above adds up the tasks' own times of both kernels.",
+        ]
+    k = g["kernel"]
+    if k:
+        lines += [
+            "",
+            f"The two kernels on one call (adult, GN, {g['sims']:,} simulations, T = 5), "
+            f"measured in one run: {k['cupy']:.2g} s on the GPU, {k['numba']:.2g} s on one CPU "
+            f"thread, {k['numba'] / k['cupy']:.0f} times faster "
+            "(`scripts/benchmark_pcd_gpu.py`).",
+        ]
+    return lines

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 
 import pytest
 
@@ -128,3 +129,65 @@ def test_hours_are_stated_to_two_significant_figures():
     assert costs.hms(None) == "—" and costs.hms(12.34) == "12.3 s" and costs.hms(270) == "4.5 min"
     assert [costs.hms(h * 3600) for h in (1, 2.26, 9.96, 71.42, 283.4)] == [
         "1.0 h", "2.3 h", "10 h", "71 h", "280 h"]
+
+
+def _write(path, data):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def _split_file(backend, device, n_splits, seconds):
+    impl = {"backend": backend} if device is None else {"backend": backend, "device": device}
+    return dict(n_splits=n_splits, coordinate_descent=impl, provenance=dict(seconds=seconds))
+
+
+def test_ml_split_costs_group_the_tasks_by_implementation(tmp_path):
+    folder = tmp_path / "sweep" / "table3" / "paper_100x1000"
+    files = {
+        "adult": [("cupy", "GPU X", 1, 30.0), ("numba", None, 1, 2000.0)]
+        + [("cupy", "GPU X", 1, s) for s in (20.0, 25.0)],
+        "ecoli": [("numba", None, 2, 4.0), ("numba", None, 1, 3.0)],
+    }
+    for name, rows in files.items():
+        for k, row in enumerate(rows):
+            _write(folder / name / f"splits={k:03d}.json", _split_file(*row))
+    assert costs.ml_split_costs(3, tmp_path) == {
+        "adult": [
+            dict(backend="cupy", device="GPU X", splits=3, seconds=75.0, per_split=25.0),
+            dict(backend="numba", device=None, splits=1, seconds=2000.0, per_split=2000.0),
+        ],
+        "ecoli": [dict(backend="numba", device=None, splits=3, seconds=7.0, per_split=2.5)],
+    }
+    assert costs.gpu_split_costs(tmp_path) is None
+    assert costs.gpu_costs_markdown(tmp_path) == []
+
+
+def test_the_gpu_table_comes_from_the_benchmark_and_the_task_files():
+    """Every number of the page's GPU section: the benchmark's seconds per split, the CPU kernel's
+    median per split of the stored task files, the ratio, the GPU sweep and the kernel ratio."""
+    bench = read_json(RESULTS / "benchmarks" / "pcd_gpu.json")
+    g = costs.gpu_split_costs()
+    assert g["device"] == bench["device"]["device"]
+    assert {r["dataset"]: r["gpu"] for r in g["rows"]} == bench["per_split_seconds"]
+    md = costs.costs_markdown()
+    assert f"Table 3 on one {bench['device']['device']}" in md
+    for r in g["rows"]:
+        files = _task_files(3, r["dataset"])
+        cpu = [
+            f["provenance"]["seconds"] / f["n_splits"]
+            for f in files
+            if "device" not in f["coordinate_descent"]
+        ]
+        assert r["cpu"] == (pytest.approx(statistics.median(cpu)) if cpu else None)
+        assert f"| {r['dataset']} | {costs.hms(r['gpu'])} | {costs.hms(r['cpu'])} |" in md
+    gpu_files = [
+        f
+        for name in g["gpu_tasks"]
+        for f in _task_files(3, name)
+        if "device" in f["coordinate_descent"]
+    ]
+    assert sum(r["splits"] for r in g["gpu_tasks"].values()) == len(gpu_files) > 0
+    sweep = bench["adult_table3_sweep"]
+    assert f"{costs.hms(sweep['wall_seconds'])} of wall-clock time for the {sweep['splits']}" in md
+    kernel = bench["adult_gn_T5_seconds"]
+    assert f"{kernel['numba'] / kernel['cupy']:.0f} times faster" in md
