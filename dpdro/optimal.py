@@ -83,6 +83,7 @@ from .privacy import certify_delta
 from .problem import InfeasibleError, Problem
 from .reference import literature_losses, reference_upper_bound
 from .release import LowerBound, UpperBound
+from .solvers import SolverError
 
 __all__ = ["MAX_EPSILON", "OptimalNoise", "optimal_noise", "relative_gap"]
 
@@ -593,21 +594,24 @@ def optimal_noise(
     if unit is None:
         return _refine(problem, rel_gap, time_limit, report, atom, k_start, max_k)
     budget = TimeBudget(time_limit)
-    res = _refine(
-        problem.at_sensitivity(1.0),
-        rel_gap,
-        time_limit,
-        None if report is None else _scaled_report(report, unit**problem.loss.degree),
-        atom,
-        k_start,
-        max_k,
-    )
-    scaled = _rescaled(res, problem, unit, budget)
+    try:
+        res = _refine(
+            problem.at_sensitivity(1.0),
+            rel_gap,
+            time_limit,
+            None if report is None else _scaled_report(report, unit**problem.loss.degree),
+            atom,
+            k_start,
+            max_k,
+        )
+        scaled = _rescaled(res, problem, unit, budget)
+    except SolverError:  # HiGHS failed at Δf = 1 before any bracket: try Δf itself
+        scaled = None
     if scaled is not None:
         return scaled
-    # the rescaled noise's certificate exceeds δ (floating-point edges): solve at Δf itself
-    left = None if time_limit is None else max(budget.left(), 1e-3)  # pragma: no cover
-    return _refine(problem, rel_gap, left, report, atom, k_start, max_k)  # pragma: no cover
+    # the rescaled noise's certificate exceeds δ (floating-point edges), or the solver failed
+    left = None if time_limit is None else max(budget.left(), 1e-3)
+    return _refine(problem, rel_gap, left, report, atom, k_start, max_k)
 
 
 def _refine(
@@ -638,6 +642,11 @@ def _refine(
             search.f_up *= 2 * _GROWTH
             continue
         except TimeoutError:
+            search.timed_out(g, time_limit, budget.elapsed())
+            break
+        except SolverError:  # HiGHS failed on this round's LP: keep the best bracket so far
+            if search.best_ub is None or search.best_lb is None:
+                raise
             search.timed_out(g, time_limit, budget.elapsed())
             break
         last = time.perf_counter() - r0
