@@ -355,6 +355,7 @@ def _compare_settings(args, cert: dict | None) -> str | None:
 
 
 def cmd_compare(args) -> None:
+    # Long because it reads or designs the noise, then builds the table, the verdict and the JSON
     lower = None
     if args.noise is not None:
         noise, cert = _read_noise(args.noise)

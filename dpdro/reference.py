@@ -9,8 +9,8 @@ literature mechanism) is one more function returning ``(noise, certified δ)`` o
 * :func:`truncated_laplace_candidate`: the truncated Laplace mechanism (Geng et al. 2020) on cells
   of width h (a divisor of Δf), near optimal for small ε. Spreading its mass over cells can raise
   its δ slightly, so it is taken at δ′ ≤ δ, lowered until the certificate is at most δ.
-* :func:`tulap_candidate`: the Tulap cells (Awan and Vadhan 2023), certified by
-  :class:`dpdro.mechanisms.Tulap`, when they are at most a thousand (small ε: its certificate takes
+* :func:`tulap_candidate`: the Tulap cells (Awan and Vadhan 2023) on a lattice, certified, when
+  they are at most a thousand (small ε: its certificate takes
   seconds, and the truncated Laplace mechanism is as good there).
 * :func:`staircase_candidate`: the staircase mechanism (Geng and Viswanath 2016), optimal for δ = 0,
   with its plateau γ rounded to a lattice Δf/N that costs below 1e-8 of the loss,
@@ -22,8 +22,8 @@ literature mechanism) is one more function returning ``(noise, certified δ)`` o
   alone, with the fewest periods P whose δ_P is at most δ.
 
 :func:`literature_losses` gives the expected loss of every literature mechanism dpdro implements
-(:data:`dpdro.mechanisms.comparison.BASELINES`) that is (ε, δ)-DP at the problem's parameters and
-admissible for it, as published: the value :func:`dpdro.optimal_noise` must not exceed.
+that the engine compares with (the staircase, Tulap, the truncated Laplace mechanism), as published:
+the value :func:`dpdro.optimal_noise` must not exceed.
 """
 
 from __future__ import annotations
@@ -33,9 +33,13 @@ import math
 import numpy as np
 
 from ._budget import TimeBudget
-from ._closed_forms import staircase_noise, staircase_optimal_gamma, truncated_laplace_noise
-from .mechanisms.comparison import BASELINES, baselines, meets_delta
-from .mechanisms.tulap import _tulap_cells as tulap_cells
+from ._closed_forms import (
+    staircase_expected_loss,
+    staircase_noise,
+    staircase_optimal_gamma,
+    truncated_laplace_noise,
+    tulap_cells,
+)
 from .noise import PiecewiseUniform
 from .privacy import certify_delta
 from .problem import Problem
@@ -53,14 +57,15 @@ _TULAP_CELLS = 1000  # the Tulap candidate only up to this many cells (its certi
 
 
 def literature_losses(problem: Problem) -> dict[str, float]:
-    """E c(X) of every literature mechanism dpdro implements that is (ε, δ)-DP at the problem's
-    parameters and admissible for it, as published (centred at 0).
-
-    Laplace and the staircase (γ optimised for the loss) are ε-DP; the classical Gaussian counts
-    only where its exact δ is at most δ (:func:`dpdro.mechanisms.comparison.meets_delta`; its
-    calibration is proven for ε < 1 only); the analytic Gaussian, truncated Laplace and Tulap are
-    calibrated to (ε, δ). All are monotone; with a ``Problem.support`` only those whose support lies
-    in it count (the truncated Laplace and Tulap, when narrow enough).
+    """E c(X) of the literature mechanisms the engine compares its release with, at the problem's
+    (ε, δ, Δf), as published (centred at 0), from :mod:`dpdro._closed_forms`: the staircase (γ
+    optimised for the loss; ε-DP), Tulap (its cells at δ) and the truncated Laplace mechanism (its
+    cells of width Δf/4096, within about 1e-7 of its loss). Laplace is left out: the truncated
+    Laplace mechanism is Laplace conditioned on |X| ≤ A, cheaper for every loss non-increasing then
+    non-decreasing about 0. The Gaussian mechanisms are compared by ``dpdro compare``
+    (:mod:`dpdro.mechanisms.comparison`), not here. All are monotone; with a ``Problem.support``
+    only those whose support lies in it count (the truncated Laplace and Tulap, when narrow
+    enough).
 
     Parameters
     ----------
@@ -68,7 +73,7 @@ def literature_losses(problem: Problem) -> dict[str, float]:
 
     Returns
     -------
-    dict: mechanism name ↦ E c(X), in the order of ``BASELINES``.
+    dict: mechanism name ↦ E c(X).
 
     References
     ----------
@@ -76,32 +81,20 @@ def literature_losses(problem: Problem) -> dict[str, float]:
        optimization", Example 1 and Section 5.1 (the mechanisms compared with).
     """
     p = problem
-    closed = tuple(name for name in BASELINES if name != "tulap")
-    mechanisms = baselines(
-        epsilon=p.epsilon, delta=p.delta, sensitivity=p.sensitivity, loss=p.loss, names=closed
-    )
-    # Tulap as designed at δ (its cells, without the certificate of dpdro.mechanisms.Tulap)
-    mechanisms["tulap"] = tulap_cells(p.epsilon, p.delta, p.sensitivity)
+    eps, delta, sens = p.epsilon, p.delta, p.sensitivity
+    cells = {
+        "truncated_laplace": truncated_laplace_noise(eps, delta, sens, sens / 4096),
+        "tulap": tulap_cells(eps, delta, sens),
+    }
     out = {}
-    for name in BASELINES:
-        mech = mechanisms[name]
-        if not meets_delta(mech, p.delta):
-            continue
-        if p.support is not None:
-            reach = _reach(mech)
-            if not p.support[0] <= -reach <= reach <= p.support[1]:
-                continue
-        out[name] = float(mech.expected_loss(p.loss))
+    lo, hi = p.support if p.support is not None else (-math.inf, math.inf)
+    for name, noise in cells.items():
+        if lo <= noise.edges[0] and noise.edges[-1] <= hi:
+            out[name] = float(noise.expected_loss(p.loss))
+    if p.support is None:
+        gamma = staircase_optimal_gamma(eps, p.loss)
+        out["staircase"] = float(staircase_expected_loss(eps, sens, gamma, p.loss))
     return out
-
-
-def _reach(mechanism) -> float:
-    """The largest |x| in the support of a literature mechanism (inf when unbounded)."""
-    if hasattr(mechanism, "half_width"):
-        return float(mechanism.half_width)
-    if hasattr(mechanism, "edges"):  # Tulap's cells
-        return float(mechanism.edges[-1])
-    return math.inf
 
 
 def reference_upper_bound(
