@@ -37,6 +37,7 @@ from ._closed_forms import (
     staircase_expected_loss,
     staircase_noise,
     staircase_optimal_gamma,
+    truncated_laplace_half_width,
     truncated_laplace_noise,
     tulap_cells,
 )
@@ -57,15 +58,14 @@ _TULAP_CELLS = 1000  # the Tulap candidate only up to this many cells (its certi
 
 
 def literature_losses(problem: Problem) -> dict[str, float]:
-    """E c(X) of the literature mechanisms the engine compares its release with, at the problem's
-    (ε, δ, Δf), as published (centred at 0), from :mod:`dpdro._closed_forms`: the staircase (γ
-    optimised for the loss; ε-DP), Tulap (its cells at δ) and the truncated Laplace mechanism (its
-    cells of width Δf/4096, within about 1e-7 of its loss). Laplace is left out: the truncated
-    Laplace mechanism is Laplace conditioned on |X| ≤ A, cheaper for every loss non-increasing then
-    non-decreasing about 0. The Gaussian mechanisms are compared by ``dpdro compare``
-    (:mod:`dpdro.mechanisms.comparison`), not here. All are monotone; with a ``Problem.support``
-    only those whose support lies in it count (the truncated Laplace and Tulap, when narrow
-    enough).
+    """E c(X) of the literature mechanisms the engine compares its release with, at the
+    problem's (ε, δ, Δf), as published (centred at 0), from :mod:`dpdro._closed_forms`: the
+    staircase (γ optimised for the loss; ε-DP), Tulap (its cells at δ) and the truncated Laplace
+    mechanism (its cells of width max(Δf/4096, A/16384), within about 1e-6 of its loss). Laplace
+    is left out: the truncated Laplace mechanism is Laplace conditioned on |X| ≤ A, cheaper for
+    every loss non-increasing then non-decreasing about 0. The Gaussian mechanisms are compared
+    by ``dpdro compare`` (:mod:`dpdro.mechanisms.comparison`), not here. All are monotone; with a
+    ``Problem.support`` only those whose support lies in it count.
 
     Parameters
     ----------
@@ -82,8 +82,10 @@ def literature_losses(problem: Problem) -> dict[str, float]:
     """
     p = problem
     eps, delta, sens = p.epsilon, p.delta, p.sensitivity
+    half = truncated_laplace_half_width(epsilon=eps, delta=delta, sensitivity=sens)
+    width = max(sens / 4096, half / 16384)
     cells = {
-        "truncated_laplace": truncated_laplace_noise(eps, delta, sens, sens / 4096),
+        "truncated_laplace": truncated_laplace_noise(eps, delta, sens, width),
         "tulap": tulap_cells(eps, delta, sens),
     }
     out = {}
