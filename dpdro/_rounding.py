@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-__all__ = ["UNIT_ROUNDOFF", "COEFF_SAFETY", "exp_down", "round_up"]
+__all__ = ["UNIT_ROUNDOFF", "COEFF_SAFETY", "exp_down", "round_down", "round_up"]
 
 UNIT_ROUNDOFF = np.finfo(float).eps / 2  # u = 2⁻⁵³: |fl(x ∘ y) − x ∘ y| ≤ u·|x ∘ y|
 COEFF_SAFETY = 1e-12  # relative rounding of bounds for errors in cell coefficients and edges
@@ -26,3 +26,9 @@ def round_up(x: float) -> float:
     """``x`` raised by the coefficient safety margin and a few roundoffs, then by one ulp: an upper
     bound reported from a value computed in floating point."""
     return float(np.nextafter(x + COEFF_SAFETY * abs(x) + 4 * UNIT_ROUNDOFF * abs(x), np.inf))
+
+
+def round_down(x: float) -> float:
+    """``x`` lowered by the coefficient safety margin and a few roundoffs, then by one ulp: a lower
+    bound reported from a value computed in floating point (the mirror of :func:`round_up`)."""
+    return float(np.nextafter(x - COEFF_SAFETY * abs(x) - 4 * UNIT_ROUNDOFF * abs(x), -np.inf))

@@ -42,7 +42,7 @@ from . import catalog as _catalog
 from .certificate import LOSSES, certificate, document, read_file
 from .composition import design_for_releases
 from .mechanisms import BASELINES, baselines, meets_delta
-from .optimal import optimal_noise
+from .optimal import MAX_EPSILON, optimal_noise
 from .privacy import certify_delta
 from .problem import Problem
 from .sampling import SecureSampler
@@ -51,7 +51,7 @@ __all__ = ["main", "EPSILON_RANGE", "DELTA_RANGE", "DEFAULT_TIME_LIMIT", "MAX_DR
 
 #: ε and δ a design is requested at (``design``, ``compare`` without ``--noise``, ``compose``): the
 #: range over which dpdro.optimal_noise is documented and tested (README, "Usage").
-EPSILON_RANGE = (1e-3, 10.0)
+EPSILON_RANGE = (1e-3, MAX_EPSILON)
 DELTA_RANGE = (1e-12, 0.9)
 #: seconds a design may take unless ``--time-limit`` says otherwise (the best certified bracket
 #: found by then is released, and the gap reached is reported).
@@ -96,6 +96,20 @@ def _positive(name: str):
 
 def _unit(name: str):
     return _number(name, lambda x: 0 < x < 1, "in the open interval (0, 1)")
+
+
+def _delta(text: str) -> float:
+    """An argparse type: δ in (0, 1); δ = 0 (pure DP) is refused with a pointer to the staircase."""
+    try:
+        pure = float(text) == 0
+    except ValueError:
+        pure = False
+    if pure:
+        raise argparse.ArgumentTypeError(
+            f"delta must be in the open interval (0, 1), got {text!r}: for pure DP (delta = 0) "
+            "the staircase mechanism is optimal (dpdro.mechanisms.Staircase)"
+        )
+    return _unit("delta")(text)
 
 
 def _integer(name: str, minimum: int, maximum: int | None = None):
@@ -341,6 +355,7 @@ def _compare_settings(args, cert: dict | None) -> str | None:
 
 
 def cmd_compare(args) -> None:
+    # Long because it reads or designs the noise, then builds the table, the verdict and the JSON
     lower = None
     if args.noise is not None:
         noise, cert = _read_noise(args.noise)
@@ -360,7 +375,8 @@ def cmd_compare(args) -> None:
         _compare_settings(args, None)
         res = _design(_problem(args), args.gap, args.time_limit, args.loss)
         noise, lower = res.noise, res.lower.value
-        source = f"optimal_noise(rel_gap={args.gap:g})"
+        released = "an LP's noise" if res.source == "lp" else f"the certified {res.source} cells"
+        source = f"optimal_noise(rel_gap={args.gap:g}) released {released}"
     mechs = baselines(
         epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity, loss=args.loss
     )
@@ -372,6 +388,9 @@ def cmd_compare(args) -> None:
         f"(dpdro: {source}" + ("" if lower is None else f"; optimum >= {lower:.6g}") + ")",
         f"{'mechanism':<18} {what:>12} {'ratio to dpdro':>15} {'gap to optimum <=':>18}",
     ]
+    valid = [r for r in rows[1:] if r["valid"] and r["expected_loss"] is not None]
+    best = min(valid, key=lambda r: r["expected_loss"], default=None)
+    advantage = None if best is None else best["ratio"] - 1.0
     for r in rows:
         if r["expected_loss"] is None:
             lines.append(
@@ -384,6 +403,11 @@ def cmd_compare(args) -> None:
         lines.append(
             f"{r['mechanism']:<18} {r['expected_loss']:12.6g} {r['ratio']:15.4f} {gap:>18}{flag}"
         )
+    if best is not None:
+        lines.append(
+            f"best literature mechanism: {best['mechanism']}; dpdro's noise is "
+            f"{100 * abs(advantage):.3f}% {'below' if advantage >= 0 else 'above'} it"
+        )
     _emit(
         args,
         {
@@ -393,6 +417,8 @@ def cmd_compare(args) -> None:
             "loss": args.loss,
             "lower_bound": lower,
             "rows": rows,
+            "best_literature": None if best is None else best["mechanism"],
+            "advantage": advantage,
         },
         lines,
     )
@@ -556,7 +582,7 @@ def _parser() -> _Parser:
         )
         if delta:
             p.add_argument(
-                "--delta", type=_unit("delta"), required=required, help="delta in (0, 1)"
+                "--delta", type=_delta, required=required, help="delta in (0, 1)"
             )
         default = None if from_file or not required else 1.0
         p.add_argument(

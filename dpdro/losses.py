@@ -53,6 +53,9 @@ class Loss:
 
     name = "loss"
     symmetric = False  # c(x) = c(−x) for all x (known exactly; False when unknown)
+    # d with c(λx) = λ^d·c(x) for every λ > 0 (known exactly; None when unknown): problem P then
+    # scales exactly with Δf (X optimal for Δf = 1 gives Δf·X for Δf, at Δf^d times the loss)
+    degree: float | None = None
 
     def __call__(self, x):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -111,6 +114,7 @@ class PowerLoss(_MonotoneSides):
 
     def __init__(self, k: float = 1.0, *, name: str | None = None):
         self.k = check_positive("k", k)
+        self.degree = self.k
         self.name = name or f"|x|^{self.k:g}"
 
     def __call__(self, x):
@@ -210,6 +214,8 @@ class PiecewiseLinear(Loss):
         self.name = name
         pts = np.union1d(knots, -knots)  # c is linear between these points and beyond them
         self.symmetric = bool(ls == -rs and np.array_equal(self(pts), self(-pts)))
+        # positively homogeneous of degree 1 exactly when its only knot is (0, 0)
+        self.degree = 1.0 if np.all(knots == 0.0) and np.all(values == 0.0) else None
 
     def __call__(self, x):
         x = np.asarray(x, dtype=float)

@@ -37,6 +37,22 @@ by side in two threads, except while the upper bound has settled (its last refin
 than a quarter of the gap left) and the lower bound is closing in (its last round gained at least
 half of it): at large ε the lower bound converges more slowly, and its LP is the cheaper one.
 
+Scale: for a loss homogeneous of degree d (:attr:`dpdro.Loss.degree`: ℓ1, ℓ2, |x|^p, pinball, the
+asymmetric loss) the problem at Δf is the problem at Δf = 1 scaled
+(:meth:`dpdro.Problem.at_sensitivity`): it is solved there, the released noise is scaled by Δf and
+certified again exactly at Δf, the upper bound is its exact expected loss and the lower bound Δf^d
+times the unit one, rounded down. Every Δf then takes the same time. ε above :data:`MAX_EPSILON` is
+refused (measured: the certified gap at ε = 12 is still hundreds of percent after 20 s); δ = 0 is
+refused by :class:`dpdro.Problem` with a pointer to the staircase mechanism, optimal for pure DP.
+
+Never worse than the literature: the release is the best of the LPs' noises and the certified cells
+of the truncated Laplace, staircase (with an atom at 0) and Tulap mechanisms
+(:func:`dpdro.reference.reference_upper_bound`), and the refinement goes on below ``rel_gap`` (down
+to a tenth of it) while the release costs more than the best literature mechanism valid for the
+problem (:func:`dpdro.reference.literature_losses`, up to :data:`LITERATURE_TOLERANCE`). The result
+says what was released (``source``), the best literature mechanism (``best_known``) and by how much
+the release beats it (``advantage``).
+
 ``time_limit`` (seconds) bounds every LP solve and the whole call: a round that would not fit in the
 time left (its cost grows about eightfold per doubling of k) is not started, a solve that runs out
 of time is abandoned, and the call returns the best bracket so far with ``reached`` telling whether
@@ -50,25 +66,38 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import partial
 
+import numpy as np
+
 from ._budget import TimeBudget
 from ._closed_forms import staircase_optimal_gamma, truncated_laplace_half_width
+from ._rounding import round_down, round_up
 from ._validation import check_bool, check_int, check_optional_positive, check_positive
 from .grid import grid_lower_bound, grid_upper_bound
 from .noise import PiecewiseUniform
 from .partition import Partition
+from .privacy import certify_delta
 from .problem import InfeasibleError, Problem
-from .reference import reference_upper_bound
+from .reference import literature_losses, reference_upper_bound
 from .release import LowerBound, UpperBound
+from .solvers import SolverError
 
-__all__ = ["OptimalNoise", "optimal_noise", "relative_gap"]
+__all__ = ["MAX_EPSILON", "OptimalNoise", "optimal_noise", "relative_gap"]
+
+#: the largest ε optimal_noise accepts (measured: at ε = 12, ℓ1, δ = 1e-6 the certified gap after
+#: 20 s is 530%; at ε = 10, 0.3%)
+MAX_EPSILON = 10.0
 
 _UPPER_WINDOW = 1.5  # initial windows in units of the truncated-Laplace half-width
 _LOWER_WINDOW = 1.0
 _GROWTH = 1.5  # window growth when a bound's solution reaches its window's edge
+# the release counts as no worse than a literature mechanism within this relative excess: the values
+# of dpdro.reference.literature_losses are the mechanisms as published, and their certified cells
+# (γ on a lattice, Tulap designed at a δ′ a hair below δ) cost up to about 1e-9 more
+LITERATURE_TOLERANCE = 1e-6
 _ROUND_COST = 8.0  # measured growth of a round's time per doubling of k (used to honour time_limit)
 
 
@@ -83,6 +112,29 @@ class OptimalNoise:
     rel_gap: float  # the target
     # one dict per round (k, windows, bounds, gap, times)
     history: list = field(default_factory=list)
+    # E c(X) of every literature mechanism valid for the problem (dpdro.reference.literature_losses)
+    literature: dict = field(default_factory=dict)
+
+    @property
+    def source(self) -> str:
+        """What was released: ``"lp"`` (a bounding LP's noise) or the literature mechanism
+        (``"staircase"``, ``"tulap"``, ``"truncated_laplace"``) whose certified cells won."""
+        return self.upper.source
+
+    @property
+    def best_known(self) -> tuple[str, float] | None:
+        """(name, expected loss) of the best literature mechanism valid for the problem."""
+        if not self.literature:
+            return None
+        name = min(self.literature, key=self.literature.get)
+        return name, self.literature[name]
+
+    @property
+    def advantage(self) -> float | None:
+        """How much better the release is than the best literature mechanism, relative to the
+        release: best_known / value − 1 (≥ 0 unless the time limit cut the search short)."""
+        best = self.best_known
+        return None if best is None else best[1] / self.value - 1.0
 
     @property
     def gap(self) -> float:
@@ -256,6 +308,10 @@ class _Search:
         self, problem: Problem, rel_gap: float, atom: bool, k_start: int | None, max_k: int
     ):
         self.problem, self.rel_gap, self.atom = problem, rel_gap, atom
+        self.goal = rel_gap  # the requested gap; rel_gap is the round's target (:meth:`target`)
+        # the expected loss of every literature mechanism valid for the problem, and the best
+        self.literature = literature_losses(problem)
+        self.beat = min(self.literature.values(), default=math.inf)
         sens = problem.sensitivity
         self.a = truncated_laplace_half_width(
             epsilon=problem.epsilon, delta=problem.delta, sensitivity=sens
@@ -316,6 +372,16 @@ class _Search:
         # the upper bound has settled and the lower bound is catching up: refine it alone
         return None, lower(time_limit=budget.left())
 
+    def target(self) -> float:
+        """The gap to reach: the requested one once the release is no worse than the best
+        literature mechanism; until then a gap small enough that the upper bound falls below it
+        (with 10% to spare), but not below a tenth of the requested one (what a literature
+        mechanism within a hair of the optimum may cost)."""
+        upper, lower = self.best_ub.value, self.best_lb.value
+        if upper <= self.beat * (1.0 + LITERATURE_TOLERANCE) or lower <= 0:
+            return self.goal
+        return max(self.goal / 10, min(self.goal, 0.9 * (self.beat - lower) / lower))
+
     def record(self, g: _Grids, ub: UpperBound | None, lb: LowerBound, seconds: float) -> dict:
         """Keep the better bounds and what they gained; the round's history entry."""
         if ub is not None:
@@ -332,6 +398,7 @@ class _Search:
             self.best_lb = lb
         info = _round_record(len(self.history) + 1, g, ub, lb, self.best_ub, self.best_lb, seconds)
         self.history.append(info)
+        self.rel_gap = self.target()
         return info
 
     def timed_out(self, g: _Grids, time_limit: float, seconds: float) -> None:
@@ -377,6 +444,85 @@ class _Search:
             self.k = nxt
             return True
         return grew
+
+
+def _unit_scale(problem: Problem) -> float | None:
+    """Δf when ``problem`` is solved at Δf = 1 and rescaled (a loss homogeneous of some degree d,
+    :attr:`dpdro.Loss.degree`, and Δf ≠ 1), else ``None``."""
+    if problem.loss.degree is None or problem.sensitivity == 1.0:
+        return None
+    return problem.sensitivity
+
+
+def _scaled_noise(noise: PiecewiseUniform, factor: float) -> PiecewiseUniform:
+    """The law of factor·X for X ~ ``noise``: edges and lattice multiplied by ``factor`` (edges
+    recomputed as integers times the new lattice step, so they stay on it exactly)."""
+    meta = dict(noise.metadata)
+    if "sensitivity" in meta:
+        meta["sensitivity"] = meta["sensitivity"] * factor
+    if noise.grid is None:
+        return PiecewiseUniform(noise.edges * factor, noise.probs, metadata=meta, atom=noise.atom)
+    h = noise.grid * factor
+    return PiecewiseUniform(
+        np.round(noise.edges / noise.grid) * h, noise.probs, grid=h, metadata=meta, atom=noise.atom
+    )
+
+
+def _scaled_record(info: dict, power: float) -> dict:
+    """A round's history entry of the problem at Δf = 1, its bounds multiplied by ``power`` = Δf^d
+    (rounded in the safe direction)."""
+    out = dict(info)
+    for key in ("upper", "round_upper"):
+        if out.get(key) is not None:
+            out[key] = round_up(out[key] * power)
+    for key in ("lower", "round_lower"):
+        if out.get(key) is not None:
+            out[key] = round_down(out[key] * power)
+    return out
+
+
+def _scaled_report(report: Callable[[dict], None], power: float) -> Callable[[dict], None]:
+    """``report`` for rounds solved at Δf = 1 (their bounds shown at Δf, :func:`_scaled_record`)."""
+
+    def scaled(info: dict) -> None:
+        report(_scaled_record(info, power))
+
+    return scaled
+
+
+def _rescaled(
+    res: OptimalNoise, problem: Problem, sensitivity: float, budget: TimeBudget
+) -> OptimalNoise | None:
+    """The result for ``problem`` from ``res``, solved for the same problem at Δf = 1: the noise
+    scaled by Δf and certified again exactly at Δf (``None`` if that certificate exceeds δ), the
+    upper bound its exact expected loss rounded up, the lower bound Δf^d times the unit one rounded
+    down (the optimal values differ by exactly that factor,
+    :meth:`dpdro.Problem.at_sensitivity`)."""
+    power = sensitivity**problem.loss.degree
+    noise = _scaled_noise(res.noise, sensitivity)
+    certified = certify_delta(noise, problem.epsilon, problem.sensitivity)
+    if certified > problem.delta:
+        return None  # pragma: no cover - RELEASE_MARGIN leaves room for the rescaling
+    upper = replace(
+        res.upper,
+        noise=noise,
+        certified_delta=certified,
+        value=round_up(noise.expected_loss(problem.loss)),
+        lp_value=None if res.upper.lp_value is None else res.upper.lp_value * power,
+        partition=None,
+    )
+    lower = replace(
+        res.lower,
+        value=round_down(res.lower.value * power),
+        lp_value=res.lower.lp_value * power,
+        candidates={k: round_down(v * power) for k, v in res.lower.candidates.items()},
+        p=None,
+        columns=None,
+        partition=None,
+    )
+    history = [_scaled_record(info, power) for info in res.history]
+    literature = {name: value * power for name, value in res.literature.items()}
+    return OptimalNoise(noise, upper, lower, budget.elapsed(), res.rel_gap, history, literature)
 
 
 def optimal_noise(
@@ -436,7 +582,48 @@ def optimal_noise(
     if k_start is not None:
         k_start = check_int("k_start", k_start, minimum=1)
     max_k = check_int("max_k", max_k, minimum=1 if k_start is None else k_start)
+    if problem.epsilon > MAX_EPSILON:
+        raise ValueError(
+            f"epsilon must be at most {MAX_EPSILON:g} for optimal_noise (beyond, the optimal "
+            "noise's central plateau, of width about 2*sensitivity*exp(-epsilon/2), outgrows the "
+            f"grids the LPs can solve), got {problem.epsilon!r}; the staircase mechanism "
+            "(dpdro.mechanisms.Staircase) is near optimal there"
+        )
     report = _print_round if progress is True else (progress or None)
+    unit = _unit_scale(problem)
+    if unit is None:
+        return _refine(problem, rel_gap, time_limit, report, atom, k_start, max_k)
+    budget = TimeBudget(time_limit)
+    try:
+        res = _refine(
+            problem.at_sensitivity(1.0),
+            rel_gap,
+            time_limit,
+            None if report is None else _scaled_report(report, unit**problem.loss.degree),
+            atom,
+            k_start,
+            max_k,
+        )
+        scaled = _rescaled(res, problem, unit, budget)
+    except SolverError:  # HiGHS failed at Δf = 1 before any bracket: try Δf itself
+        scaled = None
+    if scaled is not None:
+        return scaled
+    # the rescaled noise's certificate exceeds δ (floating-point edges), or the solver failed
+    left = None if time_limit is None else max(budget.left(), 1e-3)
+    return _refine(problem, rel_gap, left, report, atom, k_start, max_k)
+
+
+def _refine(
+    problem: Problem,
+    rel_gap: float,
+    time_limit: float | None,
+    report: Callable[[dict], None] | None,
+    atom: bool,
+    k_start: int | None,
+    max_k: int,
+) -> OptimalNoise:
+    """The refinement of the module docstring on ``problem`` itself (arguments checked)."""
     budget = TimeBudget(time_limit)
     search = _Search(problem, rel_gap, atom, k_start, max_k)
     # the truncated Laplace mechanism on the first fine grid: an upper bound without an LP
@@ -457,11 +644,28 @@ def optimal_noise(
         except TimeoutError:
             search.timed_out(g, time_limit, budget.elapsed())
             break
+        except SolverError:  # HiGHS failed on this round's LP: keep the best bracket so far
+            if search.best_ub is None or search.best_lb is None:
+                raise
+            search.timed_out(g, time_limit, budget.elapsed())
+            break
         last = time.perf_counter() - r0
         info = search.record(g, ub, lb, budget.elapsed())
         if report is not None:
             report(info)
-        if info["gap"] <= rel_gap or budget.expired() or not search.refine(g, ub, lb, max_k):
+        if (
+            info["gap"] <= search.rel_gap
+            or budget.expired()
+            or not search.refine(g, ub, lb, max_k)
+        ):
             break
     best = search.best_ub
-    return OptimalNoise(best.noise, best, search.best_lb, budget.elapsed(), rel_gap, search.history)
+    return OptimalNoise(
+        best.noise,
+        best,
+        search.best_lb,
+        budget.elapsed(),
+        rel_gap,
+        search.history,
+        search.literature,
+    )

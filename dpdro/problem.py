@@ -56,7 +56,7 @@ class Problem:
 
     def __init__(self, *, epsilon, delta, sensitivity=1.0, loss="l1", monotone=False, support=None):
         object.__setattr__(self, "epsilon", check_positive("epsilon", epsilon))
-        object.__setattr__(self, "delta", check_open_unit("delta", delta))
+        object.__setattr__(self, "delta", _check_delta(delta))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", sensitivity))
         object.__setattr__(self, "loss", make_loss(loss))
         object.__setattr__(self, "monotone", check_bool("monotone", monotone))
@@ -89,6 +89,24 @@ class Problem:
             support=self.support,
         )
 
+    def at_sensitivity(self, sensitivity: float) -> Problem:
+        """The same problem for the query (Δf′/Δf)·f, Δf′ = ``sensitivity`` > 0: the support
+        multiplied by Δf′/Δf, the same ε, δ, loss and monotonicity. For a loss homogeneous of
+        degree d (:attr:`Loss.degree`) X is feasible for this problem iff (Δf/Δf′)·X is for the
+        original (the constraints of P scale with the shifts φ ∈ [−Δf, Δf]), at (Δf′/Δf)^d times
+        the loss: the two have the same optimal noises up to that scaling, and their optimal
+        values differ by that factor."""
+        factor = sensitivity / self.sensitivity
+        support = None if self.support is None else tuple(factor * v for v in self.support)
+        return Problem(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            sensitivity=sensitivity,
+            loss=self.loss,
+            monotone=self.monotone,
+            support=support,
+        )
+
     def with_delta(self, delta: float) -> Problem:
         return Problem(
             epsilon=self.epsilon,
@@ -98,6 +116,17 @@ class Problem:
             monotone=self.monotone,
             support=self.support,
         )
+
+
+def _check_delta(delta) -> float:
+    """δ in (0, 1); δ = 0 (pure ε-DP) is refused with a pointer to the staircase mechanism."""
+    if isinstance(delta, (int, float)) and not isinstance(delta, bool) and delta == 0:
+        raise ValueError(
+            "delta must lie in the open interval (0, 1), got 0: for pure epsilon-DP (delta = 0) "
+            "the staircase mechanism is optimal (Geng and Viswanath 2016), use "
+            "dpdro.mechanisms.Staircase(epsilon=..., sensitivity=..., loss=...)"
+        )
+    return check_open_unit("delta", delta)
 
 
 def _check_support(support) -> tuple[float, float] | None:

@@ -9,25 +9,94 @@ literature mechanism) is one more function returning ``(noise, certified δ)`` o
 * :func:`truncated_laplace_candidate`: the truncated Laplace mechanism (Geng et al. 2020) on cells
   of width h (a divisor of Δf), near optimal for small ε. Spreading its mass over cells can raise
   its δ slightly, so it is taken at δ′ ≤ δ, lowered until the certificate is at most δ.
+* :func:`tulap_candidate`: the Tulap cells (Awan and Vadhan 2023) on a lattice, certified, when
+  they are at most a thousand (small ε: its certificate takes
+  seconds, and the truncated Laplace mechanism is as good there).
 * :func:`staircase_candidate`: the staircase mechanism (Geng and Viswanath 2016), optimal for δ = 0,
-  with its plateau γ rounded to the lattice Δf/1024, truncated after P periods (which costs δ_P) and
-  mixed with an atom at 0 of mass a = (δ − δ_P)/(1 − δ_P): its δ is at most a + (1 − a)·δ_P = δ
+  with its plateau γ rounded to a lattice Δf/N that costs below 1e-8 of the loss,
+  truncated after P periods (which costs δ_P) and mixed with an atom at 0 of mass
+  a = (δ − δ_P)/(1 − δ_P): its δ is at most a + (1 − a)·δ_P = δ
   (convexity of the hockey-stick divergence in the noise; the atom alone has δ = 1). Near optimal
   for large ε, where the optimal noise is a staircase with an atom of mass about δ; P is the
   cheapest number of periods. Without an atom (and for monotone problems) the truncated staircase
   alone, with the fewest periods P whose δ_P is at most δ.
+
+:func:`literature_losses` gives the expected loss of every literature mechanism dpdro implements
+that the engine compares with (the staircase, Tulap, the truncated Laplace mechanism), as published:
+the value :func:`dpdro.optimal_noise` must not exceed.
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from ._budget import TimeBudget
-from ._closed_forms import staircase_noise, staircase_optimal_gamma, truncated_laplace_noise
+from ._closed_forms import (
+    staircase_expected_loss,
+    staircase_noise,
+    staircase_optimal_gamma,
+    truncated_laplace_half_width,
+    truncated_laplace_noise,
+    tulap_cells,
+)
 from .noise import PiecewiseUniform
 from .privacy import certify_delta
 from .problem import Problem
 from .release import RELEASE_MARGIN, UpperBound, certified_release
 
-__all__ = ["reference_upper_bound", "staircase_candidate", "truncated_laplace_candidate"]
+__all__ = [
+    "literature_losses",
+    "reference_upper_bound",
+    "staircase_candidate",
+    "truncated_laplace_candidate",
+    "tulap_candidate",
+]
+
+_TULAP_CELLS = 1000  # the Tulap candidate only up to this many cells (its certificate is O(n²))
+
+
+def literature_losses(problem: Problem) -> dict[str, float]:
+    """E c(X) of the literature mechanisms the engine compares its release with, at the
+    problem's (ε, δ, Δf), as published (centred at 0), from :mod:`dpdro._closed_forms`: the
+    staircase (γ optimised for the loss; ε-DP), Tulap (its cells at δ) and the truncated Laplace
+    mechanism (its cells of width max(Δf/4096, A/16384), within about 1e-6 of its loss). Laplace
+    is left out: the truncated Laplace mechanism is Laplace conditioned on |X| ≤ A, cheaper for
+    every loss non-increasing then non-decreasing about 0. The Gaussian mechanisms are compared
+    by ``dpdro compare`` (:mod:`dpdro.mechanisms.comparison`), not here. All are monotone; with a
+    ``Problem.support`` only those whose support lies in it count.
+
+    Parameters
+    ----------
+    problem : the instance of P.
+
+    Returns
+    -------
+    dict: mechanism name ↦ E c(X).
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Example 1 and Section 5.1 (the mechanisms compared with).
+    """
+    p = problem
+    eps, delta, sens = p.epsilon, p.delta, p.sensitivity
+    half = truncated_laplace_half_width(epsilon=eps, delta=delta, sensitivity=sens)
+    width = max(sens / 4096, half / 16384)
+    cells = {
+        "truncated_laplace": truncated_laplace_noise(eps, delta, sens, width),
+        "tulap": tulap_cells(eps, delta, sens),
+    }
+    out = {}
+    lo, hi = p.support if p.support is not None else (-math.inf, math.inf)
+    for name, noise in cells.items():
+        if lo <= noise.edges[0] and noise.edges[-1] <= hi:
+            out[name] = float(noise.expected_loss(p.loss))
+    if p.support is None:
+        gamma = staircase_optimal_gamma(eps, p.loss)
+        out["staircase"] = float(staircase_expected_loss(eps, sens, gamma, p.loss))
+    return out
 
 
 def reference_upper_bound(
@@ -61,14 +130,15 @@ def reference_upper_bound(
     candidates = [
         c
         for c in (
-            truncated_laplace_candidate(problem, cell_width),
-            staircase_candidate(problem, atom=atom),
+            ("truncated_laplace", truncated_laplace_candidate(problem, cell_width)),
+            ("staircase", staircase_candidate(problem, atom=atom)),
+            ("tulap", tulap_candidate(problem)),
         )
-        if c is not None
+        if c[1] is not None
     ]
     if not candidates:
         return None  # pragma: no cover - the truncated Laplace mechanism always certifies
-    noise, d = min(candidates, key=lambda c: c[0].expected_loss(problem.loss))
+    source, (noise, d) = min(candidates, key=lambda c: c[1][0].expected_loss(problem.loss))
     return certified_release(
         noise.expected_loss(problem.loss),
         d,
@@ -77,7 +147,51 @@ def reference_upper_bound(
         k=0,
         L=0,
         boundary_mass=0.0,
+        source=source,
     )
+
+
+def tulap_candidate(problem: Problem) -> tuple[PiecewiseUniform, float] | None:
+    """Tulap designed at the largest δ′ ≤ δ whose outer edges lie on a lattice Δf/N (its inner
+    edges (k + ½)Δf do already), so that the noise has a lattice as every released noise does: N
+    256, or 1024 (the certificate's time grows with N) when that costs more than 1e-7 more than
+    Tulap at δ. (noise, certified δ), or ``None`` (more than a thousand cells,
+    or a certificate above δ)."""
+    p = problem
+    if 2.0 * math.log(1.0 / p.delta) / min(p.epsilon, 700.0) > _TULAP_CELLS:
+        return None
+    published = tulap_cells(p.epsilon, p.delta, p.sensitivity).expected_loss(p.loss)
+    found = None
+    for lattice in (256, 1024):
+        noise = _tulap_on_lattice(p, lattice)
+        if noise is None:
+            continue
+        d = certify_delta(noise, p.epsilon, p.sensitivity)
+        if d <= p.delta:
+            found = (noise, d)
+            if noise.expected_loss(p.loss) <= published * (1.0 + 1e-7):
+                break
+    return found
+
+
+def _tulap_on_lattice(p: Problem, lattice: int) -> PiecewiseUniform | None:
+    """Tulap at the largest δ′ ≤ δ whose support's half-width t(δ′) is a multiple of Δf/lattice:
+    t grows continuously as δ′ falls, so δ′ is found by bisection."""
+    eps, sens = p.epsilon, p.sensitivity
+    h = sens / lattice
+    target = math.ceil(tulap_cells(eps, p.delta, sens).edges[-1] / h) * h
+    lo, hi = 0.5 * p.delta, p.delta  # t(lo) ≥ target ≥ t(hi)
+    if tulap_cells(eps, lo, sens).edges[-1] < target:
+        return None  # pragma: no cover - halving δ lengthens the support by more than h
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if tulap_cells(eps, mid, sens).edges[-1] >= target else (lo, mid)
+    cells = tulap_cells(eps, lo, sens)
+    ticks = np.round(cells.edges / h)
+    if np.any(np.abs(cells.edges / h - ticks) > 1e-6):
+        return None  # pragma: no cover - the bisection converges to the lattice point
+    meta = {"mechanism": "tulap", "epsilon": eps, "delta": p.delta, "design_delta": lo}
+    return PiecewiseUniform(ticks * h, cells.probs, grid=h, metadata=meta)
 
 
 def truncated_laplace_candidate(
@@ -96,15 +210,18 @@ def truncated_laplace_candidate(
 
 
 def staircase_candidate(
-    problem: Problem, *, atom: bool = True, lattice: int = 1024, max_periods: int = 64
+    problem: Problem, *, atom: bool = True, max_periods: int = 250
 ) -> tuple[PiecewiseUniform, float] | None:
     """The truncated staircase with an atom at 0 (module docstring): (noise, certified δ), or
-    ``None`` for ε < 1 (its steps barely decay there; the truncated Laplace mechanism is better) or
-    when δ leaves no room for the certificate's rounding allowance."""
+    ``None`` for ε < ½ (its steps barely decay there; Tulap and the truncated Laplace mechanism
+    are as good), when more than ``max_periods`` periods are needed (its certificate grows
+    quadratically in the cells) or when δ leaves no room for the certificate's rounding
+    allowance."""
     p = problem
-    if p.epsilon < 1.0:
+    if p.epsilon < 0.5:
         return None
     gamma = staircase_optimal_gamma(p.epsilon, p.loss)
+    lattice = _staircase_lattice(gamma)
     gamma = min(max(round(gamma * lattice), 1), lattice - 1) / lattice
     # the cheapest number of periods, from the exact δ_P and expected losses (no certificate yet)
     best = None
@@ -139,3 +256,13 @@ def staircase_candidate(
         if not atom or mass < 0.0:
             return None
     return None  # pragma: no cover
+
+
+def _staircase_lattice(gamma: float, smallest: int = 64, largest: int = 4096) -> int:
+    """The smallest N ≥ ``smallest`` (at most ``largest``) for which rounding γ to a multiple of
+    1/N costs at most 1e-8 of the staircase's loss, 0.34·(Δγ/γ)² (measured at ε = 8; γ is
+    optimal, so the loss is flat in it). The certificate's time grows with N."""
+    for n in range(smallest, largest):
+        if 0.34 * ((round(gamma * n) / n - gamma) / gamma) ** 2 <= 1e-8:
+            return n
+    return largest

@@ -97,6 +97,8 @@ class UpperBound:
     # the released dd.Mechanism, one noise per piece (data-dependent)
     mechanism: object | None = None
     repair_weight: float = 0.0  # weight of the anchor mixed in to remove solver overshoot
+    # what was released: "lp", or the literature mechanism of a candidate without an LP
+    source: str = "lp"
     lp_value: float | None = None  # the LP's optimal value before the release (None: no LP)
     iterations: int = 0  # rounds of Algorithm 1
     simplex_iterations: int = 0

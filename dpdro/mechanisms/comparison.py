@@ -22,14 +22,15 @@ __all__ = ["BASELINES", "baselines", "meets_delta", "near_optimal_lower_bound"]
 BASELINES = ("laplace", "gaussian", "analytic_gaussian", "truncated_laplace", "staircase", "tulap")
 
 
-def baselines(*, epsilon, delta, sensitivity=1.0, loss="l1") -> dict:
+def baselines(*, epsilon, delta, sensitivity=1.0, loss="l1", names=BASELINES) -> dict:
     r"""The literature mechanisms at the same (ε, δ, Δf), keyed by the names in ``BASELINES``.
 
     Laplace and the staircase (γ optimised for ``loss``) are ε-DP, hence (ε, δ)-DP for every δ; the
     Gaussian, analytic Gaussian, truncated Laplace and Tulap are calibrated to (ε, δ). The classical
     Gaussian calibration is proven only for ε < 1; its exact δ (``exact_delta()``) may exceed δ
     beyond. A mechanism that cannot be built at these parameters (Tulap at a δ below its
-    certificate's rounding allowance) is left out.
+    certificate's rounding allowance) is left out. ``names``: the mechanisms to build (a subset of
+    ``BASELINES``; Tulap's certificate takes time and memory quadratic in its number of cells).
     """
     makers = {
         "laplace": lambda: Laplace(epsilon=epsilon, sensitivity=sensitivity),
@@ -44,7 +45,7 @@ def baselines(*, epsilon, delta, sensitivity=1.0, loss="l1") -> dict:
         "tulap": lambda: Tulap(epsilon=epsilon, delta=delta, sensitivity=sensitivity),
     }
     out = {}
-    for name in BASELINES:
+    for name in names:
         try:
             out[name] = makers[name]()
         except ValueError:

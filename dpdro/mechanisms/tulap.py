@@ -5,41 +5,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from .._closed_forms import tulap_cells as _tulap_cells
 from .._validation import check_open_unit, check_positive
 from ..noise import PiecewiseUniform
 from ..privacy import certify_delta
 
 __all__ = ["Tulap"]
-
-
-def _tulap_cells(epsilon: float, delta: float, sensitivity: float) -> PiecewiseUniform:
-    """Tulap(0, e^{−ε}, q) scaled by Δf as cells (see :class:`Tulap`). A partial cell narrower than
-    a float step at its position is dropped: its mass, below 1e-16 of its neighbour's, is
-    renormalised away."""
-    b, one_minus_b = math.exp(-epsilon), -math.expm1(-epsilon)
-    c1 = (one_minus_b + 2.0 * delta * b) / (1.0 + b)  # mass (and density) of the central unit cell
-    # K = min{k ≥ 1 : c₁b^k ≤ δ}, guarded below
-    big_k = max(1, math.ceil(math.log(c1 / delta) / epsilon))
-    while big_k > 1 and c1 * math.exp(-epsilon * (big_k - 1)) <= delta:
-        big_k -= 1
-    while c1 * math.exp(-epsilon * big_k) > delta:
-        big_k += 1
-    k = np.arange(1, big_k)
-    full = c1 * np.exp(-epsilon * k)  # cells [k − ½, k + ½), k = 1 … K − 1
-    # of [K − ½, t)
-    partial_len = -math.expm1(math.log(delta / c1) + epsilon * (big_k - 1)) / one_minus_b
-    partial = c1 * math.exp(-epsilon * big_k) * partial_len
-    inner = np.concatenate(([0.5], k + 0.5))  # ½, 3/2, …, K − ½
-    t = big_k - 0.5 + partial_len
-    if t * sensitivity > (big_k - 0.5) * sensitivity:
-        right_edges, right_probs = np.append(inner, t), np.append(full, partial)
-    else:
-        right_edges, right_probs = inner, full
-    edges = np.concatenate((-right_edges[::-1], right_edges)) * sensitivity
-    probs = np.concatenate((right_probs[::-1], [c1], right_probs))
-    return PiecewiseUniform(edges, probs / math.fsum(probs))
 
 
 def _certified_tulap(

@@ -521,3 +521,12 @@ def test_fuzz_every_malformed_input_is_one_line_and_status_2(
 def test_issue_28_inputs_through_the_console_script(noise_file, args):
     out = run(*[a.format(noise=noise_file) for a in args], check=False)
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+
+
+def test_compare_says_which_mechanism_the_release_beats():
+    out = run("compare", "--epsilon", "2", "--delta", "1e-6", "--loss", "l1", "--json")
+    got = json.loads(out.stdout)
+    assert got["best_literature"] == "staircase"
+    assert got["advantage"] >= -1e-6  # never worse than the best literature mechanism
+    text = run("compare", "--epsilon", "2", "--delta", "1e-6", "--loss", "l1").stdout
+    assert "best literature mechanism: staircase; dpdro's noise is" in text

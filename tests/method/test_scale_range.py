@@ -1,0 +1,98 @@
+"""Issue 28, item 3: exact invariance to the scale of Δf for homogeneous losses, the range of ε
+optimal_noise accepts, δ = 0 refused with a pointer to the staircase, and time limits honoured."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+import dpdro
+from dpdro.optimal import MAX_EPSILON
+
+SCALES = (1e-9, 1e-5, 1e9)
+LOSSES = {"l1": "l1", "l2": "l2", "pinball": dpdro.Pinball(tau=0.7)}
+
+
+@pytest.fixture(scope="module", params=sorted(LOSSES))
+def unit(request):
+    """(loss, problem at Δf = 1, its result)."""
+    loss = LOSSES[request.param]
+    problem = dpdro.Problem(epsilon=1.0, delta=1e-5, sensitivity=1.0, loss=loss)
+    return loss, problem, dpdro.optimal_noise(problem, rel_gap=0.02, time_limit=30)
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_results_scale_exactly_with_the_sensitivity(unit, scale):
+    loss, base, ref = unit
+    problem = dpdro.Problem(epsilon=1.0, delta=1e-5, sensitivity=scale, loss=loss)
+    t0 = time.perf_counter()
+    res = dpdro.optimal_noise(problem, rel_gap=0.02, time_limit=30)
+    assert time.perf_counter() - t0 < 10 * ref.seconds + 2.0  # the same work as at Δf = 1
+    power = scale**problem.loss.degree
+    # the same noise, scaled: the same cells in units of Δf, the same probabilities
+    np.testing.assert_allclose(res.noise.edges / scale, ref.noise.edges, rtol=1e-12, atol=0)
+    np.testing.assert_array_equal(res.noise.probs, ref.noise.probs)
+    assert res.noise.atom == ref.noise.atom
+    # bounds scale by Δf^d, rounded in the safe direction, and still bracket
+    assert res.upper.value / power == pytest.approx(ref.upper.value, rel=1e-9)
+    assert res.lower.value / power == pytest.approx(ref.lower.value, rel=1e-9)
+    assert res.lower.value <= res.upper.value
+    assert res.gap == pytest.approx(ref.gap, rel=1e-6)
+    assert res.reached
+    # the rescaled noise is certified again, exactly, at Δf
+    assert dpdro.certify_delta(res.noise, problem.epsilon, scale) <= problem.delta
+    assert res.upper.certified_delta <= problem.delta
+    assert res.noise.expected_loss(problem.loss) <= res.upper.value
+
+
+def test_scaled_progress_reports_bounds_at_the_sensitivity():
+    rounds = []
+    problem = dpdro.Problem(epsilon=1.0, delta=1e-5, sensitivity=1e3, loss="l2")
+    res = dpdro.optimal_noise(problem, rel_gap=0.02, progress=rounds.append)
+    assert rounds[-1]["upper"] == res.history[-1]["upper"]
+    assert rounds[-1]["lower"] <= res.lower.value * (1 + 1e-9)
+    assert res.lower.value <= rounds[-1]["upper"] <= res.upper.value * (1 + 1e-9)
+
+
+def test_non_homogeneous_losses_are_solved_at_their_own_scale():
+    loss = dpdro.PiecewiseLinear([-1.0, 1.0], [1.0, 1.0], left_slope=-1.0, right_slope=1.0)
+    assert loss.degree is None
+    problem = dpdro.Problem(epsilon=1.0, delta=1e-3, sensitivity=3.0, loss=loss)
+    res = dpdro.optimal_noise(problem, rel_gap=0.05, time_limit=30)
+    assert dpdro.certify_delta(res.noise, 1.0, 3.0) <= 1e-3
+    assert res.lower.value <= res.upper.value
+
+
+def test_degrees_of_homogeneity():
+    assert dpdro.make_loss("l1").degree == 1.0
+    assert dpdro.make_loss("l2").degree == 2.0
+    assert dpdro.Pinball(tau=0.3).degree == 1.0
+    assert dpdro.asymmetric_loss().degree == 1.0
+
+
+def test_epsilon_above_the_range_is_refused_with_one_line():
+    problem = dpdro.Problem(epsilon=MAX_EPSILON * 1.2, delta=1e-6)
+    with pytest.raises(ValueError, match=r"epsilon must be at most 10 .*Staircase") as info:
+        dpdro.optimal_noise(problem, time_limit=1)
+    assert "\n" not in str(info.value)
+
+
+def test_pure_dp_points_to_the_staircase():
+    with pytest.raises(ValueError, match=r"delta = 0.*staircase.*dpdro\.mechanisms\.Staircase"):
+        dpdro.Problem(epsilon=1.0, delta=0)
+    with pytest.raises(ValueError, match=r"open interval \(0, 1\), got -0\.1"):
+        dpdro.Problem(epsilon=1.0, delta=-0.1)
+
+
+def test_time_limit_is_honoured_on_a_hard_instance():
+    # an asymmetric loss at large ε: the gap cannot close within the limit
+    problem = dpdro.Problem(epsilon=8.0, delta=1e-7, loss=dpdro.asymmetric_loss())
+    limit = 3.0
+    t0 = time.perf_counter()
+    res = dpdro.optimal_noise(problem, rel_gap=1e-6, time_limit=limit)
+    elapsed = time.perf_counter() - t0
+    assert elapsed <= 1.5 * limit + 1.0  # generous: the measured overrun is below 10%
+    assert dpdro.certify_delta(res.noise, 8.0, 1.0) <= 1e-7
+    assert res.lower.value <= res.upper.value
