@@ -139,6 +139,17 @@ def reference_upper_bound(
     if not candidates:
         return None  # pragma: no cover - the truncated Laplace mechanism always certifies
     source, (noise, d) = min(candidates, key=lambda c: c[1][0].expected_loss(problem.loss))
+    meta = dict(
+        noise.metadata,
+        mechanism=source,
+        epsilon=problem.epsilon,
+        delta=problem.delta,
+        sensitivity=problem.sensitivity,
+        loss=problem.loss.name,
+    )  # what every released noise records (SecureSampler.from_file reads it)
+    noise = PiecewiseUniform(
+        noise.edges, noise.probs, grid=noise.grid, metadata=meta, atom=noise.atom
+    )
     return certified_release(
         noise.expected_loss(problem.loss),
         d,

@@ -86,3 +86,25 @@ def test_a_literature_winner_is_reported_scaled():
     unit = literature_losses(dpdro.Problem(epsilon=2.0, delta=1e-9, loss="l2"))
     assert res.literature["staircase"] == pytest.approx(100 * unit["staircase"], rel=1e-12)
     assert res.value <= res.best_known[1] * (1 + LITERATURE_TOLERANCE)
+
+
+@pytest.mark.parametrize("sensitivity", [1.0, 7.5])
+def test_a_released_literature_noise_records_its_privacy_parameters(sensitivity):
+    """Whichever mechanism wins, the released noise records ε, δ and Δf of the problem, so that
+    ``SecureSampler.from_noise`` / ``from_file`` take them from it (and its certificate holds)."""
+    sources = set()
+    for epsilon, delta, loss in [(0.1, 0.05, "l2"), (0.5, 1e-3, "l2"), (1.0, 1e-9, "l1")]:
+        problem = dpdro.Problem(epsilon=epsilon, delta=delta, loss=loss, sensitivity=sensitivity)
+        res = dpdro.optimal_noise(problem)
+        sources.add(res.source)
+        meta = res.noise.metadata
+        assert (meta["epsilon"], meta["delta"], meta["sensitivity"]) == (
+            epsilon,
+            delta,
+            sensitivity,
+        )
+        sampler = dpdro.SecureSampler.from_noise(res.noise)
+        got = (sampler.epsilon, sampler.delta, sampler.sensitivity)
+        assert got == (epsilon, delta, sensitivity)
+        assert dpdro.certify_delta(res.noise, epsilon, sensitivity) <= delta
+    assert sources - {"lp"}, "no literature mechanism won: the test no longer covers its case"
