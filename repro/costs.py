@@ -96,8 +96,8 @@ def family_costs(root: Path | str = RESULTS) -> list[dict]:
         row = dict(family=name, title=fam.title, tasks=len(tasks), stored=len(stored))
         provs = [(t.id, r.get("provenance") or {}) for t, r in stored]
         row["computers"] = {
-            f"{p['cpu_count']}-core {p['machine']}"
-            for _, p in provs
+            f"{p['cpu_count']}-core {' '.join(dict.fromkeys(p['machine'].split()))}"
+            for _, p in provs  # "x86_64 x86_64" (machine and processor alike) named once
             if p.get("cpu_count") and p.get("machine")
         }
         timed = [

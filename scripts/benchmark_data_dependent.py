@@ -109,7 +109,7 @@ def summary(results: list, time_limit: float) -> list[str]:
                      + f" {100 * r['gap']:6.2f} {_fmt(r['upper'])[:8]:>8} {_fmt(r['lower'])[:8]:>8}"
                      f" {r['family']:<13}| {r['seconds']:6.1f} ({r['seconds'] / time_limit:.3f})")
     lines.append(
-        "'—': not reached within the limit. Goals (issue 26, this machine): a valid 10% gap within "
+        "'—': not reached within the limit. Goals (this machine): a valid 10% gap within "
         f"{GOALS[0.10]:g} s, 5% within {GOALS[0.05]:g} s, 2% within {GOALS[0.02]:g} s.")
     lines.append(
         "The paper (C++/Gurobi, lower curve P′ − β/2, not a bound): 10% in ≤ "

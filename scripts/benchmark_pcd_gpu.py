@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Table 3 on a GPU, timed: one paper-scale split (1,000 simulations, every mechanism) per dataset,
-and the CUDA kernel against the numba kernel on adult's split-0 training set (GN, S = 1000, T = 5),
-cupy, numba, cupy in the same run. Needs CuPy and an NVIDIA GPU.
+"""Table 3 on a GPU, timed: the seconds of one paper-scale split per dataset, and the CUDA kernel
+against the numba kernel on adult.
+
+One split is 1,000 simulations of every mechanism; the kernels are compared on adult's split-0
+training set (GN, S = 1000, T = 5), run in the order CUDA, numba, CUDA. Needs CuPy and an NVIDIA
+GPU.
 
 Stored run: results/benchmarks/pcd_gpu.json (an NVIDIA H100; the per-split times are dominated by
 drawing the (OPT) mechanism's noise tables on the CPU).

@@ -1,4 +1,5 @@
-"""Benchmark the default call over a seeded random sample of the whole domain (issue 28, item 2).
+"""Benchmark the default call over a seeded random sample of the whole domain: the certified gap
+reached within 20 s and the time, per point.
 
 30 points: ε log-uniform in [1e-3, 10], δ log-uniform in [1e-12, 0.9], Δf in {1, 7.5, 1e-3, 1e3} and
 a loss among ℓ1, ℓ2, pinball (τ uniform in [0.1, 0.9]), the asymmetric loss |x| + 1[x > 0]·|x|, a
@@ -6,7 +7,7 @@ power |x|^p (p in {1.5, 3}) and one-sided ℓ1 noise (``support=(0, inf)``), eac
 runs the default call ``optimal_noise(problem, rel_gap=1e-3, time_limit=20)`` once; the released
 noise is certified again here (exact δ ≤ δ). Printed per point: the certified gap reached, the time
 and the time over the limit; then the count at 0.1%, the median and largest time, and the largest
-overrun of the time limit. Targets (issue 28): ≥ 29 of 30 at 0.1%, median ≤ 1 s; the time limit
+overrun of the time limit. Targets: ≥ 29 of 30 at 0.1%, median ≤ 1 s; the time limit
 honoured within 10%. Timings depend on the machine and its load.
 
 Usage (writes OUT.txt with what is printed and OUT.json with every point)::
