@@ -320,8 +320,9 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "The paper-scale computations are stored under `results/` with their provenance, and the "
         "chapters load them. One row per stored result: the chapters that show it, its files "
         "(and how many record their provenance), the date of the latest, the computing time "
-        "they record. A table merged from a sweep's tasks records no time of its own: "
-        "the time of its tasks is in the sweep's row. {doc}`full_reproduction` shows how to "
+        "they record ('–' where none is recorded; a table merged from a sweep's tasks and the "
+        "sweep's own row are two records of one computation, timed separately). "
+        "{doc}`full_reproduction` shows how to "
         "recompute any of them.",
         "",
         "| result | chapters | files | latest | time |",
