@@ -36,7 +36,6 @@ Every public name of the modules is importable from here (``from repro import ex
 
 from .data_dependent import (
     DD_CACHE,
-    DD_WIDE_SLACK,
     NB_DD_WIDE,
     DataDependentNoise,
     DDFamily,
@@ -102,7 +101,6 @@ from .stats import (
 __all__ = [
     "AdditiveNoise",
     "DD_CACHE",
-    "DD_WIDE_SLACK",
     "DDFamily",
     "DataDependentNoise",
     "MECHANISM_ORDER",

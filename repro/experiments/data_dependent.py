@@ -37,7 +37,10 @@ How (OPT) is built (choices, each documented here and in the chapters):
   does not depend on R any more (pieces further apart than Δf share no constraint, equal piece
   masses), so one solve serves every R: its noises are reused with the piece edges moved to the
   actual range, and the moved mechanism is certified again (exactly,
-  dpdro.data_dependent.certify_delta) before use.
+  dpdro.data_dependent.certify_delta) before use. The moved piece edges are given exactly, in
+  integer ticks of the noise cell width from the first edge (:func:`exact_edges`), so the
+  certificate is scale-free: it is bit for bit that of the solve, however wide the range, and
+  every (OPT) is solved and certified at δ itself.
 * Solved mechanisms are cached in results/ml/dd_mechanisms.json
   (dpdro.data_dependent.Mechanism.to_dict() plus provenance) and re-certified
   (mechanism.certify() <= δ) on load.
@@ -61,7 +64,6 @@ from .reports import RESULTS_DIR
 
 __all__ = [
     "DD_CACHE",
-    "DD_WIDE_SLACK",
     "DDFamily",
     "DataDependentNoise",
     "NB_DD_WIDE",
@@ -72,6 +74,7 @@ __all__ = [
     "coordinate_descent_losses",
     "dilate_noise",
     "equal_mass_weight",
+    "exact_edges",
     "make_data_dependent",
     "nb_dd_edges",
     "pcd_dd_edges",
@@ -82,9 +85,6 @@ DD_CACHE = RESULTS_DIR / "dd_mechanisms.json"
 NB_DD_BETA, NB_DD_L = 0.1, 25  # Δf = 1: cells [-2.5, 2.5), 50 cells
 NB_DD_STEP = 0.5  # small ranges are rounded up to a multiple of this (Δf units)
 NB_DD_WIDE = 5.2  # from this R on, the end-refined 7-piece design (R-independent LP)
-# The R-independent solves use δ − DD_WIDE_SLACK: the exact certificate of a mechanism moved to a
-# range far from 0 carries a floating-point error bound growing with |edges| (≈ 5e-11 at R = 269).
-DD_WIDE_SLACK = 1e-6
 # Coordinate descent designs (query units, Δf = 2; tails from the outermost inner edge to ±n):
 # "appendix42": the GitHub appendix's partition for cylinder-bands, [−n, −10), pieces of width 0.5
 # on [−10, 10), [10, n) (42 pieces, 0 is an edge); noise cells of width β = 0.25 on [−5, 5) (40
@@ -117,6 +117,18 @@ def nb_dd_edges(R: float) -> np.ndarray:
     else:
         ticks = np.unique(np.round(np.linspace(0, k, min(7, k) + 1)).astype(int))
     return ticks * b
+
+
+def exact_edges(edges: np.ndarray, step: float) -> dict:
+    """The piece edges ``edges`` as :class:`dpdro.data_dependent.Mechanism` arguments given exactly:
+    ``piece_edges`` (the first edge) with integer ``edge_ticks`` of ``step`` from it (the scale-free
+    certificate, dpdro.data_dependent.privacy; ValueError if an edge is off the grid)."""
+    e = np.asarray(edges, dtype=float)
+    r = (e - e[0]) / step
+    ticks = np.round(r).astype(np.int64)
+    if np.any(np.abs(r - ticks) > 1e-9 * np.maximum(1.0, np.abs(r))):
+        raise ValueError(f"piece edges {e.tolist()} are not on a grid of step {step:g}")
+    return dict(piece_edges=e[:1], edge_ticks=ticks, edge_step=float(step))
 
 
 def _dd_provenance(problem_desc: dict, ub, seconds: float) -> dict:
@@ -226,11 +238,10 @@ class NBDDFamily(DDFamily):
 
     def build_problem(self, R: float):
         """``(problem, partition, description)`` of the solve for the key R (Δf = 1, Φ = [0, R))."""
-        delta = self.delta - DD_WIDE_SLACK if R >= NB_DD_WIDE - 1e-9 else self.delta
         e = nb_dd_edges(R)
         prob = dd.Problem(
             epsilon=self.epsilon,
-            delta=delta,
+            delta=self.delta,
             sensitivity=1.0,
             loss="l1",
             phi_lo=0.0,
@@ -241,7 +252,7 @@ class NBDDFamily(DDFamily):
         desc = dict(
             kind="naive Bayes (OPT)",
             epsilon=self.epsilon,
-            delta=delta,
+            delta=self.delta,
             sensitivity=1.0,
             loss="l1",
             phi=[0.0, float(e[-1])],
@@ -267,7 +278,11 @@ class NBDDFamily(DDFamily):
         if abs(key - NB_DD_WIDE) < 1e-9:
             return base
         mech = dd.Mechanism(
-            base.noises, nb_dd_edges(key), base.epsilon, self.delta, base.sensitivity
+            noises=base.noises,
+            epsilon=base.epsilon,
+            delta=self.delta,
+            sensitivity=base.sensitivity,
+            **exact_edges(nb_dd_edges(key), NB_DD_BETA),
         )
         d = mech.certify()
         if not d <= mech.delta:  # pragma: no cover - the LP is R-independent from NB_DD_WIDE on
@@ -352,14 +367,13 @@ class PCDDDFamily(DDFamily):
 
     def query_mechanism(self):
         """The solved mechanism in query units on [−n0, n0) (n0 of the design)."""
-        delta = self.delta - DD_WIDE_SLACK
         spec = PCD_DD_DESIGNS[self.design]
 
         def build():
             e = pcd_dd_edges(self.n0, self.design)
             prob = dd.Problem(
                 epsilon=self.epsilon,
-                delta=delta,
+                delta=self.delta,
                 sensitivity=self.sensitivity,
                 loss=coordinate_descent_losses(e, knee=self.knee, slope=self.slope),
                 phi_lo=float(e[0]),
@@ -370,7 +384,7 @@ class PCDDDFamily(DDFamily):
             desc = dict(
                 kind="coordinate descent (OPT)",
                 epsilon=self.epsilon,
-                delta=delta,
+                delta=self.delta,
                 sensitivity=self.sensitivity,
                 loss=f"coordinate_descent_losses(knee={self.knee:g}, slope={self.slope:g})",
                 phi=[float(e[0]), float(e[-1])],
@@ -393,12 +407,13 @@ class PCDDDFamily(DDFamily):
         q = self.query_mechanism()
         half = key * self.sensitivity / 2.0
         e = pcd_dd_edges(half, self.design)
+        beta = PCD_DD_DESIGNS[self.design]["beta"] / self.sensitivity
         unit = dd.Mechanism(
-            tuple(dilate_noise(nz, 1.0 / self.sensitivity) for nz in q.noises),
-            (e + half) / self.sensitivity,
-            q.epsilon,
-            self.delta,
-            1.0,
+            noises=tuple(dilate_noise(nz, 1.0 / self.sensitivity) for nz in q.noises),
+            epsilon=q.epsilon,
+            delta=self.delta,
+            sensitivity=1.0,
+            **exact_edges((e + half) / self.sensitivity, beta),
         )
         d = unit.certify()
         if not d <= unit.delta:  # pragma: no cover
