@@ -27,6 +27,14 @@ and Dask's nannies pin BLAS to one thread); each chunk records the implementatio
 with the number of splits each computed, and all of them in its
 provenance.
 
+``--dd-only`` recomputes only the "(OPT)" column of a stored run (e.g. after its mechanism
+changed): one task per dataset × chunk as above (files under ``{dataset}/dd_only/``), running
+(OPT) alone with the same seeds (``baseline=False``; every mechanism of a split draws from the
+same noise seed, so the other columns are those stored); :func:`merge` puts its per-split errors
+into the dataset's stored row, recomputes the table row and records ``seconds_dd`` (the seconds of
+the recomputation) and ``dd_added`` (its provenance: the solves used and their certified δ), and
+the file's provenance keeps the run it changed under ``original_run``.
+
 Usage: ``scripts/sweep.py table2 table3 --splits 100 --sims 1000`` (or
 ``scripts/run_ml_experiments.py``); ``--variant authors`` uses the authors' code settings
 (``NBSettings.authors()``, Table 2 only).
@@ -119,6 +127,10 @@ def compute(params: dict) -> dict:
         seed=params["seed"],
         first_split=params["first"],
     )
+    dd_only = bool(params.get("dd_only"))
+    if dd_only:
+        mechs = {"(OPT)": dd}
+        kw["baseline"] = False
     if table == 2:
         settings = NBSettings.authors() if params["variant"] == "authors" else NBSettings()
         res = run_naive_bayes(ds, mechs, settings=settings, **kw)
@@ -138,6 +150,7 @@ def compute(params: dict) -> dict:
         n_splits=params["count"],
         n_sims=params["sims"],
         seed=params["seed"],
+        **(dict(dd_only=True) if dd_only else {}),
         **extra,
         seconds=time.perf_counter() - t0,
         per_split={side: {m: v.tolist() for m, v in res[side].items()} for side in res},
@@ -151,6 +164,7 @@ def _settings(table: int, scale: str, opts: dict) -> dict:
     s = {k: opts[k] if opts[k] is not None else base[k] for k in ("splits", "sims", "chunk")}
     s["seed"] = opts["seed"] or 0
     s["variant"] = opts["variant"] or "paper"
+    s["dd_only"] = bool(opts.get("dd_only"))
     if s["variant"] not in ("paper", "authors") or (table == 3 and s["variant"] != "paper"):
         raise ValueError(
             f"variant must be 'paper' or (table 2 only) 'authors', got {s['variant']!r}"
@@ -172,7 +186,8 @@ def _settings(table: int, scale: str, opts: dict) -> dict:
 
 def _tasks(table: int):
     def list_tasks(root: Path, scale: str, opts: dict) -> list:
-        """One task per dataset × chunk of ``chunk`` splits."""
+        """One task per dataset × chunk of ``chunk`` splits (``--dd-only``: of the (OPT) column,
+        under ``{dataset}/dd_only/``)."""
         s = _settings(table, scale, opts)
         fam = FAMILY_TABLE2 if table == 2 else FAMILY_TABLE3
         run = f"{s['variant']}_{s['splits']}x{s['sims']}" + (
@@ -182,7 +197,9 @@ def _tasks(table: int):
         for name in s["datasets"]:
             for first in range(0, s["splits"], s["chunk"]):
                 count = min(s["chunk"], s["splits"] - first)
-                tid = f"{run}/{name}/splits={first:03d}-{first + count - 1:03d}"
+                tid = f"{run}/{name}/" + ("dd_only/" if s["dd_only"] else "")
+                tid += f"splits={first:03d}-{first + count - 1:03d}"
+                extra = dict(dd_only=True) if s["dd_only"] else {}
                 out.append(
                     fam.task(
                         tid,
@@ -195,6 +212,7 @@ def _tasks(table: int):
                             dataset=name,
                             first=first,
                             count=count,
+                            **extra,
                         ),
                         task_dir(root, fam.name) / f"{tid}.json",
                     )
@@ -204,17 +222,53 @@ def _tasks(table: int):
     return list_tasks
 
 
+def _recompute_dd_column(store: dict, rows: dict, table: int, solves: dict) -> dict:
+    """Put the (OPT) per-split errors of ``rows`` (``--dd-only`` runs) into the stored rows of
+    ``store``, recompute their table rows and record ``seconds_dd`` and ``dd_added``; returns the
+    stored rows changed (a dataset not stored raises ValueError: there is no run to complete)."""
+    missing = sorted(set(rows) - set(store["datasets"]))
+    if missing:
+        raise ValueError(f"--dd-only needs a stored run of {missing[0]!r} (run it in full first)")
+    certified = {k: v.get("recertified_delta", v.get("certified_delta")) for k, v in solves.items()}
+    out = {}
+    for name, new in rows.items():
+        row = dict(store["datasets"][name])
+        per_split = {side: dict(row["per_split"][side]) for side in ("in", "out")}
+        for side in per_split:
+            if len(per_split[side]["(OPT)"]) != len(new["per_split"][side]["(OPT)"]):
+                raise ValueError(f"{name}: the (OPT) recomputation has another number of splits")
+            per_split[side]["(OPT)"] = new["per_split"][side]["(OPT)"]
+        arrays = {s: {m: np.asarray(v) for m, v in per_split[s].items()} for s in per_split}
+        row.update(
+            per_split=per_split,
+            summary=summarize(arrays, baseline=BASELINE[table]),
+            seconds_dd=new["seconds"],
+            dd_added=provenance(
+                new["seconds"],
+                note="(OPT) column recomputed with the same seeds (other columns unchanged)",
+                epsilon=EPSILON,
+                delta=DELTA,
+                chunks=new["chunks"],
+                certified_delta=certified,
+            ),
+        )
+        out[name] = row
+    return out
+
+
 def merge(root: Path, tasks: list, scale: str, opts: dict) -> list:
     """Write every dataset whose chunks are all done into its aggregate file (other datasets stored
-    there are kept)."""
+    there are kept); ``--dd-only`` chunks replace the (OPT) column of the stored rows
+    (:func:`_recompute_dd_column`)."""
     runs: dict = {}
     for t in tasks:
         p = t.params
         runs.setdefault(
-            (p["table"], p["variant"], p["splits"], p["sims"], p["seed"]), {}
+            (p["table"], p["variant"], p["splits"], p["sims"], p["seed"], bool(p.get("dd_only"))),
+            {},
         ).setdefault(p["dataset"], []).append(t)
     written = []
-    for (table, variant, splits, sims, seed), by_dataset in runs.items():
+    for (table, variant, splits, sims, seed, dd_only), by_dataset in runs.items():
         rows, opt_info, solves, implementations = {}, None, {}, set()
         for name, chunks in by_dataset.items():
             results = [load_result(t) for t in sorted(chunks, key=lambda t: t.params["first"])]
@@ -249,7 +303,7 @@ def merge(root: Path, tasks: list, scale: str, opts: dict) -> list:
                 **extra,
                 seconds=sum(r["seconds"] for r in results),
                 per_split=per_split,
-                summary=summarize(arrays, baseline=BASELINE[table]),
+                summary=None if dd_only else summarize(arrays, baseline=BASELINE[table]),
                 chunks=len(results),
             )
             opt_info = results[0]["opt_noise"]
@@ -266,6 +320,8 @@ def merge(root: Path, tasks: list, scale: str, opts: dict) -> list:
         )
         store = read_json(path) if path.is_file() else {"datasets": {}}
         old_prov = store.get("provenance")
+        if dd_only:
+            rows = _recompute_dd_column(store, rows, table, solves)
         store["datasets"].update(rows)
         order = [*available_datasets(), *store["datasets"]]
         store["datasets"] = {
@@ -298,6 +354,10 @@ def merge(root: Path, tasks: list, scale: str, opts: dict) -> list:
         )
         if old_prov is not None and "original_run" in old_prov:
             store["provenance"]["original_run"] = old_prov["original_run"]
+        elif dd_only and old_prov is not None:
+            store["provenance"]["original_run"] = {
+                k: old_prov.get(k) for k in ("date_utc", "git_commit", "command")
+            }
         write_json_atomic(path, store)
         written.append(path)
     return written
@@ -323,6 +383,11 @@ _OPTIONS = (
         "comma-separated datasets (default: every offline dataset; ci: post-operative,ecoli)",
     ),
     Option("skip", "comma-separated datasets to leave out"),
+    Option(
+        "dd_only",
+        "recompute only the (OPT) column of the stored run (same seeds; other columns kept)",
+        flag=True,
+    ),
 )
 FAMILY_TABLE2 = Family(
     name="table2",

@@ -84,6 +84,7 @@ from .reports import (
     RESULTS_DIR,
     ml_comparison_html,
     ml_ledger_rows,
+    ml_tolerance,
     paper_tables,
     stored_results,
 )
@@ -105,6 +106,7 @@ __all__ = [
     "DataDependentNoise",
     "MECHANISM_ORDER",
     "ML_TOLERANCE",
+    "ml_tolerance",
     "NBDDFamily",
     "NBSettings",
     "NBStats",

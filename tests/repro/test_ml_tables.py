@@ -1,0 +1,59 @@
+"""Tables 2 and 3: the (OPT)-only recomputation of a stored run, and the match tolerance."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+from repro import experiments as ex
+from repro import ml_tables, sweep
+from repro.provenance import read_json, write_json_atomic
+
+
+def test_dd_only_recomputes_the_opt_column_with_the_same_seeds(tmp_path):
+    opts = {"datasets": "post-operative", "splits": 2, "sims": 3, "chunk": 1}
+    quiet = dict(jobs=1, progress=False, out=io.StringIO())
+    sweep.run_families(["table2"], root=tmp_path, options=opts, **quiet)
+    path = ml_tables.result_path(2, "paper", 2, 3, tmp_path)
+    full = read_json(path)
+    # a stored run whose (OPT) column came from another mechanism
+    stale = read_json(path)
+    row = stale["datasets"]["post-operative"]
+    for side in ("in", "out"):
+        row["per_split"][side]["(OPT)"] = [0.5, 0.5]
+    write_json_atomic(path, stale)
+
+    dd = {**opts, "dd_only": True}
+    tasks = ml_tables.FAMILY_TABLE2.tasks(tmp_path, "paper", dd)
+    assert [t.id for t in tasks] == [
+        "paper_2x3/post-operative/dd_only/splits=000-000",
+        "paper_2x3/post-operative/dd_only/splits=001-001",
+    ]
+    report = sweep.run_families(["table2"], root=tmp_path, options=dd, **quiet)
+    assert len(report.computed) == 2 and report.merged == [path]
+    assert set(sweep.load_result(tasks[0])["per_split"]["in"]) == {"(OPT)"}
+    got = read_json(path)
+    new, old = got["datasets"]["post-operative"], full["datasets"]["post-operative"]
+    assert new["per_split"] == old["per_split"]  # (OPT) as in the full run, the rest untouched
+    assert new["summary"] == old["summary"] and new["seconds"] == old["seconds"]
+    assert new["seconds_dd"] > 0 and new["dd_added"]["delta"] == ml_tables.DELTA
+    assert all(d <= ml_tables.DELTA for d in new["dd_added"]["certified_delta"].values())
+    assert got["provenance"]["original_run"]["date_utc"] == full["provenance"]["date_utc"]
+
+
+def test_dd_only_needs_a_stored_run(tmp_path):
+    opts = {"datasets": "post-operative", "splits": 1, "sims": 2, "dd_only": True}
+    with pytest.raises(ValueError, match="stored run"):
+        sweep.run_families(
+            ["table2"], root=tmp_path, options=opts, jobs=1, progress=False, out=io.StringIO()
+        )
+
+
+def test_imp_tolerance_is_relative_to_the_paper():
+    assert ex.ml_tolerance("GN", 38.5) == 0.5
+    assert ex.ml_tolerance("Imp", 19.28) == pytest.approx(1.928)
+    assert ex.ml_tolerance("Imp", 2.0) == 0.5  # never tighter than an error's
+    assert abs(15.93 - 19.28) > ex.ml_tolerance("Imp", 19.28)  # contraceptive: not a match
+    assert np.isclose(ex.ml_tolerance("Imp", -40.0), 4.0)
