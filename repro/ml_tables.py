@@ -250,6 +250,7 @@ def _recompute_dd_column(store: dict, rows: dict, table: int, solves: dict) -> d
                 delta=DELTA,
                 chunks=new["chunks"],
                 certified_delta=certified,
+                **{k: new[k] for k in ("coordinate_descent",) if k in new},
             ),
         )
         out[name] = row
@@ -322,6 +323,8 @@ def merge(root: Path, tasks: list, scale: str, opts: dict) -> list:
         old_prov = store.get("provenance")
         if dd_only:
             rows = _recompute_dd_column(store, rows, table, solves)
+            for i in (old_prov or {}).get("coordinate_descent", []):  # the other columns' runs
+                implementations.add(json.dumps(i, sort_keys=True))
         store["datasets"].update(rows)
         order = [*available_datasets(), *store["datasets"]]
         store["datasets"] = {
