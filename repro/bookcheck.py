@@ -20,7 +20,8 @@ Notebook checks (:func:`check_notebook`, no build needed), on what a reader sees
     below it in the cell's code (``fontsize=8``, ``"small"``, ...), or a PNG whose resolution and
     width make text drawn at :data:`MIN_FONT_PT` appear smaller (:func:`displayed_pt`);
 ``plumbing``
-    shown code that records the ledger, reads provenance, times itself or asserts: it belongs in a
+    shown code that records the ledger, reads provenance or a stored file (``read_json``,
+    ``json.loads``, ``read_text``), times itself or asserts: it belongs in a
     hidden cell (``remove-cell``) or in library code.
 
 HTML checks (:func:`check_html_tree`, on a built ``_build/html``), on the article of every page:
@@ -164,11 +165,13 @@ def _text(x) -> str:
     return "".join(x) if isinstance(x, list) else (x or "")
 
 
-_PLUMBING = re.compile(r"\b(?:record|Row|read_json|perf_counter|monotonic|git_commit|provenance)\b")
+_PLUMBING = re.compile(
+    r"\b(?:record|Row|read_json|read_text|json\.loads|perf_counter|monotonic|git_commit|provenance)\b"
+)
 
 
 def _plumbing(source: str) -> list[str]:
-    """What in shown code is plumbing: asserts, ledger rows, provenance, timing."""
+    """What in shown code is plumbing: asserts, ledger rows, provenance, file loading, timing."""
     found = []
     try:
         tree = ast.parse(source)

@@ -19,6 +19,9 @@ Nothing here is typed: every number is read from the result files under ``result
   on a GPU (``results/benchmarks/pcd_gpu.json``, ``scripts/benchmark_pcd_gpu.py``) next to the
   CPU kernel's median from the per-task files; :func:`gpu_costs_markdown` the page's section on
   them.
+* :func:`computer` and :func:`where_computed`: which computer computed each stored result, in
+  neutral words (a GPU by its name, else a CPU by its core count), from the record each result
+  file keeps; :func:`where_markdown` the page's list of them.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from .provenance import read_json
 
 __all__ = [
     "AGGREGATES",
+    "computer",
     "costs_markdown",
     "hms",
     "family_costs",
@@ -40,6 +44,8 @@ __all__ = [
     "ml_progress",
     "ml_split_costs",
     "recorded_seconds",
+    "where_computed",
+    "where_markdown",
     "write_costs",
 ]
 
@@ -84,8 +90,7 @@ def recorded_seconds(data) -> float:
 
 
 def family_costs(root: Path | str = RESULTS) -> list[dict]:
-    """One dict per task family (see the module docstring); seconds are wall-clock, and
-    ``computers`` names the computers the per-task files record (``"2-core x86_64"``)."""
+    """One dict per task family (see the module docstring); seconds are wall-clock."""
     from . import sweep
 
     out = []
@@ -95,11 +100,6 @@ def family_costs(root: Path | str = RESULTS) -> list[dict]:
         stored = [(t, r) for t in tasks if (r := sweep.load_result(t)) is not None]
         row = dict(family=name, title=fam.title, tasks=len(tasks), stored=len(stored))
         provs = [(t.id, r.get("provenance") or {}) for t, r in stored]
-        row["computers"] = {
-            f"{p['cpu_count']}-core {' '.join(dict.fromkeys(p['machine'].split()))}"
-            for _, p in provs  # "x86_64 x86_64" (machine and processor alike) named once
-            if p.get("cpu_count") and p.get("machine")
-        }
         timed = [
             (p["seconds"], tid) for tid, p in provs if isinstance(p.get("seconds"), (int, float))
         ]
@@ -234,9 +234,7 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
         )
     if any(r["source"] not in (None, "per-task files") for r in fams):
         lines += ["", "\\* no per-task files: the seconds recorded in the aggregate file."]
-    computers = sorted(set().union(*(r["computers"] for r in fams)))
-    if computers:
-        lines += ["", f"Measured on a {' and a '.join(computers)} computer."]
+    lines += where_markdown(root)
     for table, what in ((2, "naïve Bayes"), (3, "coordinate descent")):
         rows = ml_costs(table, root)
         if not rows:
@@ -414,4 +412,101 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
             f"thread, {k['numba'] / k['cupy']:.0f} times faster "
             "(`scripts/benchmark_pcd_gpu.py`).",
         ]
+    return lines
+
+
+# ------------------------------------------------------------- which computer computed each result
+NOT_RECORDED = "a computer that its file does not name"
+
+
+def computer(data: dict) -> str:
+    """The computer that computed one stored result file, in neutral words, from the file's own
+    record: the GPU that its ``coordinate_descent`` record names ("one NVIDIA H100 GPU"), else its
+    provenance's processor count ("a 2-core CPU"), else :data:`NOT_RECORDED`."""
+    device = (data.get("coordinate_descent") or {}).get("device")
+    if device:
+        return f"one {device} GPU"
+    cores = (data.get("provenance") or {}).get("cpu_count")
+    return f"a {cores}-core CPU" if isinstance(cores, int) and cores > 0 else NOT_RECORDED
+
+
+def _counted(counts: dict[str, int], unit: str, each: str = "") -> str:
+    """{"a 2-core CPU": 2, "one X GPU": 98} as "98 splits on one X GPU, 2 on a 2-core CPU"
+    (the largest count first; ``each`` follows the unit: "100 splits each on …")."""
+    parts = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(
+        (f"{n} {unit}{each}" if i == 0 else f"{n}") + f" on {where}"
+        for i, (where, n) in enumerate(parts)
+    )
+
+
+def where_computed(root: Path | str = RESULTS) -> list[dict]:
+    """Per task family of :data:`repro.sweep.FAMILIES` with stored results: ``family``, ``unit``
+    ("tasks"; "splits" for Tables 2 and 3; "runs" for a family stored in one aggregate file) and
+    ``groups``, a list of (subject, {computer: count}) where subject is ``None`` for the whole
+    family or a dataset of Tables 2 and 3.
+
+    Each per-task file counts one task (Tables 2 and 3: its ``n_splits`` splits) under
+    :func:`computer` of the file. A family stored only in its aggregate file (:data:`AGGREGATES`)
+    counts one run under that file's :func:`computer`. A dataset of Tables 2 and 3 stored only in
+    the table's file counts its 100 splits under :data:`NOT_RECORDED`: that file's provenance
+    records the merge that wrote it, not the run that computed the dataset."""
+    from . import sweep
+    from .ml_tables import result_path
+
+    out = []
+    for name in sweep.FAMILIES:
+        if name in ("table2", "table3"):
+            folder = Path(root) / "sweep" / name / "paper_100x1000"
+            groups: dict[str, dict[str, int]] = {}
+            for d in sorted(p for p in folder.glob("*") if p.is_dir()):
+                counts: dict[str, int] = {}
+                for f in sorted(d.glob("*.json")):
+                    data = read_json(f)
+                    where = computer(data)
+                    counts[where] = counts.get(where, 0) + int(data.get("n_splits") or 0)
+                if counts:
+                    groups[d.name] = counts
+            path = result_path(int(name[-1]), "paper", 100, 1000, root)
+            if path.is_file():
+                for ds in read_json(path)["datasets"]:
+                    groups.setdefault(ds, {NOT_RECORDED: 100})
+            if groups:
+                out.append(dict(family=name, unit="splits", groups=sorted(groups.items())))
+            continue
+        counts = {}
+        for t in sweep.family(name).tasks(root, "paper", {}):
+            if (r := sweep.load_result(t)) is not None:
+                where = computer(r)
+                counts[where] = counts.get(where, 0) + 1
+        if counts:
+            out.append(dict(family=name, unit="tasks", groups=[(None, counts)]))
+        elif name in AGGREGATES and (Path(root) / AGGREGATES[name]).is_file():
+            where = computer(read_json(Path(root) / AGGREGATES[name]))
+            out.append(dict(family=name, unit="runs", groups=[(None, {where: 1})]))
+    return out
+
+
+def where_markdown(root: Path | str = RESULTS) -> list[str]:
+    """The page's list of which computer computed each stored result (Markdown lines): one item
+    per family; for Tables 2 and 3 the datasets with the same computers and counts together."""
+    lines = ["", "Which computer computed each stored result, from the record its file keeps:", ""]
+    for fam in where_computed(root):
+        if fam["unit"] != "splits":
+            ((_, counts),) = fam["groups"]
+            if fam["unit"] == "runs":
+                text = f"one run (its aggregate file) on {next(iter(counts))}"
+            else:
+                text = _counted(counts, "tasks")
+            lines.append(f"* `{fam['family']}`: {text}.")
+            continue
+        same: dict[tuple, list[str]] = {}
+        for ds, counts in fam["groups"]:
+            same.setdefault(tuple(sorted(counts.items())), []).append(ds)
+        parts = [
+            f"{', '.join(names)}: "
+            + _counted(dict(key), "splits", " each" if len(names) > 1 else "")
+            for key, names in sorted(same.items(), key=lambda kv: (len(kv[1]), kv[1]))
+        ]
+        lines.append(f"* `{fam['family']}`: " + "; ".join(parts) + ".")
     return lines

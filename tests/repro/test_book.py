@@ -194,6 +194,8 @@ def test_notebook_checks_detect_what_they_claim(tmp_path):
             _cell("assert x == 1\nrecord(rows)"),
             _cell("assert x == 1", tags=["remove-cell"]),
             _cell("plot()", image(672), caption="ok"),
+            _cell("d = json.loads(path.read_text())", tags=["hide-input"]),
+            _cell("d = json.loads(path.read_text())", tags=["remove-input"]),
         ],
         "metadata": {},
         "nbformat": 4,
@@ -205,6 +207,7 @@ def test_notebook_checks_detect_what_they_claim(tmp_path):
     assert kinds == [
         ("long-code", "cell 0 line 1"),
         ("long-output", "cell 3 line 1"),
+        ("plumbing", "cell 11"),
         ("plumbing", "cell 8"),
         ("small-font", "cell 5"),
         ("small-font", "cell 6"),

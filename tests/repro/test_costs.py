@@ -191,3 +191,57 @@ def test_the_gpu_table_comes_from_the_benchmark_and_the_task_files():
     assert f"{costs.hms(sweep['wall_seconds'])} of wall-clock time for the {sweep['splits']}" in md
     kernel = bench["adult_gn_T5_seconds"]
     assert f"{kernel['numba'] / kernel['cupy']:.0f} times faster" in md
+
+
+def test_computer_names_the_gpu_else_the_cores_else_says_not_recorded():
+    assert costs.computer({"coordinate_descent": {"device": "GPU X"}}) == "one GPU X GPU"
+    assert costs.computer({"provenance": {"cpu_count": 2}}) == "a 2-core CPU"
+    assert costs.computer({"provenance": {"cpu_count": None}}) == costs.NOT_RECORDED
+    assert costs.computer({}) == costs.NOT_RECORDED
+
+
+def test_where_computed_counts_the_splits_of_every_task_file(tmp_path):
+    folder = tmp_path / "sweep" / "table3" / "paper_100x1000"
+    rows = {
+        "adult": [("cupy", "GPU X", 1, 30.0)] * 3 + [("numba", None, 2, 9.0)],
+        "ecoli": [("numba", None, 50, 4.0)] * 2,
+        "spect": [("numba", None, 100, 4.0)],
+    }
+    for name, files in rows.items():
+        for k, row in enumerate(files):
+            data = _split_file(*row)
+            if row[1] is None:
+                data["provenance"]["cpu_count"] = 2
+            _write(folder / name / f"splits={k:03d}.json", data)
+    (fam,) = costs.where_computed(tmp_path)
+    assert fam["family"] == "table3" and fam["unit"] == "splits"
+    assert dict(fam["groups"]) == {
+        "adult": {"one GPU X GPU": 3, "a 2-core CPU": 2},
+        "ecoli": {"a 2-core CPU": 100},
+        "spect": {"a 2-core CPU": 100},
+    }
+    assert costs.where_markdown(tmp_path)[-1] == (
+        "* `table3`: adult: 3 splits on one GPU X GPU, 2 on a 2-core CPU; "
+        "ecoli, spect: 100 splits each on a 2-core CPU."
+    )
+
+
+def test_the_page_says_which_computer_computed_every_stored_result():
+    """Every stored per-task file is counted once under the computer its own record names."""
+    md = costs.costs_markdown()
+    for fam in costs.where_computed():
+        assert f"* `{fam['family']}`: " in md
+        if fam["unit"] == "tasks":
+            stored = {r["family"]: r["stored"] for r in costs.family_costs()}[fam["family"]]
+            assert sum(fam["groups"][0][1].values()) == stored
+        if fam["unit"] == "splits":
+            for ds, counts in fam["groups"]:
+                files = _task_files(int(fam["family"][-1]), ds)
+                if files:
+                    assert sum(counts.values()) == sum(f["n_splits"] for f in files)
+                    gpu = sum(
+                        f["n_splits"]
+                        for f in files
+                        if "device" in (f.get("coordinate_descent") or {})
+                    )
+                    assert sum(n for c, n in counts.items() if c.endswith(" GPU")) == gpu
