@@ -53,10 +53,12 @@ problem (:func:`dpdro.reference.literature_losses`, up to :data:`LITERATURE_TOLE
 says what was released (``source``), the best literature mechanism (``best_known``) and by how much
 the release beats it (``advantage``).
 
-``time_limit`` (seconds) bounds every LP solve and the whole call: a round that would not fit in the
-time left (its cost grows about eightfold per doubling of k) is not started, a solve that runs out
-of time is abandoned, and the call returns the best bracket so far with ``reached`` telling whether
-``rel_gap`` was met. The first round always runs (its grid is small).
+``time_limit`` (seconds) bounds every LP solve and the whole call: a round is started while the time
+left exceeds the last round's time (a round costs at least as much as the one before; predicting
+more, e.g. eightfold per doubling of k, stopped calls at a fifth of their limit with the gap open:
+the refinement often grows only one of the two grids), a solve that runs out of time is abandoned,
+and the call returns the best bracket so far with ``reached`` telling whether ``rel_gap`` was met.
+The first round always runs (its grid is small).
 """
 
 from __future__ import annotations
@@ -98,7 +100,6 @@ _GROWTH = 1.5  # window growth when a bound's solution reaches its window's edge
 # of dpdro.reference.literature_losses are the mechanisms as published, and their certified cells
 # (γ on a lattice, Tulap designed at a δ′ a hair below δ) cost up to about 1e-9 more
 LITERATURE_TOLERANCE = 1e-6
-_ROUND_COST = 8.0  # measured growth of a round's time per doubling of k (used to honour time_limit)
 
 
 @dataclass
@@ -632,8 +633,8 @@ def _refine(
     )
     last = 0.0
     while True:
-        if search.history and time_limit is not None and _ROUND_COST * last > budget.left():
-            break  # the next round would not finish in time
+        if search.history and time_limit is not None and last > budget.left():
+            break  # the next round, at least as costly as the last, would not finish in time
         g = search.grids()
         r0 = time.perf_counter()
         try:

@@ -123,3 +123,16 @@ def test_optimal_noise_approaches_staircase(loss):
     # 7%
     assert abs(ups[2] - st) / st < 1e-3
     assert lows[2] > 0.93 * st
+
+
+# ------------------------------------------------------------------ one-sided noise at tiny δ
+@pytest.mark.parametrize("eps", [0.1, 0.2])
+def test_one_sided_noise_at_tiny_delta_is_released_certified(eps):
+    # HiGHS's dual simplex failed on these LPs (status Unknown: budget rows divided by δ = 1e-10
+    # span ten decades); the call raised SolverError after 1.6 s of a 20 s limit
+    problem = dpdro.Problem(epsilon=eps, delta=1e-10, support=(0.0, math.inf))
+    res = dpdro.optimal_noise(problem, rel_gap=0.02, time_limit=20)
+    assert res.reached
+    assert res.noise.edges[0] >= 0.0
+    assert dpdro.certify_delta(res.noise, eps, 1.0) <= 1e-10
+    assert 0 < res.lower.value <= res.upper.value
