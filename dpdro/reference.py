@@ -37,6 +37,7 @@ shifts where they matter), as published: the value :func:`dpdro.optimal_noise` m
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -122,6 +123,7 @@ def literature_losses(problem: Problem) -> dict[str, float]:
     return out
 
 
+@functools.lru_cache(maxsize=64)  # the engine asks three times per call (candidates, values, grids)
 def shifted_staircase_gamma(epsilon: float, loss) -> float:
     """γ minimising the staircase's expected loss at its best shift (:func:`best_shift`):
     min over γ ∈ [0, 1] of min over s of E c(X_γ + s), by bounded scalar minimisation (ε-DP
