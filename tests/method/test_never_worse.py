@@ -63,9 +63,12 @@ def test_literature_values_are_the_published_mechanisms():
     trunc = mech.TruncatedLaplace(epsilon=5.0, delta=0.01).expected_loss("l1")
     assert got["truncated_laplace"] == pytest.approx(trunc, rel=1e-6)
     assert trunc <= mech.Laplace(epsilon=5.0).expected_loss("l1")  # why Laplace is left out
-    # with a support only mechanisms inside it count
+    # with a support only mechanisms inside it count, and their best shifts within it
     narrow = literature_losses(dpdro.Problem(epsilon=1.0, delta=0.1, support=(-5.0, 5.0)))
-    assert set(narrow) <= {"truncated_laplace", "tulap"} and narrow
+    names = {"truncated_laplace", "tulap"}
+    assert set(narrow) <= names | {f"shifted_{n}" for n in names} and narrow
+    for n in names & set(narrow):  # the loss is symmetric: the best shift is (about) none
+        assert narrow[f"shifted_{n}"] == pytest.approx(narrow[n], rel=1e-9)
 
 
 @pytest.mark.parametrize(("epsilon", "delta"), [(0.5, 1e-9), (2.0, 1e-6), (5.0, 1e-9)])
