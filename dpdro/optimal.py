@@ -511,26 +511,35 @@ def _scaled_report(report: Callable[[dict], None], power: float) -> Callable[[di
 
 
 def _rescaled(
-    res: OptimalNoise, problem: Problem, sensitivity: float, budget: TimeBudget
+    res: OptimalNoise, problem: Problem, sensitivity: float, budget: TimeBudget, atom: bool
 ) -> OptimalNoise | None:
     """The result for ``problem`` from ``res``, solved for the same problem at Δf = 1: the noise
     scaled by Δf and certified again exactly at Δf (``None`` if that certificate exceeds δ), the
     upper bound its exact expected loss rounded up, the lower bound Δf^d times the unit one rounded
     down (the optimal values differ by exactly that factor,
-    :meth:`dpdro.Problem.at_sensitivity`)."""
+    :meth:`dpdro.Problem.at_sensitivity`). When the scaled noise's certificate exceeds δ, the
+    literature candidates certified at Δf are released instead (``None`` if none certifies)."""
     power = sensitivity**problem.loss.degree
     noise = _scaled_noise(res.noise, sensitivity)
     certified = certify_delta(noise, problem.epsilon, problem.sensitivity)
-    if certified > problem.delta:
-        return None  # pragma: no cover - RELEASE_MARGIN leaves room for the rescaling
-    upper = replace(
-        res.upper,
-        noise=noise,
-        certified_delta=certified,
-        value=round_up(noise.expected_loss(problem.loss)),
-        lp_value=None if res.upper.lp_value is None else res.upper.lp_value * power,
-        partition=None,
-    )
+    if certified <= problem.delta:
+        upper = replace(
+            res.upper,
+            noise=noise,
+            certified_delta=certified,
+            value=round_up(noise.expected_loss(problem.loss)),
+            lp_value=None if res.upper.lp_value is None else res.upper.lp_value * power,
+            partition=None,
+        )
+    else:
+        # a literature candidate certified within its rounding allowance of δ (tiny δ: measured
+        # 1.59999e-12 at Δf = 1, 1.6087e-12 scaled to Δf = 0.001, δ = 1.6e-12): the candidates
+        # certified at Δf itself instead
+        k = max(1, math.ceil(res.history[0]["k"])) if res.history else 1
+        upper = reference_upper_bound(problem, problem.sensitivity / k, atom=atom)
+        if upper is None:
+            return None
+        noise = upper.noise
     lower = replace(
         res.lower,
         value=round_down(res.lower.value * power),
@@ -624,7 +633,7 @@ def optimal_noise(
             k_start,
             max_k,
         )
-        scaled = _rescaled(res, problem, unit, budget)
+        scaled = _rescaled(res, problem, unit, budget, atom)
     except SolverError:  # HiGHS failed at Δf = 1 before any bracket: try Δf itself
         scaled = None
     if scaled is not None:

@@ -143,3 +143,17 @@ def test_one_sided_noise_at_tiny_delta_is_released_certified(eps):
     assert name.startswith("shifted_")
     assert res.value <= best + 1.0 / 256
     assert res.value <= TruncatedLaplace(epsilon=eps, delta=1e-10).half_width + 1.0 / 256
+
+
+def test_one_sided_noise_rescaled_from_the_unit_sensitivity_is_certified():
+    # solved at Δf = 1, the shifted truncated Laplace cells certified within their rounding
+    # allowance of δ = 1.6e-12 exceeded δ once scaled to Δf = 0.001 (1.6087e-12): the call then
+    # restarted at Δf with 1 ms left and raised TimeoutError; it releases the candidates
+    # certified at Δf instead
+    problem = dpdro.Problem(
+        epsilon=0.30795, delta=1.6e-12, sensitivity=0.001, support=(0.0, math.inf)
+    )
+    res = dpdro.optimal_noise(problem, rel_gap=0.05, time_limit=20)
+    assert dpdro.certify_delta(res.noise, 0.30795, 0.001) <= 1.6e-12
+    assert res.noise.edges[0] >= 0.0
+    assert 0 < res.lower.value <= res.upper.value
