@@ -278,6 +278,30 @@ def _shifted_noise(
     return PiecewiseUniform((ticks * m + j) * h, noise.probs, grid=h, metadata=meta)
 
 
+def _shifted_pool(problem: Problem, base: dict, cell_width: float) -> list[tuple]:
+    """The shifted candidates of :func:`reference_upper_bound`'s pool, not yet certified: (expected
+    loss, ``shifted_<name>``, noise, ``None``, its maker at a level δ′). ``base`` holds the centred
+    candidates built at δ (the staircase's is rebuilt without atom and with γ for its shift)."""
+    loss = problem.loss
+    makers = {
+        "truncated_laplace": lambda q: truncated_laplace_candidate(q, cell_width),
+        "staircase": lambda q: staircase_candidate(
+            q, atom=False, gamma=shifted_staircase_gamma(q.epsilon, loss)
+        ),
+        "tulap": tulap_candidate,
+    }
+    out = []
+    for name, make in makers.items():
+        if name == "staircase" and problem.epsilon < 0.5:
+            continue
+        remake = partial(_remade_shifted, problem, make)
+        made = base.get(name) if name != "staircase" else None  # (built at δ already)
+        shifted = _shifted_noise(problem, made[0]) if made else remake(problem.delta)
+        if shifted is not None:
+            out.append((shifted.expected_loss(loss), f"shifted_{name}", shifted, None, remake))
+    return out
+
+
 def _remade_shifted(problem: Problem, make, level: float) -> PiecewiseUniform | None:
     """The candidate of ``make`` designed at δ′ = ``level``, translated by its best shift
     (:func:`_shifted_noise`), or ``None``."""
@@ -344,21 +368,7 @@ def reference_upper_bound(
         if c is not None and _fits(c[0], problem.support)
     ]
     if shifts_matter(problem):
-        makers = {
-            "truncated_laplace": lambda q: truncated_laplace_candidate(q, cell_width),
-            "staircase": lambda q: staircase_candidate(
-                q, atom=False, gamma=shifted_staircase_gamma(q.epsilon, loss)
-            ),
-            "tulap": tulap_candidate,
-        }
-        for name, make in makers.items():
-            if name == "staircase" and problem.epsilon < 0.5:
-                continue
-            remake = partial(_remade_shifted, problem, make)
-            made = dict(base).get(name) if name != "staircase" else None  # (built at δ already)
-            shifted = _shifted_noise(problem, made[0]) if made else remake(problem.delta)
-            if shifted is not None:
-                pool.append((shifted.expected_loss(loss), f"shifted_{name}", shifted, None, remake))
+        pool += _shifted_pool(problem, dict(base), cell_width)
     pool.sort(key=lambda c: c[0])
     while pool:
         _, source, noise, d, remake = pool.pop(0)
