@@ -77,7 +77,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._budget import TimeBudget
-from ._closed_forms import truncated_laplace_cdf
+from ._closed_forms import truncated_laplace_cdf, truncated_laplace_half_width
 from ._rounding import round_up
 from ._validation import check_choice
 from .lp import PrivacyLP
@@ -98,6 +98,10 @@ __all__ = ["GridLP", "grid_lower_bound", "grid_upper_bound"]
 
 _SMALL_DELTA = 1e-6  # below: the upper bound starts from the scaled LP
 _FAR = 1e100  # beyond every window: the one-sided tail infima use [edge, _FAR]
+# windows of a lower-bound LP, in units of the requested one, tried in turn while HiGHS fails on it
+# numerically (measured: one-sided noise at ε = 0.1 and 0.2, δ = 1e-10, where its dual simplex
+# fails on some windows and solves their neighbours; budget rows divided by δ span ten decades)
+_RETRY_WINDOWS = (1.0, 1.5, 2.25)
 
 
 class GridLP(PrivacyLP):
@@ -528,6 +532,19 @@ def _lower_candidates(problem: Problem, beta: float) -> list[tuple[Problem, str]
 def _lower_attempt(
     problem: Problem, coefficients: str, k, L: int, budget: TimeBudget
 ) -> LowerBound:
+    """The lower-bound LP with window ``L``; when HiGHS fails on it numerically, with the windows
+    :data:`_RETRY_WINDOWS` times wider (every window gives a valid bound)."""
+    for factor in _RETRY_WINDOWS[:-1]:
+        try:
+            return _lower_solve(problem, coefficients, k, math.ceil(factor * L), budget)
+        except SolverError:
+            continue
+    return _lower_solve(problem, coefficients, k, math.ceil(_RETRY_WINDOWS[-1] * L), budget)
+
+
+def _lower_solve(
+    problem: Problem, coefficients: str, k, L: int, budget: TimeBudget
+) -> LowerBound:
     lp = GridLP(problem, k, L, "lower", coefficients=coefficients)
     sol = lp.solve(budget.left(floor=1e-3))
     if sol.status == "time_limit":
@@ -673,15 +690,34 @@ def grid_upper_bound(
 
 def _laplace_profile(problem: Problem, k: int, L: int) -> np.ndarray:
     """Cell masses of the truncated Laplace mechanism at (ε, δ) on the columns of U(k) (a magnitude
-    profile for the scaled LP; 0 beyond its support)."""
+    profile for the scaled LP; 0 beyond its support), centred at the point of the support closest
+    to 0 at which its support [c − A, c + A] fits (:func:`_profile_centre`): a profile centred at 0
+    leaves the columns of a one-sided noise's far half at the floor, and HiGHS then fails."""
     beta = problem.sensitivity / float(Fraction(k))
     sym = problem.loss.symmetric and problem.support is None
     lo, hi = problem.support if problem.support is not None else (-math.inf, math.inf)
     i_lo = 0 if sym else max(-L, _ceil(lo / beta + 0.5))
     i_hi = min(L, _floor(hi / beta - 0.5))
     pts = np.arange(i_lo, i_hi + 1)
-    cdf = lambda x: truncated_laplace_cdf(x, problem.epsilon, problem.delta, problem.sensitivity)  # noqa: E731
+    centre = _profile_centre(problem)
+    cdf = lambda x: truncated_laplace_cdf(  # noqa: E731
+        x - centre, problem.epsilon, problem.delta, problem.sensitivity
+    )
     return cdf((pts + 0.5) * beta) - cdf((pts - 0.5) * beta)
+
+
+def _profile_centre(problem: Problem) -> float:
+    """The centre c closest to 0 with [c − A, c + A] inside ``Problem.support`` (A the truncated
+    Laplace half-width; the support's midpoint when it is narrower than 2A)."""
+    if problem.support is None:
+        return 0.0
+    lo, hi = problem.support
+    a = truncated_laplace_half_width(
+        epsilon=problem.epsilon, delta=problem.delta, sensitivity=problem.sensitivity
+    )
+    if hi - lo <= 2.0 * a:
+        return 0.5 * (lo + hi)
+    return min(max(0.0, lo + a), hi - a)
 
 
 def _infeasible(problem: Problem, k: int, L: int) -> str:

@@ -53,10 +53,12 @@ problem (:func:`dpdro.reference.literature_losses`, up to :data:`LITERATURE_TOLE
 says what was released (``source``), the best literature mechanism (``best_known``) and by how much
 the release beats it (``advantage``).
 
-``time_limit`` (seconds) bounds every LP solve and the whole call: a round that would not fit in the
-time left (its cost grows about eightfold per doubling of k) is not started, a solve that runs out
-of time is abandoned, and the call returns the best bracket so far with ``reached`` telling whether
-``rel_gap`` was met. The first round always runs (its grid is small).
+``time_limit`` (seconds) bounds every LP solve and the whole call: a round is started while the time
+left exceeds the last round's time (a round costs at least as much as the one before; predicting
+more, e.g. eightfold per doubling of k, stopped calls at a fifth of their limit with the gap open:
+the refinement often grows only one of the two grids), a solve that runs out of time is abandoned,
+and the call returns the best bracket so far with ``reached`` telling whether ``rel_gap`` was met.
+The first round always runs (its grid is small).
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ from functools import partial
 import numpy as np
 
 from ._budget import TimeBudget
-from ._closed_forms import staircase_optimal_gamma, truncated_laplace_half_width
+from ._closed_forms import staircase_noise, staircase_optimal_gamma, truncated_laplace_half_width
 from ._rounding import round_down, round_up
 from ._validation import check_bool, check_int, check_optional_positive, check_positive
 from .grid import grid_lower_bound, grid_upper_bound
@@ -81,7 +83,13 @@ from .noise import PiecewiseUniform
 from .partition import Partition
 from .privacy import certify_delta
 from .problem import InfeasibleError, Problem
-from .reference import literature_losses, reference_upper_bound
+from .reference import (
+    best_shift,
+    literature_losses,
+    reference_upper_bound,
+    shifted_staircase_gamma,
+    shifts_matter,
+)
 from .release import LowerBound, UpperBound
 from .solvers import SolverError
 
@@ -98,7 +106,6 @@ _GROWTH = 1.5  # window growth when a bound's solution reaches its window's edge
 # of dpdro.reference.literature_losses are the mechanisms as published, and their certified cells
 # (γ on a lattice, Tulap designed at a δ′ a hair below δ) cost up to about 1e-9 more
 LITERATURE_TOLERANCE = 1e-6
-_ROUND_COST = 8.0  # measured growth of a round's time per doubling of k (used to honour time_limit)
 
 
 @dataclass
@@ -200,30 +207,42 @@ def _next_steps(history: list[dict], rel_gap: float) -> Fraction:
     return Fraction(nxt if nxt <= 8 else 4 * math.ceil(nxt / 4))
 
 
-def _aligned(k, gamma: float | None, offset: float) -> Fraction:
-    """An integer grid k′ ∈ [k, 1.25k] whose γk′ lies closest to offset + ℤ (the smallest such k′).
+def _aligned(k, plateau: tuple[float, float] | None, offset: float) -> Fraction:
+    """An integer grid k′ ∈ [k, 1.25k] whose plateau edges e·k′ lie closest to offset + ℤ (the
+    smallest such k′; distances summed over the two edges).
 
     At large ε the optimal noise is close to a staircase whose central plateau has half-width γΔf
-    (:meth:`dpdro.mechanisms.Staircase.optimal_gamma`). A lower-bound grid (points iβ) represents it
-    best when γ/β is an integer (offset 0), an upper-bound grid (cells of width β centred on the
-    points) when it is a half-integer (offset ½): at (ε, δ) = (5, 0.25), ℓ1, the lower bound of the
-    grid k = 66 (γk = 5.01) exceeds that of k = 64 (γk = 4.85) by 0.2%. Any grid gives valid bounds;
-    alignment only makes them tighter."""
-    if gamma is None or k < 4:
+    (:meth:`dpdro.mechanisms.Staircase.optimal_gamma`), centred at 0 for a symmetric loss and at
+    the staircase's best shift otherwise (:func:`dpdro.reference.best_shift`). A lower-bound grid
+    (points iβ) represents it best when its edges are multiples of β (offset 0), an upper-bound grid
+    (cells of width β centred on the points) when they are half-integers (offset ½): at
+    (ε, δ) = (5, 0.25), ℓ1, the lower bound of the grid k = 66 (γk = 5.01) exceeds that of k = 64
+    (γk = 4.85) by 0.2%. Any grid gives valid bounds; alignment only makes them tighter."""
+    if plateau is None or k < 4:
         return Fraction(max(1, math.ceil(k)))
     candidates = range(math.ceil(k), math.ceil(1.25 * k) + 1)
-    return Fraction(
-        min(candidates, key=lambda c: (abs((gamma * c - offset) - round(gamma * c - offset)), c))
-    )
+
+    def misalignment(c):
+        return sum(abs((e * c - offset) - round(e * c - offset)) for e in plateau)
+
+    return Fraction(min(candidates, key=lambda c: (misalignment(c), c)))
 
 
-def _plateau(problem: Problem) -> float | None:
-    """γ of the optimal staircase for the problem's loss when ε ≥ 1 (where the plateau is narrow
-    enough to matter), else ``None``."""
+def _plateau(problem: Problem) -> tuple[float, float] | None:
+    """The edges, in units of Δf, of the central plateau of the best staircase for the problem's
+    loss when ε ≥ 1 (where the plateau is narrow enough to matter), else ``None``: (−γ, γ), or
+    (s − γ, s + γ) for the staircase shifted by its best shift s where shifts matter
+    (:func:`dpdro.reference.shifted_staircase_gamma`)."""
     if problem.epsilon < 1.0:
         return None
+    eps, loss = problem.epsilon, problem.loss
     try:
-        return staircase_optimal_gamma(problem.epsilon, problem.loss)
+        if not (shifts_matter(problem) and problem.support is None):
+            gamma = staircase_optimal_gamma(eps, loss)
+            return -gamma, gamma
+        gamma = shifted_staircase_gamma(eps, loss)
+        shift = best_shift(staircase_noise(eps, 1.0, gamma, math.ceil(50.0 / eps) + 1), loss)[0]
+        return shift - gamma, shift + gamma
     except Exception:  # a loss without a finite staircase cost: no alignment  # pragma: no cover
         return None
 
@@ -324,7 +343,7 @@ class _Search:
         self.f_up, self.f_low = (
             (2 * _UPPER_WINDOW, 2 * _LOWER_WINDOW) if one_sided else (_UPPER_WINDOW, _LOWER_WINDOW)
         )
-        self.gamma = _plateau(problem)
+        self.plateau = _plateau(problem)
         self.best_ub: UpperBound | None = None
         self.best_lb: LowerBound | None = None
         self.history: list[dict] = []
@@ -335,14 +354,15 @@ class _Search:
     def grids(self) -> _Grids:
         """This round's grids: the upper bound needs cells no wider than Δf; both grids are aligned
         with the plateau (:func:`_aligned`)."""
-        k, gamma, sens, a = self.k, self.gamma, self.problem.sensitivity, self.a
-        k_up = int(_aligned(max(1, k), gamma, 0.5))
-        k_low = _aligned(k, gamma, 0.0) if k >= 1 else k
+        k, plateau, sens, a = self.k, self.plateau, self.problem.sensitivity, self.a
+        k_up = int(_aligned(max(1, k), plateau, 0.5))
+        k_low = _aligned(k, plateau, 0.0) if k >= 1 else k
         L_up = max(k_up, math.ceil(self.f_up * a * k_up / sens))
         # at large ε the noise lies within a few plateaus of 0: a smaller window holds it (tail
         # blocks and padding carry the rest), which keeps the lower-bound LP small at the fine grids
         # it needs
-        w_low = self.f_low * (min(a, 16 * gamma * sens) if gamma is not None else a)
+        reach = None if plateau is None else max(abs(plateau[0]), abs(plateau[1]))
+        w_low = self.f_low * (min(a, 16 * reach * sens) if reach is not None else a)
         return _Grids(k, k_up, L_up, k_low, max(1, math.ceil(w_low * k_low / sens)), w_low)
 
     def solve_round(self, g: _Grids, budget: TimeBudget) -> tuple[UpperBound | None, LowerBound]:
@@ -491,26 +511,35 @@ def _scaled_report(report: Callable[[dict], None], power: float) -> Callable[[di
 
 
 def _rescaled(
-    res: OptimalNoise, problem: Problem, sensitivity: float, budget: TimeBudget
+    res: OptimalNoise, problem: Problem, sensitivity: float, budget: TimeBudget, atom: bool
 ) -> OptimalNoise | None:
     """The result for ``problem`` from ``res``, solved for the same problem at Δf = 1: the noise
     scaled by Δf and certified again exactly at Δf (``None`` if that certificate exceeds δ), the
     upper bound its exact expected loss rounded up, the lower bound Δf^d times the unit one rounded
     down (the optimal values differ by exactly that factor,
-    :meth:`dpdro.Problem.at_sensitivity`)."""
+    :meth:`dpdro.Problem.at_sensitivity`). When the scaled noise's certificate exceeds δ, the
+    literature candidates certified at Δf are released instead (``None`` if none certifies)."""
     power = sensitivity**problem.loss.degree
     noise = _scaled_noise(res.noise, sensitivity)
     certified = certify_delta(noise, problem.epsilon, problem.sensitivity)
-    if certified > problem.delta:
-        return None  # pragma: no cover - RELEASE_MARGIN leaves room for the rescaling
-    upper = replace(
-        res.upper,
-        noise=noise,
-        certified_delta=certified,
-        value=round_up(noise.expected_loss(problem.loss)),
-        lp_value=None if res.upper.lp_value is None else res.upper.lp_value * power,
-        partition=None,
-    )
+    if certified <= problem.delta:
+        upper = replace(
+            res.upper,
+            noise=noise,
+            certified_delta=certified,
+            value=round_up(noise.expected_loss(problem.loss)),
+            lp_value=None if res.upper.lp_value is None else res.upper.lp_value * power,
+            partition=None,
+        )
+    else:
+        # a literature candidate certified within its rounding allowance of δ (tiny δ: measured
+        # 1.59999e-12 at Δf = 1, 1.6087e-12 scaled to Δf = 0.001, δ = 1.6e-12): the candidates
+        # certified at Δf itself instead
+        k = max(1, math.ceil(res.history[0]["k"])) if res.history else 1
+        upper = reference_upper_bound(problem, problem.sensitivity / k, atom=atom)
+        if upper is None:
+            return None
+        noise = upper.noise
     lower = replace(
         res.lower,
         value=round_down(res.lower.value * power),
@@ -604,7 +633,7 @@ def optimal_noise(
             k_start,
             max_k,
         )
-        scaled = _rescaled(res, problem, unit, budget)
+        scaled = _rescaled(res, problem, unit, budget, atom)
     except SolverError:  # HiGHS failed at Δf = 1 before any bracket: try Δf itself
         scaled = None
     if scaled is not None:
@@ -632,8 +661,8 @@ def _refine(
     )
     last = 0.0
     while True:
-        if search.history and time_limit is not None and _ROUND_COST * last > budget.left():
-            break  # the next round would not finish in time
+        if search.history and time_limit is not None and last > budget.left():
+            break  # the next round, at least as costly as the last, would not finish in time
         g = search.grids()
         r0 = time.perf_counter()
         try:

@@ -21,16 +21,28 @@ literature mechanism) is one more function returning ``(noise, certified δ)`` o
   cheapest number of periods. Without an atom (and for monotone problems) the truncated staircase
   alone, with the fewest periods P whose δ_P is at most δ.
 
+Shifted candidates
+    A translate X + s of an (ε, δ)-DP noise is (ε, δ)-DP (privacy is translation invariant), and
+    for a loss that is not symmetric (pinball, the asymmetric loss) or a ``Problem.support`` that
+    excludes 0 (one-sided noise) the best noise is not centred at 0. Each candidate without an atom
+    (the staircase then without one) is therefore also released shifted by its best shift
+    (:func:`best_shift`; within the support, where there is one), on a lattice fine enough that
+    rounding the shift costs at most 1e-8 of the loss, and certified again exactly
+    (``shifted_<name>``).
+
 :func:`literature_losses` gives the expected loss of every literature mechanism dpdro implements
-that the engine compares with (the staircase, Tulap, the truncated Laplace mechanism), as published:
-the value :func:`dpdro.optimal_noise` must not exceed.
+that the engine compares with (the staircase, Tulap, the truncated Laplace mechanism, and their best
+shifts where they matter), as published: the value :func:`dpdro.optimal_noise` must not exceed.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from functools import partial
 
 import numpy as np
+from scipy import optimize
 
 from ._budget import TimeBudget
 from ._closed_forms import (
@@ -41,13 +53,17 @@ from ._closed_forms import (
     truncated_laplace_noise,
     tulap_cells,
 )
+from .losses import PiecewiseLinear, make_loss
 from .noise import PiecewiseUniform
 from .privacy import certify_delta
 from .problem import Problem
 from .release import RELEASE_MARGIN, UpperBound, certified_release
 
 __all__ = [
+    "best_shift",
     "literature_losses",
+    "shifted_staircase_gamma",
+    "shifts_matter",
     "reference_upper_bound",
     "staircase_candidate",
     "truncated_laplace_candidate",
@@ -89,21 +105,234 @@ def literature_losses(problem: Problem) -> dict[str, float]:
         "tulap": tulap_cells(eps, delta, sens),
     }
     out = {}
-    lo, hi = p.support if p.support is not None else (-math.inf, math.inf)
     for name, noise in cells.items():
-        if lo <= noise.edges[0] and noise.edges[-1] <= hi:
+        if _fits(noise, p.support):
             out[name] = float(noise.expected_loss(p.loss))
     if p.support is None:
         gamma = staircase_optimal_gamma(eps, p.loss)
         out["staircase"] = float(staircase_expected_loss(eps, sens, gamma, p.loss))
+        if shifts_matter(p):
+            # the ε-DP staircase with γ optimised for its best shift, over ⌈50/ε⌉ + 1 periods (the
+            # neglected mass is below e^{−50})
+            gamma = shifted_staircase_gamma(eps, p.loss)
+            cells["staircase"] = staircase_noise(eps, sens, gamma, math.ceil(50.0 / eps) + 1)
+    if shifts_matter(p):
+        for name, noise in cells.items():
+            found = best_shift(noise, p.loss, p.support)
+            if found is not None:
+                out[f"shifted_{name}"] = found[1]
     return out
+
+
+@functools.lru_cache(maxsize=64)  # the engine asks three times per call (candidates, values, grids)
+def shifted_staircase_gamma(epsilon: float, loss) -> float:
+    """γ minimising the staircase's expected loss at its best shift (:func:`best_shift`):
+    min over γ ∈ [0, 1] of min over s of E c(X_γ + s), by bounded scalar minimisation (ε-DP
+    staircase at Δf = 1 over ⌈50/ε⌉ + 1 periods; γ does not depend on Δf). For a symmetric loss
+    the best shift is 0 and this is :func:`dpdro._closed_forms.staircase_optimal_gamma`."""
+    loss = make_loss(loss)
+    periods = math.ceil(50.0 / epsilon) + 1
+
+    def cost(gamma):
+        noise = staircase_noise(epsilon, 1.0, min(max(float(gamma), 1e-6), 1 - 1e-6), periods)
+        return best_shift(noise, loss)[1]
+
+    start = staircase_optimal_gamma(epsilon, loss)
+    res = optimize.minimize_scalar(
+        cost, bounds=(1e-6, 1 - 1e-6), method="bounded", options={"xatol": 1e-8}
+    )
+    return min((float(res.x), start), key=cost)
+
+
+def shifts_matter(problem: Problem) -> bool:
+    """Whether a shifted candidate can beat the centred one (module docstring): a loss that is not
+    symmetric or a support, and no monotonicity (a shift breaks it)."""
+    return not problem.monotone and (not problem.loss.symmetric or problem.support is not None)
+
+
+def _fits(noise: PiecewiseUniform, support) -> bool:
+    """Whether the noise's support lies in ``support`` (``None``: the real line)."""
+    lo, hi = support if support is not None else (-math.inf, math.inf)
+    inside = lo <= noise.edges[0] and noise.edges[-1] <= hi
+    return bool(inside and (noise.atom == 0 or lo <= 0 <= hi))
+
+
+def best_shift(distribution, loss, support=None) -> tuple[float, float] | None:
+    r"""The shift s minimising E c(X + s), and that value: (s, E c(X + s)).
+
+    A translate of an (ε, δ)-DP noise is (ε, δ)-DP, so for a loss that is not symmetric (or a
+    support that excludes 0) the best translate of a literature mechanism is a literature mechanism
+    too. E c(X + s) is convex in s for a convex loss; it is minimised by bounded scalar
+    minimisation, and for a loss with one kink x₀ and slopes l < 0 < r (pinball, the asymmetric
+    loss) the minimiser is given exactly by the first-order condition P(X < x₀ − s) = r/(r − l),
+    i.e. s = x₀ − F⁻¹(r/(r − l)) (for the asymmetric loss c(x) = |x| + 1[x > 0]·|x|, minus the
+    2/3-quantile), which is used instead.
+
+    Parameters
+    ----------
+    distribution : a :class:`~dpdro.PiecewiseUniform` without atom (E c(X + s) from the loss's
+        exact cell averages, any loss), or a literature mechanism of :mod:`dpdro.mechanisms` (its
+        ``expected_loss`` and ``ppf``; a :class:`~dpdro.losses.PiecewiseLinear` loss only, whose
+        knots are moved).
+    loss : the loss c (through :func:`dpdro.make_loss`).
+    support : ``None`` or (lo, hi): only shifts that keep a bounded noise's support inside it.
+
+    Returns
+    -------
+    (s, E c(X + s)), or ``None`` when no shift fits the noise into ``support``.
+
+    References
+    ----------
+    .. [1] A. Selvi, H. Liu and W. Wiesemann, "Differential privacy via distributionally robust
+       optimization", Observation 1 (the constraints of P are invariant under translation) and the
+       GitHub appendix (the asymmetric loss).
+    """
+    loss = make_loss(loss)
+    cost = _shifted_cost(distribution, loss)
+    lo, hi = support if support is not None else (-math.inf, math.inf)
+    if isinstance(distribution, PiecewiseUniform):
+        e0, e1 = float(distribution.edges[0]), float(distribution.edges[-1])
+        width = e1 - e0
+        a, b = max(lo - e0, -e1 - width), min(hi - e1, -e0 + width)
+    else:
+        if support is not None:
+            raise ValueError("a support applies to a PiecewiseUniform noise only")
+        a, b = -float(distribution.ppf(1.0 - 1e-9)), -float(distribution.ppf(1e-9))
+    if a > b:
+        return None
+    if isinstance(loss, PiecewiseLinear) and loss.knots.size == 1:
+        r, left = loss.right_slope, loss.left_slope
+        s = min(max(float(loss.knots[0]) - float(distribution.ppf(r / (r - left))), a), b)
+        return s, float(cost(s))  # convex, minimised at the quantile (clipped to [a, b])
+    candidates = [a, b]
+    if a < b:
+        res = optimize.minimize_scalar(
+            cost, bounds=(a, b), method="bounded", options={"xatol": 1e-13 * (b - a)}
+        )
+        candidates.append(float(res.x))
+    s = min(candidates, key=cost)
+    return s, float(cost(s))
+
+
+def _shifted_cost(distribution, loss):
+    """s ↦ E c(X + s) (:func:`best_shift`)."""
+    if isinstance(distribution, PiecewiseUniform):
+        if distribution.atom != 0:
+            raise ValueError("best_shift needs a noise without an atom (an atom stays at 0)")
+        nz = distribution.probs > 0
+        edges, probs = distribution.edges, distribution.probs[nz]
+        lo, hi = edges[:-1][nz], edges[1:][nz]
+        return lambda s: math.fsum(probs * loss.cell_average(lo + s, hi + s))
+    if not isinstance(loss, PiecewiseLinear):
+        raise TypeError(
+            "best_shift of a literature mechanism needs a PiecewiseLinear loss (its knots are "
+            f"moved); got {loss.name!r}: pass the mechanism's PiecewiseUniform cells instead"
+        )
+
+    def cost(s):
+        moved = PiecewiseLinear(
+            loss.knots - s, loss.values, left_slope=loss.left_slope, right_slope=loss.right_slope
+        )
+        return float(distribution.expected_loss(moved))
+
+    return cost
+
+
+# a shift is rounded to the candidate's lattice refined at most this many times
+_SHIFT_REFINEMENT = 256
+
+
+def _shifted_noise(
+    problem: Problem, noise: PiecewiseUniform
+) -> PiecewiseUniform | None:
+    """``noise`` (a candidate on its lattice, no atom) translated by its best shift
+    (:func:`best_shift`, within the problem's support) rounded to its lattice Δf/N refined by the
+    smallest power of two m ≤ :data:`_SHIFT_REFINEMENT` for which the rounding costs at most 1e-8
+    of the loss (not certified yet: a translate has the δ of the noise, and its certificate is
+    computed again exactly where it is released); ``None`` when no shift fits the support."""
+    p = problem
+    found = best_shift(noise, p.loss, p.support)
+    if found is None:
+        return None
+    s, value = found
+    cost = _shifted_cost(noise, p.loss)
+    lo, hi = p.support if p.support is not None else (-math.inf, math.inf)
+    ticks, m, chosen = noise.ticks, 1, None
+    while m <= _SHIFT_REFINEMENT:
+        h = noise.grid / m
+        near = {math.floor(s / h), math.ceil(s / h)}
+        fitting = [
+            j for j in near if lo <= (ticks[0] * m + j) * h and (ticks[-1] * m + j) * h <= hi
+        ]
+        if fitting:
+            j = min(fitting, key=lambda j: cost(j * h))
+            chosen = (m, j)
+            if cost(j * h) <= value * (1.0 + 1e-8):
+                break
+        m *= 2
+    if chosen is None:
+        return None
+    m, j = chosen
+    h = noise.grid / m
+    meta = dict(noise.metadata, shift=j * h)
+    return PiecewiseUniform((ticks * m + j) * h, noise.probs, grid=h, metadata=meta)
+
+
+def _shifted_pool(problem: Problem, base: dict, cell_width: float) -> list[tuple]:
+    """The shifted candidates of :func:`reference_upper_bound`'s pool, not yet certified: (expected
+    loss, ``shifted_<name>``, noise, ``None``, its maker at a level δ′). ``base`` holds the centred
+    candidates built at δ (the staircase's is rebuilt without atom and with γ for its shift)."""
+    loss = problem.loss
+    makers = {
+        "truncated_laplace": lambda q: truncated_laplace_candidate(q, cell_width),
+        "staircase": lambda q: staircase_candidate(
+            q, atom=False, gamma=shifted_staircase_gamma(q.epsilon, loss)
+        ),
+        "tulap": tulap_candidate,
+    }
+    out = []
+    for name, make in makers.items():
+        if name == "staircase" and problem.epsilon < 0.5:
+            continue
+        remake = partial(_remade_shifted, problem, make)
+        made = base.get(name) if name != "staircase" else None  # (built at δ already)
+        shifted = _shifted_noise(problem, made[0]) if made else remake(problem.delta)
+        if shifted is not None:
+            out.append((shifted.expected_loss(loss), f"shifted_{name}", shifted, None, remake))
+    return out
+
+
+def _remade_shifted(problem: Problem, make, level: float) -> PiecewiseUniform | None:
+    """The candidate of ``make`` designed at δ′ = ``level``, translated by its best shift
+    (:func:`_shifted_noise`), or ``None``."""
+    c = make(problem.with_delta(level))
+    return None if c is None else _shifted_noise(problem, c[0])
+
+
+def _certified_shifted(problem: Problem, noise: PiecewiseUniform, remake) -> tuple:
+    """(noise, certified δ) of a shifted candidate: translation leaves δ unchanged, but the
+    certificate's rounding allowance grows with the edges' magnitude, so a candidate certified
+    within that allowance of δ can exceed δ once moved (measured at δ = 1.6e-12, one-sided:
+    1.59998e-12 centred, 1.60432e-12 moved); it is then designed again at a δ′ lowered by twice
+    the excess (three tries)."""
+    d = certify_delta(noise, problem.epsilon, problem.sensitivity)
+    level = problem.delta
+    for _ in range(3):
+        if d <= problem.delta:
+            break
+        level -= 2.0 * (d - problem.delta)
+        moved = remake(level) if level > 0 else None
+        if moved is None:
+            break
+        noise, d = moved, certify_delta(moved, problem.epsilon, problem.sensitivity)
+    return noise, d
 
 
 def reference_upper_bound(
     problem: Problem, cell_width: float, *, atom: bool = True
 ) -> UpperBound | None:
-    """The better of the certified candidates of the module docstring (``None`` for a
-    ``Problem.support``).
+    """The best of the certified candidates of the module docstring, shifted ones included where
+    they matter (``None`` when none fits a ``Problem.support``).
 
     Parameters
     ----------
@@ -123,22 +352,32 @@ def reference_upper_bound(
     .. [2] Q. Geng and P. Viswanath, "The optimal noise-adding mechanism in differential privacy",
        IEEE Trans. Inf. Theory 62(2), 2016 (the staircase mechanism).
     """
-    if problem.support is not None:
-        return None
     budget = TimeBudget(None)
     atom = atom and not problem.monotone
-    candidates = [
-        c
-        for c in (
-            ("truncated_laplace", truncated_laplace_candidate(problem, cell_width)),
-            ("staircase", staircase_candidate(problem, atom=atom)),
-            ("tulap", tulap_candidate(problem)),
-        )
-        if c[1] is not None
+    base = [
+        ("truncated_laplace", truncated_laplace_candidate(problem, cell_width)),
+        ("staircase", staircase_candidate(problem, atom=atom)),
+        ("tulap", tulap_candidate(problem)),
     ]
-    if not candidates:
-        return None  # pragma: no cover - the truncated Laplace mechanism always certifies
-    source, (noise, d) = min(candidates, key=lambda c: c[1][0].expected_loss(problem.loss))
+    loss = problem.loss
+    # (expected loss, name, noise, certified δ or None, the noise's maker at a level δ′ or None):
+    # a shifted noise is certified only if it is the best
+    pool = [
+        (c[0].expected_loss(loss), n, c[0], c[1], None)
+        for n, c in base
+        if c is not None and _fits(c[0], problem.support)
+    ]
+    if shifts_matter(problem):
+        pool += _shifted_pool(problem, dict(base), cell_width)
+    pool.sort(key=lambda c: c[0])
+    while pool:
+        _, source, noise, d, remake = pool.pop(0)
+        if d is None:
+            noise, d = _certified_shifted(problem, noise, remake)
+        if d <= problem.delta:
+            break
+    else:
+        return None  # a support no candidate fits
     meta = dict(
         noise.metadata,
         mechanism=source,
@@ -221,17 +460,18 @@ def truncated_laplace_candidate(
 
 
 def staircase_candidate(
-    problem: Problem, *, atom: bool = True, max_periods: int = 250
+    problem: Problem, *, atom: bool = True, max_periods: int = 250, gamma: float | None = None
 ) -> tuple[PiecewiseUniform, float] | None:
     """The truncated staircase with an atom at 0 (module docstring): (noise, certified δ), or
     ``None`` for ε < ½ (its steps barely decay there; Tulap and the truncated Laplace mechanism
     are as good), when more than ``max_periods`` periods are needed (its certificate grows
     quadratically in the cells) or when δ leaves no room for the certificate's rounding
-    allowance."""
+    allowance. ``gamma``: the plateau (default: optimal for the loss, centred)."""
     p = problem
     if p.epsilon < 0.5:
         return None
-    gamma = staircase_optimal_gamma(p.epsilon, p.loss)
+    if gamma is None:
+        gamma = staircase_optimal_gamma(p.epsilon, p.loss)
     lattice = _staircase_lattice(gamma)
     gamma = min(max(round(gamma * lattice), 1), lattice - 1) / lattice
     # the cheapest number of periods, from the exact δ_P and expected losses (no certificate yet)

@@ -206,9 +206,16 @@ class HighsModel:
         if status == highspy.HighsModelStatus.kInfeasible:
             return LPSolution("infeasible", None, None, np.inf, self.simplex_iterations)
         if status != highspy.HighsModelStatus.kOptimal:
-            # a rare numerical failure: retry once from scratch before giving up
+            # a rare numerical failure (dual simplex on badly scaled rows, e.g. one-sided noise at
+            # δ = 1e-10, where it ends with primal infeasibilities of 0.1): retry once from scratch
+            # with the primal simplex method before giving up
+            _, strategy = self.h.getOptionValue("simplex_strategy")
             self.h.clearSolver()
-            self.h.run()
+            self.h.setOptionValue("simplex_strategy", 4)
+            try:
+                self.h.run()
+            finally:
+                self.h.setOptionValue("simplex_strategy", strategy)
             status = self.h.getModelStatus()
             if status == highspy.HighsModelStatus.kInfeasible:
                 return LPSolution("infeasible", None, None, np.inf)

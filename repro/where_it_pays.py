@@ -22,8 +22,8 @@ The map covers :data:`EPSILONS` × :data:`DELTAS` for the four settings of :data
 ``asymmetric``
     dpdro's ``asymmetric_loss()``, c(x) = |x| + 1[x > 0]·|x| (over-reporting costs twice as much);
     the same closed forms, all symmetric, hence E c(X) = 1.5·E|X|; and each of them shifted by its
-    best offset (``shifted_<name>``, :func:`best_shift`): a shift keeps a noise (ε, δ)-DP, and for
-    this loss the best noise is not centred at 0;
+    best offset (``shifted_<name>``, :func:`dpdro.reference.best_shift`): a shift keeps a noise
+    (ε, δ)-DP, and for this loss the best noise is not centred at 0;
 ``one_sided``
     E|X| for non-negative noise (``Problem(support=(0, ∞))``: a released value never below the
     true one). Only bounded symmetric noises shifted by their half-width apply: the truncated
@@ -42,8 +42,8 @@ import math
 import time
 
 import dpdro
-from dpdro.losses import PiecewiseLinear
 from dpdro.mechanisms import Tulap, baselines, meets_delta
+from dpdro.reference import best_shift
 from dpdro.solvers import SolverError
 
 from .paths import RESULTS
@@ -60,7 +60,6 @@ __all__ = [
     "OUT",
     "problem",
     "closed_forms",
-    "best_shift",
     "compare",
     "ratio_interval",
     "map_cell",
@@ -96,29 +95,14 @@ def problem(setting: str, epsilon: float, delta: float) -> dpdro.Problem:
     return dpdro.Problem(epsilon=epsilon, delta=delta, loss=_loss(setting), support=support)
 
 
-def best_shift(mechanism) -> tuple[float, float]:
-    r"""(q, E c(X − q)) for the asymmetric loss c(x) = |x| + 1[x > 0]·|x| and the best shift q.
-
-    For any noise X, d/dq E c(X − q) = P(X < q) − 2·P(X > q), so the best shift is the
-    2/3-quantile q = F⁻¹(2/3) (the pinball loss's quantile). E c(X − q) is the mechanism's
-    ``expected_loss`` for c(· − q), the piecewise-linear loss with its kink at q (exact for the
-    staircase and the Tulap, an accurate quadrature for the others). For Laplace(b) it is
-    b·(1 + log 1.5).
-    """
-    q = float(mechanism.ppf(2.0 / 3.0))
-    shifted = PiecewiseLinear(
-        [q], [0.0], left_slope=-1.0, right_slope=2.0, name="asymmetric loss shifted"
-    )
-    return q, float(mechanism.expected_loss(shifted))
-
-
 def closed_forms(setting: str, epsilon: float, delta: float) -> dict[str, float]:
     """The exact expected loss of every closed-form noise that is (ε, δ)-DP at Δf = 1 and fits
     ``setting`` (module docstring), keyed by mechanism name.
 
     Two-sided settings use each mechanism's ``expected_loss`` (closed forms for ℓ1 and ℓ2; for the
     asymmetric loss the staircase's and the Tulap's are exact and the others' an accurate
-    quadrature), the asymmetric loss also the shifted mechanisms (:func:`best_shift`). One-sided
+    quadrature), the asymmetric loss also the shifted mechanisms
+    (:func:`dpdro.reference.best_shift`: for this loss, minus the 2/3-quantile). One-sided
     noise: ``shifted_truncated_laplace`` is A (the mean of the truncated Laplace shifted onto
     [0, 2A]) and ``shifted_tulap`` the right end T of the Tulap's support (the Tulap, bounded for
     δ > 0, shifted onto [0, 2T]); the Tulap is left out where dpdro cannot build it (δ below its
@@ -142,7 +126,7 @@ def closed_forms(setting: str, epsilon: float, delta: float) -> dict[str, float]
     names = [n for n in TWO_SIDED if n in mechs and meets_delta(mechs[n], delta)]
     out = {name: float(mechs[name].expected_loss(loss)) for name in names}
     if setting == "asymmetric":
-        out.update({f"shifted_{name}": best_shift(mechs[name])[1] for name in names})
+        out.update({f"shifted_{name}": best_shift(mechs[name], loss)[1] for name in names})
     return out
 
 

@@ -123,3 +123,37 @@ def test_optimal_noise_approaches_staircase(loss):
     # 7%
     assert abs(ups[2] - st) / st < 1e-3
     assert lows[2] > 0.93 * st
+
+
+# ------------------------------------------------------------------ one-sided noise at tiny δ
+@pytest.mark.parametrize("eps", [0.1, 0.2])
+def test_one_sided_noise_at_tiny_delta_is_released_certified(eps):
+    # HiGHS's dual simplex failed on these LPs (status Unknown: budget rows divided by δ = 1e-10
+    # span ten decades); the call raised SolverError after 1.6 s of a 20 s limit
+    problem = dpdro.Problem(epsilon=eps, delta=1e-10, support=(0.0, math.inf))
+    res = dpdro.optimal_noise(problem, rel_gap=0.02, time_limit=20)
+    assert res.reached
+    assert res.noise.edges[0] >= 0.0
+    assert dpdro.certify_delta(res.noise, eps, 1.0) <= 1e-10
+    assert 0 < res.lower.value <= res.upper.value
+    # never worse than the best literature mechanism shifted into the support, up to the lattice:
+    # the certified Tulap's outer edge lies on the lattice Δf/256, and one-sided its ℓ1 cost is
+    # that edge (measured at ε = 0.2: 104.125 against the published 104.1235)
+    name, best = res.best_known
+    assert name.startswith("shifted_")
+    assert res.value <= best + 1.0 / 256
+    assert res.value <= TruncatedLaplace(epsilon=eps, delta=1e-10).half_width + 1.0 / 256
+
+
+def test_one_sided_noise_rescaled_from_the_unit_sensitivity_is_certified():
+    # solved at Δf = 1, the shifted truncated Laplace cells certified within their rounding
+    # allowance of δ = 1.6e-12 exceeded δ once scaled to Δf = 0.001 (1.6087e-12): the call then
+    # restarted at Δf with 1 ms left and raised TimeoutError; it releases the candidates
+    # certified at Δf instead
+    problem = dpdro.Problem(
+        epsilon=0.30795, delta=1.6e-12, sensitivity=0.001, support=(0.0, math.inf)
+    )
+    res = dpdro.optimal_noise(problem, rel_gap=0.05, time_limit=20)
+    assert dpdro.certify_delta(res.noise, 0.30795, 0.001) <= 1.6e-12
+    assert res.noise.edges[0] >= 0.0
+    assert 0 < res.lower.value <= res.upper.value
