@@ -117,9 +117,18 @@ def leaderboard_summary(rows: list[dict]) -> list[dict]:
     return out
 
 
+def _cell_ticks(axis, values, every: int = 3) -> None:
+    """A tick mark at every grid cell of a heat-map axis, labelled at every ``every``-th value (the
+    first included), so that each cell can be counted off from a labelled one."""
+    axis.set_ticks(range(len(values)), minor=True)
+    labelled = range(0, len(values), every)
+    axis.set_ticks(labelled, [f"{values[i]:g}" for i in labelled], fontsize=10)
+
+
 def leaderboard_figure(rows: list[dict], loss: str, columns: int = 3):
     """Heat maps of the certified gap over the (ε, δ) plane for one loss, drawn at the book's column
-    width (6.5 in, text at 10 pt): its mechanisms in rows of ``columns`` panels, a shared
+    width (6.5 in, text at 10 pt): its mechanisms in rows of ``columns`` panels, every cell ticked
+    and every third labelled, a shared
     logarithmic colour scale across the free slots of the last row (below the panels when there
     are none); cells
     where a mechanism is not (ε, δ)-DP are blank."""
@@ -128,8 +137,8 @@ def leaderboard_figure(rows: list[dict], loss: str, columns: int = 3):
 
     norm = LogNorm(vmin=1e-3, vmax=1e2)
     n_rows = -(-len(MECHANISMS) // columns)
-    fig, grid_axes = plt.subplots(n_rows, columns, figsize=(6.5, 2.0 * n_rows + 0.2), squeeze=False)
-    fig.subplots_adjust(left=0.1, right=0.97, bottom=0.07, top=0.95, wspace=0.12, hspace=0.42)
+    fig, grid_axes = plt.subplots(n_rows, columns, figsize=(6.5, 2.2 * n_rows + 0.2), squeeze=False)
+    fig.subplots_adjust(left=0.11, right=0.97, bottom=0.08, top=0.95, wspace=0.12, hspace=0.55)
     panels = []
     for c, name in enumerate(MECHANISMS):
         ax = grid_axes[c // columns, c % columns]
@@ -138,14 +147,14 @@ def leaderboard_figure(rows: list[dict], loss: str, columns: int = 3):
         image = ax.imshow(
             np.clip(grid.T, 1e-3, 1e2), origin="lower", norm=norm, cmap="viridis", aspect="auto"
         )
-        ax.set_xticks([0, len(eps) - 1], [f"{eps[0]:g}", f"{eps[-1]:g}"], fontsize=10)
-        ax.set_yticks([0, len(deltas) - 1], [f"{deltas[0]:g}", f"{deltas[-1]:g}"], fontsize=10)
+        _cell_ticks(ax.xaxis, eps)
+        _cell_ticks(ax.yaxis, deltas)
         ax.set_title(LABELS[name], fontsize=10)
         if c % columns == 0:
-            ax.set_ylabel("δ", fontsize=10, labelpad=-6)
+            ax.set_ylabel("δ", fontsize=10)
         else:
             ax.tick_params(labelleft=False)
-        ax.set_xlabel("ε", fontsize=10, labelpad=-9)
+        ax.set_xlabel("ε", fontsize=10, labelpad=1)
     free = [ax for ax in grid_axes.flat if ax not in panels]
     for ax in free:
         ax.set_axis_off()
