@@ -365,8 +365,8 @@ class BoundingLP(PrivacyLP):
             "too small "
             f"for (ε, δ) = ({p.epsilon:g}, {p.delta:g}) with Δf = {p.sensitivity:g}. The truncated "
             "Laplace "
-            f"mechanism needs [−{a:.6g}, {a:.6g}]; "
-            "enlarge the support (larger L) or refine β."
+            f"mechanism needs [-{a:.6g}, {a:.6g}]; "
+            "enlarge the support: more cells L at the same β."
         )
 
     # ------------------------------------------------------------------ certified lower bound

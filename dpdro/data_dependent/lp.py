@@ -424,5 +424,5 @@ class DDBoundingLP(PrivacyLP):
         return (
             f"P′(π, β) is infeasible: the support [{lo:.6g}, {hi:.6g}) is too small for (ε, δ) = "
             f"({p.epsilon:g}, {p.delta:g}) with Δf = {p.sensitivity:g}{extra}; enlarge the support "
-            "or refine β."
+            "(more noise cells at the same β)."
         )
