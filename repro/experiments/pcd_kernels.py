@@ -134,27 +134,23 @@ def sparse_design(X: np.ndarray, y: np.ndarray, dtype) -> SparseDesign:
     Xp, yp = np.asarray(X, dtype=float)[perm], np.asarray(y, dtype=float)[perm]
     c = _modes(Xp)
     Z = Xp - c[None, :]
-    W = (yp[:, None] * Z).astype(dtype)  # w_il = y_i z_il, rounded as the kernels use it
-    col_runs, run_starts, run_w, rows = [0], [0], [], []
-    for col in range(X.shape[1]):
-        nz = np.flatnonzero(Z[:, col] != 0.0)
-        nz = nz[np.lexsort((nz, W[nz, col]))]  # by value, then sample
-        values = W[nz, col]
-        if nz.size:
-            ends = np.append(np.flatnonzero(values[1:] != values[:-1]) + 1, nz.size)
-            run_w.extend(values[ends - 1])
-            run_starts.extend(len(rows) + ends)
-            rows.extend(nz)
-        col_runs.append(len(run_w))
+    cols, rows = np.nonzero(Z.T)  # column by column, samples ascending
+    w = (yp[rows] * Z[rows, cols]).astype(dtype)  # w_il = y_i z_il, rounded as the kernels use it
+    order = np.lexsort((rows, w, cols))  # by column, value, sample
+    cols, rows, w = cols[order], rows[order], w[order]
+    new_run = np.ones(rows.size, dtype=bool)
+    new_run[1:] = (cols[1:] != cols[:-1]) | (w[1:] != w[:-1])
+    starts = np.flatnonzero(new_run)
+    run_cols = cols[starts]
     return SparseDesign(
         perm=perm,
         n_pos=int(np.sum(yp > 0)),
         YX=np.ascontiguousarray(Xp.T * yp[None, :]).astype(dtype),
         c=c,
-        col_runs=np.asarray(col_runs, dtype=np.int64),
-        run_starts=np.asarray(run_starts, dtype=np.int64),
-        run_w=np.asarray(run_w, dtype=dtype),
-        rows=np.asarray(rows, dtype=np.int64),
+        col_runs=np.searchsorted(run_cols, np.arange(X.shape[1] + 1)).astype(np.int64),
+        run_starts=np.append(starts, rows.size).astype(np.int64),
+        run_w=w[starts],
+        rows=rows.astype(np.int64),
     )
 
 
