@@ -300,7 +300,9 @@ def _row_blocks(S: int, n: int, elements: int) -> list[slice]:
 def _kernel_design(design):
     """The fields of a :class:`~repro.experiments.pcd_kernels.SparseDesign` the kernels take."""
     d = design
-    return d.n_pos, d.c, d.col_runs, d.run_starts, d.run_w, d.rows, d.YX
+    return (
+        d.n_pos, d.c, d.col_runs, d.run_starts, d.run_w, d.rows, d.YX, d.dense_update, d.WD
+    )  # fmt: skip
 
 
 def _iteration_kernel(run: _Run, M, design, order, H, table):

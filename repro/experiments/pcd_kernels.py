@@ -15,8 +15,10 @@ precision of the margins). Then, with the samples ordered by label (y = +1 first
 * the update h_j ← h_j + δ: a ← a + δ·c_j, and e_i ← e_i·exp(δ·w_ij) on the non-zeros of column j
   only.
 
-Per coordinate update, the cost is n divisions (instead of n exponentials and divisions) plus
-O(nnz of two columns) exponentials. The margins of the averaged iterate are recomputed at the start
+Per coordinate update, the cost is n divisions (instead of n exponentials and divisions) plus a
+multiply per non-zero of the updated column and an exponential per distinct value (or, for
+columns with many non-zeros or values, one vectorised pass of exponentials:
+``SparseDesign.dense_update``). The margins of the averaged iterate are recomputed at the start
 of each iteration (one BLAS product, in the caller) and turned into exponentials here, once per
 iteration (:func:`_to_exp`).
 
@@ -79,6 +81,9 @@ _LN2_HI32 = 0.693145751953125  # float32 split: 11 significant bits in the high 
 _LN2_LO32 = 1.428606820309417e-06
 _CLAMP32, _CLAMP64 = 64.0, 600.0  # margins before the exponential
 _ACLAMP32, _ACLAMP64 = 80.0, 700.0  # a before A = e^{±a}
+# Cost of a column update by runs, in units of one sample of the vectorised dense update: about 2.5
+# per non-zero (a scattered multiply) and 16 per run (a scalar exponential); measured on adult.
+_SCATTER_COST, _RUN_COST = 2.5, 6.4
 
 # Keyword arguments of the vectorised kernels: reassociation (and contraction to FMA) lets LLVM
 # vectorise the sums; the numpy error model drops the zero-division check that would otherwise keep
@@ -117,6 +122,8 @@ class SparseDesign:
     run_starts: np.ndarray
     run_w: np.ndarray
     rows: np.ndarray
+    dense_update: np.ndarray
+    WD: np.ndarray
 
 
 def _modes(X: np.ndarray) -> np.ndarray:
@@ -142,15 +149,21 @@ def sparse_design(X: np.ndarray, y: np.ndarray, dtype) -> SparseDesign:
     new_run[1:] = (cols[1:] != cols[:-1]) | (w[1:] != w[:-1])
     starts = np.flatnonzero(new_run)
     run_cols = cols[starts]
+    col_runs = np.searchsorted(run_cols, np.arange(X.shape[1] + 1)).astype(np.int64)
+    col_nnz = np.bincount(cols, minlength=X.shape[1])
+    WD = np.zeros((X.shape[1], Xp.shape[0]), dtype=dtype)
+    WD[cols, rows] = w
     return SparseDesign(
         perm=perm,
         n_pos=int(np.sum(yp > 0)),
         YX=np.ascontiguousarray(Xp.T * yp[None, :]).astype(dtype),
         c=c,
-        col_runs=np.searchsorted(run_cols, np.arange(X.shape[1] + 1)).astype(np.int64),
+        col_runs=col_runs,
         run_starts=np.append(starts, rows.size).astype(np.int64),
         run_w=w[starts],
         rows=rows.astype(np.int64),
+        dense_update=(np.diff(col_runs) * _RUN_COST + col_nnz) * _SCATTER_COST > Xp.shape[0],
+        WD=WD,
     )
 
 
@@ -256,16 +269,26 @@ def _exp_a(a, sign, e):
 
 
 @njit(inline="always")
+def _rescale(e, wd, dl):
+    """e_i ← e_i·exp(dl·wd_i) for every sample (vectorised)."""
+    for i in range(e.size):
+        e[i] *= exp_clamped(dl * wd[i])
+
+
+@njit(inline="always")
 def _step(e, a, design, jprev, dl, j):
     """Apply the update ``dl`` of coordinate ``jprev`` (if non-zero) to (e, a), then return
     (q_j, a): q_j = −Σ_i σ(−m_i)·y_i x_ij, σ(−m_i) = 1/(1 + e_i·A_{y_i})."""
-    n_pos, c, col_runs, run_starts, run_w, rows, YX = design
+    n_pos, c, col_runs, run_starts, run_w, rows, YX, dense_update, WD = design
     if dl != 0.0:
         dlr = e.dtype.type(dl)
-        for r in range(col_runs[jprev], col_runs[jprev + 1]):
-            f = exp_clamped(dlr * run_w[r])
-            for p in range(run_starts[r], run_starts[r + 1]):
-                e[rows[p]] *= f
+        if dense_update[jprev]:
+            _rescale(e, WD[jprev], dlr)
+        else:
+            for r in range(col_runs[jprev], col_runs[jprev + 1]):
+                f = exp_clamped(dlr * run_w[r])
+                for p in range(run_starts[r], run_starts[r + 1]):
+                    e[rows[p]] *= f
         a += dl * c[jprev]
     b = YX[j]
     sums = _weighted_sum(e, b, 0, n_pos, _exp_a(a, 1.0, e))
@@ -296,8 +319,8 @@ def sparse_step(E, a, design, jprev, delta, j, q):
     a : ndarray of float64, shape (S,)
         h^⊤c accumulated since the start of the iteration (zero there), updated in place.
     design : tuple
-        ``(n_pos, c, col_runs, run_starts, run_w, rows, YX)`` of :class:`SparseDesign` (in the
-        precision of E).
+        ``(n_pos, c, col_runs, run_starts, run_w, rows, YX, dense_update, WD)`` of
+        :class:`SparseDesign` (in the precision of E).
     jprev, j : ndarray of int64, shape (S,)
         The previous and the current coordinate of each simulation.
     delta : ndarray of float64, shape (S,)
@@ -391,8 +414,8 @@ def pcd_iteration(
         Margins y_i h_s^⊤x_i at the start of the iteration, samples in :class:`SparseDesign`'s
         order; overwritten.
     design : tuple
-        ``(n_pos, c, col_runs, run_starts, run_w, rows, YX)`` of :class:`SparseDesign` (in M's
-        precision).
+        ``(n_pos, c, col_runs, run_starts, run_w, rows, YX, dense_update, WD)`` of
+        :class:`SparseDesign` (in M's precision).
     order : ndarray of int64, shape (S, K)
         The coordinates of each simulation's steps.
     H, Hsum : ndarray of float64, shape (S, d)

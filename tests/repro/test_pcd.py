@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import inspect
 import io
+import itertools
 import math
 
 import numpy as np
@@ -392,6 +393,7 @@ def test_sparse_design_represents_the_design_exactly():
             assert rows.size and np.all(W[rows, col] == 0)
             W[rows, col] = D.run_w[r]
     np.testing.assert_array_equal(W * yp[:, None], X[D.perm] - D.c)  # z = x − c, rounded
+    np.testing.assert_array_equal(D.WD.T, W)
     counts = [np.unique(X[:, col], return_counts=True)[1].max() for col in range(X.shape[1])]
     assert [np.sum(W[:, col] == 0) for col in range(X.shape[1])] == counts  # c: a mode
 
@@ -404,7 +406,10 @@ def test_sparse_step_matches_its_definition(dtype):
     rng = np.random.default_rng(0)
     X, y = _sparse_case(rng)
     D = pcd_kernels.sparse_design(X, y, dtype)
-    design = (D.n_pos, D.c, D.col_runs, D.run_starts, D.run_w, D.rows, D.YX)
+    designs = [
+        (D.n_pos, D.c, D.col_runs, D.run_starts, D.run_w, D.rows, D.YX, dense, D.WD)
+        for dense in (D.dense_update, np.zeros(X.shape[1], bool), np.ones(X.shape[1], bool))
+    ]  # updates as chosen, by runs, by vectorised passes
     S, (n, d) = 6, X.shape
     H = rng.uniform(-3, 3, (S, d))
     M = H @ D.YX.astype(float)  # margins, samples in the design's order
@@ -414,7 +419,10 @@ def test_sparse_step_matches_its_definition(dtype):
     H1[np.arange(S), jprev] += delta
     expected_q = -np.sum(D.YX[j] / (1.0 + np.exp(H1 @ D.YX.astype(float))), axis=1)
     tol = 1e-5 if dtype == np.float32 else 1e-13
-    for step in (pcd_kernels.sparse_step, pcd_kernels.sparse_step_parallel):
+    results = []
+    for step, design in itertools.product(
+        (pcd_kernels.sparse_step, pcd_kernels.sparse_step_parallel), designs
+    ):
         E, a, q = M.astype(dtype), np.zeros(S), np.empty(S)
         pcd_kernels.to_exp(E)
         step(E, a, design, jprev, delta, j, q)
@@ -423,6 +431,10 @@ def test_sparse_step_matches_its_definition(dtype):
         np.testing.assert_allclose(np.log(E.astype(float)) + shift, M + delta[:, None] *
                                    D.YX[jprev].astype(float), rtol=0, atol=tol * 10)
         np.testing.assert_allclose(q, expected_q, rtol=0, atol=tol * n)
+        results.append((E, q))
+    for E, q in results[1:]:  # both ways of updating give the same exponentials, bit for bit
+        np.testing.assert_array_equal(E, results[0][0])
+        np.testing.assert_array_equal(q, results[0][1])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
