@@ -1,20 +1,21 @@
-"""Benchmark DP proximal coordinate descent (Section 5.3, Table 3): where the time goes, and each
-implementation against the one before it, measured in one run.
+"""Benchmark DP proximal coordinate descent (Section 5.3, Table 3): where the time goes, and the
+default implementation against the one before it, measured in one run.
 
 Prints:
 
-1. one iteration of the default (``repro.experiments.pcd_train``) on the first dataset split into
-   the margin product, the noise table and the kernel, per mechanism, and the margin product
-   before (float64, rounded to float32) and after (float32);
+1. one iteration on the first dataset's split 0 with the dense kernel before (loaded from the
+   repository's history, :data:`repro.experiments.pcd_benchmark.BEFORE_COMMIT`) and with the
+   default sparse kernel (``repro.experiments.pcd_train``), split into the margin product, the
+   noise table and the kernel, per mechanism;
 2. the time per simulation-step (one coordinate update of one simulation: run time / (T·K·S)) of
-   the reference (``repro.brute.pcd_train_reference``), the implementation before the iteration
-   kernel (one fused kernel call and one mechanism call per step, float64 margin product), the
-   default (one kernel call per iteration with the mechanism's noise table) and its float64, numpy
-   and (on a GPU) CuPy variants, on split 0, Gaussian mechanism, S = 1,000, with the ratios to the
-   implementation before; CPU time (robust on a shared machine) and wall time, median of
-   interleaved rounds;
-3. the estimated single-core CPU-hours of Table 3 at the paper's scale (100 splits × 1,000
-   simulations, T = 100, six runs per split) per offline dataset.
+   the reference (``repro.brute.pcd_train_reference``), the dense kernel (before), the sparse
+   kernel (after) and its float64, numpy and (on a GPU) CuPy variants, on split 0, Gaussian
+   mechanism, S = 1,000, with the ratios to the dense kernel; CPU time (robust on a shared
+   machine) and wall time, median of interleaved rounds;
+3. the estimated single-core CPU-hours of Table 3's coordinate descents at the paper's scale
+   (100 splits × 1,000 simulations, T = 100, six runs per split) per offline dataset, the wall
+   hours on this machine's cores (one process per core, idle), and the first dataset's with the
+   dense kernel.
 
 BLAS is pinned to one thread (before numpy is imported), as in the sweep's one-process-per-core
 layout. A thin command line over :func:`repro.experiments.pcd_benchmark.pcd_report`; about 10

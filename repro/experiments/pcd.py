@@ -9,8 +9,9 @@ authors' centring and scaling on the full dataset).
 
 :func:`pcd_train` runs S simulations at once. Three backends, chosen at run time
 (:func:`pcd_backend`): the CUDA kernel of :mod:`repro.experiments.pcd_cuda` (CuPy) on an NVIDIA GPU
-when one is present, the numba kernels of :mod:`repro.experiments.pcd_kernels` on the CPU, and
-numpy when neither is available.
+when one is present, the numba kernels of :mod:`repro.experiments.pcd_kernels` on the CPU (on
+the exponentials of the margins, sparse coordinate updates), and numpy when neither is
+available.
 """
 
 from __future__ import annotations
@@ -163,9 +164,9 @@ def pcd_train(
     backend : {"numba", "numpy", "cupy"} or None, keyword-only
         None: :func:`pcd_backend` (CuPy on a GPU, else numba, else numpy). "numba": with a
         mechanism that has noise tables, one kernel call per iteration runs the K steps of each
-        simulation in turn while its margins stay in cache
-        (:func:`~repro.experiments.pcd_kernels.pcd_iteration`); with any other callable, one fused
-        kernel call per step (:func:`~repro.experiments.pcd_kernels.fused_step`) and one
+        simulation in turn while its row stays in cache
+        (:func:`~repro.experiments.pcd_kernels.pcd_iteration`); with any other callable, one
+        kernel call per step (:func:`~repro.experiments.pcd_kernels.sparse_step`) and one
         mechanism call. "numpy": one array pass per step over all simulations
         (:func:`pcd_step_array`). "cupy": every array on the GPU, one kernel launch per
         iteration (:func:`~repro.experiments.pcd_cuda.launch_iteration`, one thread block per
@@ -191,29 +192,33 @@ def pcd_train(
     per iteration, which draws the same uniforms in the same order. Every mechanism's noise is
     therefore unchanged; only the rounding of q differs.
 
-    **Fusion.** Step k of simulation s needs the margins after update k−1, so one pass over the
-    margin row applies update k−1 (m_i ← m_i + δ_{k−1}·y_i x_{i,j_{k−1}}) and accumulates
-    q_k = −Σ_i σ(−m_i)·y_i x_{i,j_k}: one read and one write of the margins per step instead of
-    about eight passes (the gather ``YX[j]``, four passes of a tanh-based σ, the product, the
-    scaled update). The last update of an iteration is never applied: the margins are recomputed
-    from the averaged iterate at the start of the next iteration (one BLAS product in ``dtype``).
-    With noise tables the numba kernel also applies the noise and the proximal step
-    itself, so a simulation's K steps run back to back on its margin row (cache-resident) and
-    the only Python work per iteration is the margin product and the draws. Both numba paths do
-    the same floating-point operations in the same order and give the same iterates, bit for bit.
+    **Kernels (numba).** Each column of X is its most frequent value plus a sparse rest
+    (:class:`~repro.experiments.pcd_kernels.SparseDesign`), and the kernels keep the exponentials
+    of the margins: a coordinate update rescales the exponentials of the samples where the rest of
+    its column is non-zero and shifts a scalar, and the query of the next step is one vectorised
+    pass of a multiply, an add and a division over the samples, with no exponential per sample and
+    step (:mod:`repro.experiments.pcd_kernels` states the algebra). The last update of an
+    iteration is never applied: the margins are recomputed from the averaged iterate at the start
+    of the next iteration (one BLAS product in ``dtype``, samples ordered by label) and turned into
+    exponentials once. With noise tables the kernel also applies the noise and the proximal step
+    itself, so a simulation's K steps run back to back on its row (cache-resident) and the only
+    Python work per iteration is the margin product and the draws. Both numba paths do the same
+    floating-point operations in the same order and give the same iterates, bit for bit. The numpy
+    and CuPy backends keep the margins themselves (one fused pass per step: update, σ, query).
 
     **Precision of the float32 default.** Only the margins (their product with the iterate
-    rounded to float32 included), y_i x_il and σ are float32; the iterates, the updates and the
-    sum across blocks of 256 samples stay float64. The product errs by
-    ≤ (d + 2)·2⁻²⁴·Σ_l|h_l x_il| per margin, and a margin's float32 error builds up over at most
-    K = ⌈d/4⌉ fused updates, ≤ (K + 1)·2⁻²⁴·(max|m| + 3 max|δ|); σ has slope ≤ ¼; a float32
-    block sum of 256 terms in [−1, 1] errs by ≲ 8e-7 of Σ|terms| in the vectorised order. Hence
-    |Δq| is at most n times these per-term errors in the worst case and of order √n times them in
-    practice (measured on adult, 20 simulations, 10 iterations: |Δq| ≤ 1.2e-3 against float64,
-    3.8e-4 with a float64 margin product; |ΔH| ≤ 6e-8). The mechanisms add noise of standard
-    deviation 1.8 (OPT) to 4.5 (GN) to q, and the step divides q by n. What float32 can change is
-    the rounding-level trajectory (|ΔH| ≈ 1e-7), hence, rarely, the sign of h^⊤x of a sample on
-    the decision boundary or, for the data-dependent (OPT), the piece of a query within ~1e-3 of a
+    rounded to float32 included) or their exponentials, y_i x_il and σ are float32; the iterates,
+    the updates, the scalar shift of the numba kernels and the sum across blocks of 256 samples
+    stay float64. The product errs by ≤ (d + 2)·2⁻²⁴·Σ_l|h_l x_il| per margin; over the at most
+    K = ⌈d/4⌉ updates of an iteration a margin's float32 error grows by ≤ (2K + 3)·2⁻²⁴ (numba:
+    relative error of its exponential) or (K + 1)·2⁻²⁴·(max|m| + 3 max|δ|) (numpy, CuPy); σ has
+    slope ≤ ¼; a float32 block sum of 256 terms in [−1, 1] errs by ≲ 8e-7 of Σ|terms| in the
+    vectorised order. Hence |Δq| is at most n times these per-term errors in the worst case and of
+    order √n times them in practice (measured on adult, 20 simulations, 10 iterations, numba:
+    |Δq| ≤ 1.5e-3 against float64, |ΔH| ≤ 6e-8). The mechanisms add noise of standard deviation 1.8
+    (OPT) to 4.5 (GN) to q, and the step divides q by n. What float32 can change is the
+    rounding-level trajectory (|ΔH| ≈ 1e-7), hence, rarely, the sign of h^⊤x of a sample on the
+    decision boundary or, for the data-dependent (OPT), the piece of a query within ~1e-3 of a
     piece edge: far below the Monte Carlo error of the tables (``tests/repro/test_pcd.py`` states
     the check). As in float64, the *computed* query has sensitivity 2 + O(rounding error) rather
     than exactly 2 (about 1e-3 here against 1e-12): a floating-point caveat of any
@@ -231,7 +236,11 @@ def pcd_train(
     S = int(n_sims)
     K = settings.K if settings.K is not None else int(math.ceil(d / 4))
     H = (rng_init.random((S, d)) - 0.5) * 2.0
-    YX = np.ascontiguousarray(X.T * y.astype(float)[None, :]).astype(dtype)  # row l: y_i x_il
+    design = _kernels().sparse_design(X, y, dtype) if backend == "numba" else None
+    if design is not None:
+        YX = design.YX  # samples ordered by label
+    else:
+        YX = np.ascontiguousarray(X.T * y.astype(float)[None, :]).astype(dtype)  # row l: y_i x_il
     H, YX = xp.asarray(H), xp.asarray(YX)
     M = xp.empty((S, n), dtype=dtype)
     run = _Run(
@@ -253,9 +262,11 @@ def pcd_train(
         if backend == "cupy":
             Hsum, q = _iteration_device(run, xp, M, YX, order, H, table)
         elif backend == "numba" and tabled:
-            Hsum, q = _iteration_kernel(run, M, YX, order, H, table)
+            Hsum, q = _iteration_kernel(run, M, design, order, H, table)
+        elif backend == "numba":
+            Hsum, q = _iteration_sparse_steps(run, M, design, order, H, table, mech, rng_noise)
         else:
-            Hsum, q = _iteration_steps(run, backend, M, YX, order, H, table, mech, rng_noise)
+            Hsum, q = _iteration_steps(run, M, YX, order, H, table, mech, rng_noise)
         if record_queries:
             queries.append(q)
         H = Hsum / K
@@ -286,7 +297,15 @@ def _row_blocks(S: int, n: int, elements: int) -> list[slice]:
     return [slice(lo, min(lo + rows, S)) for lo in range(0, S, rows)]
 
 
-def _iteration_kernel(run: _Run, M, YX, order, H, table):
+def _kernel_design(design):
+    """The fields of a :class:`~repro.experiments.pcd_kernels.SparseDesign` the kernels take."""
+    d = design
+    return (
+        d.n_pos, d.c, d.col_runs, d.run_starts, d.run_w, d.rows, d.YX, d.dense_update, d.WD
+    )  # fmt: skip
+
+
+def _iteration_kernel(run: _Run, M, design, order, H, table):
     """One iteration on the numba kernel: every simulation's K steps, noise and proximal steps."""
     kernels = _kernels()
     S, K = order.shape
@@ -297,7 +316,7 @@ def _iteration_kernel(run: _Run, M, YX, order, H, table):
     iteration = kernels.pcd_iteration_parallel if run.parallel else kernels.pcd_iteration
     bad = iteration(
         M,
-        YX,
+        _kernel_design(design),
         np.ascontiguousarray(order),
         H,
         Hsum,
@@ -336,16 +355,41 @@ def _iteration_device(run: _Run, cp, M, YX, order, H, table):
     return Hsum, q.get()
 
 
-def _iteration_steps(run: _Run, backend: str, M, YX, order, H, table, mech, rng_noise):
-    """One iteration step by step: a fused pass over all simulations' margins per step (the numba
-    kernel or :func:`pcd_step_array`), then the noise (from ``table``, or a call of ``mech``) and
-    the proximal steps of all simulations."""
+def _noisy(run: _Run, q, k, rows, table, mech, rng_noise):
+    """The noisy queries of step k: from ``table``, or a call of ``mech``."""
+    if table is None:
+        return call_mechanism(mech, q, run.sensitivity, rng_noise, -float(run.n), float(run.n))
+    return q + table.scaled[table.pieces(q), k, rows]
+
+
+def _iteration_sparse_steps(run: _Run, M, design, order, H, table, mech, rng_noise):
+    """One iteration step by step on the numba kernels: the margins turned into exponentials
+    (:func:`~repro.experiments.pcd_kernels.to_exp`), then per step one
+    :func:`~repro.experiments.pcd_kernels.sparse_step` over all simulations, the noise and the
+    proximal steps (the operations of :func:`_iteration_kernel`, in the same order)."""
+    kernels = _kernels()
+    step = kernels.sparse_step_parallel if run.parallel else kernels.sparse_step
     S, K = order.shape
-    n = run.n
-    if backend == "numba":
-        fused = _kernels().fused_step_parallel if run.parallel else _kernels().fused_step
-    else:
-        fused = pcd_step_array
+    kernels.to_exp(M)
+    columns = np.ascontiguousarray(order.T)  # (K, S): row k holds every sim's k-th coordinate
+    rows = np.arange(S)
+    Hsum = np.zeros_like(H)
+    queries = np.empty((K, S))
+    a, jprev, delta = np.zeros(S), columns[0], np.zeros(S)
+    for k in range(K):
+        j = columns[k]
+        step(M, a, _kernel_design(design), jprev, delta, j, queries[k])
+        delta = _prox(H, rows, j, _noisy(run, queries[k], k, rows, table, mech, rng_noise), run)
+        jprev = j
+        Hsum += H
+    return Hsum, queries
+
+
+def _iteration_steps(run: _Run, M, YX, order, H, table, mech, rng_noise):
+    """One iteration step by step on the numpy backend: a fused pass over all simulations' margins
+    per step (:func:`pcd_step_array`), then the noise and the proximal steps of all
+    simulations."""
+    S, K = order.shape
     columns = np.ascontiguousarray(order.T)  # (K, S): row k holds every sim's k-th coordinate
     rows = np.arange(S)
     Hsum = np.zeros_like(H)
@@ -353,12 +397,8 @@ def _iteration_steps(run: _Run, backend: str, M, YX, order, H, table, mech, rng_
     jprev, delta = columns[0], np.zeros(S, dtype=M.dtype)
     for k in range(K):
         j = columns[k]
-        q = queries[k]
-        fused(M, YX, jprev, delta, j, q)
-        if table is None:
-            qn = call_mechanism(mech, q, run.sensitivity, rng_noise, -float(n), float(n))
-        else:
-            qn = q + table.scaled[table.pieces(q), k, rows]
+        pcd_step_array(M, YX, jprev, delta, j, queries[k])
+        qn = _noisy(run, queries[k], k, rows, table, mech, rng_noise)
         delta = _prox(H, rows, j, qn, run).astype(M.dtype)
         jprev = j
         Hsum += H
@@ -375,8 +415,8 @@ def _prox(H, rows, j, qn, run: _Run):
 
 
 def pcd_step_array(M, YX, jprev, delta, j, q):
-    """The fused step of :func:`repro.experiments.pcd_kernels.fused_step` with numpy array
-    operations (same arguments and effect): ``M[s] += delta[s]·YX[jprev[s]]``, then
+    """The fused step of the numpy backend, one pass over the margins per update:
+    ``M[s] += delta[s]·YX[jprev[s]]``, then
     ``q[s] = −Σ_i σ(−M[s, i])·YX[j[s], i]`` (σ in the precision of M, summed in float64), by blocks
     of simulations whose margins stay in cache."""
     S, n = M.shape

@@ -1,33 +1,38 @@
 """The coordinate-descent benchmark (``scripts/benchmark_pcd.py``): where the time of Table 3 goes,
-and each implementation of :func:`~repro.experiments.pcd_train` against the one before it,
+and the default implementation of :func:`~repro.experiments.pcd_train` against the one before it,
 measured in one run.
 
 Implementations, on the training set of split 0 of a dataset (seed 0), Gaussian mechanism:
 
 * ``reference``: :func:`repro.brute.pcd_train_reference`, the first implementation (float64, one
   numpy pass per operation);
-* ``stepwise (before)``: the implementation before the iteration kernel: one call of the fused
-  numba step (:func:`~repro.experiments.pcd_kernels.fused_step`) and one mechanism call per
-  coordinate update, margins recomputed in float64 and rounded to float32;
-* ``iteration kernel (after)``: the default, one call of
-  :func:`~repro.experiments.pcd_kernels.pcd_iteration` per iteration with the mechanism's noise
-  table, margins as a float32 product; also its float64 path, the numpy backend and, where a GPU
-  is present, the CuPy backend.
+* ``dense kernel (before)``: the numba kernel before the sparse one, one fused pass over the
+  float32 margins per coordinate update (an exponential and a division per sample and update),
+  one kernel call per iteration with the mechanism's noise table; loaded from the repository's
+  history (commit :data:`BEFORE_COMMIT`), so that both run in the same process;
+* ``sparse kernel (after)``: the default, :func:`~repro.experiments.pcd_kernels.pcd_iteration` on
+  the exponentials of the margins with sparse updates; also its float64 path, the numpy backend
+  and, where a GPU is present, the CuPy backend.
 
 CPU time (robust on a shared machine) and wall time per simulation-step (run time / (T·K·S)),
-median of interleaved rounds; ratios to ``stepwise (before)``. The profile splits one iteration of
-the default into the margin product, the noise table and the kernel.
+median of interleaved rounds; ratios to ``dense kernel (before)``. The profile splits one
+iteration of the default into the margin product, the noise table and the kernel.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import platform
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 
@@ -39,6 +44,7 @@ from .stats import split_indices, split_seeds
 
 __all__ = [
     "BEFORE",
+    "BEFORE_COMMIT",
     "StepwiseOnly",
     "implementations",
     "iteration_profile",
@@ -48,7 +54,8 @@ __all__ = [
     "table3_cpu_hours",
 ]
 
-BEFORE = "stepwise (before)"
+BEFORE = "dense kernel (before)"
+BEFORE_COMMIT = "24ba2c4"  # the last commit with the dense float32 iteration kernel
 PAPER_SPLITS, PAPER_SIMS = 100, 1000
 
 
@@ -66,28 +73,43 @@ class StepwiseOnly:
         )
 
 
-def _margins_rounded(H, YX, out, xp):
-    """The margin product before the iteration kernel: float64 BLAS, rounded to float32 by blocks
-    of 2²² margins."""
-    YX64 = YX.astype(np.float64)
-    rows = max(1, (1 << 22) // out.shape[1])
-    for lo in range(0, out.shape[0], rows):
-        out[lo : lo + rows] = H[lo : lo + rows] @ YX64
-
-
 @contextmanager
-def _patched_margins(fn):
-    saved = _pcd._margins
-    _pcd._margins = fn
+def _patched_margins(module, fn):
+    saved = module._margins
+    module._margins = fn
     try:
         yield
     finally:
-        _pcd._margins = saved
+        module._margins = saved
 
 
-def _before(X, y, mech, S, rng_init, rng_noise, settings):
-    with _patched_margins(_margins_rounded):
-        return pcd_train(X, y, StepwiseOnly(mech), S, rng_init, rng_noise, settings)
+def _load_before():
+    """The ``pcd`` module of :data:`BEFORE_COMMIT` (its ``pcd.py`` and ``pcd_kernels.py`` read with
+    ``git show`` into a temporary folder and imported as submodules of
+    :mod:`repro.experiments`); None where the history is not available (a shallow clone)."""
+    root = Path(__file__).resolve().parents[2]
+    files = {}
+    for name in ("pcd", "pcd_kernels"):
+        try:
+            files[name] = subprocess.run(
+                ["git", "-C", str(root), "show", f"{BEFORE_COMMIT}:repro/experiments/{name}.py"],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+        except (OSError, subprocess.CalledProcessError):
+            return None
+    folder = Path(tempfile.mkdtemp(prefix="pcd_before_"))
+    modules = {}
+    for name, text in files.items():
+        path = folder / f"{name}_before.py"
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location(f"{__package__}._{name}_before", path)
+        modules[name] = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = modules[name]
+        spec.loader.exec_module(modules[name])
+    modules["pcd"]._KERNELS = modules["pcd_kernels"]
+    return modules["pcd"]
 
 
 def implementations(fallback: bool = True) -> dict:
@@ -95,12 +117,12 @@ def implementations(fallback: bool = True) -> dict:
     and its variants (the numpy backend with ``fallback``, CuPy when a GPU is present)."""
     from .. import brute
 
-    impls = {
-        "reference": brute.pcd_train_reference,
-        BEFORE: _before,
-        "iteration kernel (after)": pcd_train,
-        "iteration kernel, float64": partial(pcd_train, dtype=np.float64),
-    }
+    impls = {"reference": brute.pcd_train_reference}
+    before = _load_before()
+    if before is not None:
+        impls[BEFORE] = before.pcd_train
+    impls["sparse kernel (after)"] = pcd_train
+    impls["sparse kernel, float64"] = partial(pcd_train, dtype=np.float64)
     if fallback:
         impls["numpy backend"] = partial(pcd_train, backend="numpy")
     if _pcd._cupy() is not None:
@@ -141,11 +163,13 @@ def step_times(
     """Median CPU and wall time per simulation-step of every implementation on split 0 of each
     dataset, GN mechanism, measured in this run: interleaved over ``repeats`` rounds, each run
     long enough (T from a one-iteration probe after a warm-up call that loads the kernels) to last
-    ``min_seconds``. Ratios: the median of ``stepwise (before)`` over the implementation's."""
+    ``min_seconds``. Ratios: the median of ``dense kernel (before)`` (else of the reference, where
+    the history is not available) over the implementation's."""
     from .mechanisms import make_mechanisms
 
     mech = make_mechanisms()["GN"]
     impls = implementations(fallback)
+    base = BEFORE if BEFORE in impls else "reference"
     rows = []
     for name in names:
         X, y, s_init, s_noise = split0(name)
@@ -175,8 +199,9 @@ def step_times(
                     T=T[k],
                     cpu_per_step=c,
                     wall_per_step=w,
-                    cpu_ratio=statistics.median(cpu[BEFORE]) / c,
-                    wall_ratio=statistics.median(wall[BEFORE]) / w,
+                    baseline=base,
+                    cpu_ratio=statistics.median(cpu[base]) / c,
+                    wall_ratio=statistics.median(wall[base]) / w,
                 )
             )
     return rows
@@ -210,50 +235,48 @@ class _TableClock:
 
 
 def iteration_profile(name: str, mechs: dict, *, sims: int = 1000, T: int = 3) -> dict:
-    """Where one iteration of the default goes, per mechanism: CPU milliseconds of the margin
-    product, of the noise table and of the rest (the kernel, the draws of the coordinate orders),
-    and the margin product before (float64, rounded) for comparison."""
+    """Where one iteration goes, per implementation (the default and, where the history is
+    available, the one before) and mechanism: CPU milliseconds of the margin product, of the noise
+    table and of the rest (the kernel, the draws of the coordinate orders, the kernels' design),
+    after a warm-up run of the same size (which loads the kernels and touches the margins)."""
     X, y, s_init, s_noise = split0(name)
-    _timed(pcd_train, X, y, mechs["GN"], 2, 1, s_init, s_noise)  # warm-up: loads the kernels
+    modules = {"sparse kernel (after)": _pcd}
+    before = _load_before()
+    if before is not None:
+        modules = {BEFORE: before, **modules}
     out = {}
-    for m, mech in mechs.items():
-        clock, timed_mech = _Clock(_pcd._margins), _TableClock(mech)
-        with _patched_margins(clock):
-            total, _ = _timed(pcd_train, X, y, timed_mech, sims, T, s_init, s_noise)
-        out[m] = dict(
-            margins=1e3 * clock.seconds / T,
-            noise_table=1e3 * timed_mech.noise_table.seconds / T,
-            rest=1e3 * (total - clock.seconds - timed_mech.noise_table.seconds) / T,
-        )
-    H = np.random.default_rng(0).uniform(-1, 1, (sims, X.shape[1]))
-    YX = np.ascontiguousarray(X.T * y[None, :]).astype(np.float32)
-    M = np.empty((sims, X.shape[0]), dtype=np.float32)
-    for fn in (_margins_rounded, _pcd._margins):  # first touch of M outside the timing
-        fn(H, YX, M, np)
-    before, after = _Clock(_margins_rounded), _Clock(_pcd._margins)
-    for _ in range(T):
-        before(H, YX, M, np)
-        after(H, YX, M, np)
-    out["margin product before (float64, rounded)"] = 1e3 * before.seconds / T
-    out["margin product after (float32)"] = 1e3 * after.seconds / T
+    for label, module in modules.items():
+        _timed(module.pcd_train, X, y, mechs["GN"], sims, 1, s_init, s_noise)  # warm-up
+        out[label] = {}
+        for m, mech in mechs.items():
+            clock, timed_mech = _Clock(module._margins), _TableClock(mech)
+            with _patched_margins(module, clock):
+                total, _ = _timed(module.pcd_train, X, y, timed_mech, sims, T, s_init, s_noise)
+            out[label][m] = dict(
+                margins=1e3 * clock.seconds / T,
+                noise_table=1e3 * timed_mech.noise_table.seconds / T,
+                rest=1e3 * (total - clock.seconds - timed_mech.noise_table.seconds) / T,
+            )
     return out
 
 
-def table3_cpu_hours(names, *, sims: int = 1000, T: int = 10) -> list:
+def table3_cpu_hours(names, *, sims: int = 1000, T: int = 10, train=pcd_train) -> list:
     """Estimated single-core CPU-hours of Table 3 at the paper's 100 splits × 1,000 simulations and
-    T = 100 per dataset, with the default: split 0 run with each of the six mechanisms of a split
-    (GN, AG, TLN, OPT, (OPT) and the non-private PCD) at S = ``sims`` and T iterations, CPU-hours
-    = 100 × (1000/S) × (100/T) × Σ_mechanisms seconds / 3600."""
+    T = 100 per dataset, with ``train`` (default: the default): split 0 run with each of the six
+    mechanisms of a split (GN, AG, TLN, OPT, (OPT) and the non-private PCD) at S = ``sims`` and T
+    iterations, CPU-hours = 100 × (1000/S) × (100/T) × Σ_mechanisms seconds / 3600 (the
+    coordinate descents only: not the per-split solve of the OPT noise nor the data-dependent
+    mechanisms' cache)."""
     from ..ml_tables import mechanisms
 
     mechs = {**mechanisms(3)[0], "PCD": NonPrivate("PCD")}
     X, y, s_init, s_noise = split0("ecoli")
-    _timed(pcd_train, X, y, mechs["GN"], 2, 1, s_init, s_noise)  # warm-up: loads the kernels
+    _timed(train, X, y, mechs["GN"], 2, 1, s_init, s_noise)  # warm-up: loads the kernels
     rows = []
     for name in names:
         X, y, s_init, s_noise = split0(name)
         seconds = {
-            m: _timed(pcd_train, X, y, mech, sims, T, s_init, s_noise)[0]
+            m: _timed(train, X, y, mech, sims, T, s_init, s_noise)[0]
             for m, mech in mechs.items()
         }
         scale = PAPER_SPLITS * (PAPER_SIMS / sims) * (PCDSettings().T / T) / 3600.0
@@ -305,25 +328,17 @@ def pcd_report(
     first = step_datasets[0]
     mechs = {**mechanisms(3)[0], "PCD": NonPrivate("PCD")}
     prof = report["profile"] = iteration_profile(first, mechs, sims=sims)
-    say(f"\nOne iteration of the default on {first}, S = {sims}: CPU ms")
-    say(f"{'mechanism':10s} {'margins':>8s} {'noise table':>11s} {'kernel, rest':>12s}")
-    for m in mechs:
-        r = prof[m]
-        say(f"{m:10s} {r['margins']:8.1f} {r['noise_table']:11.1f} {r['rest']:12.1f}")
-    b, a = (
-        prof["margin product before (float64, rounded)"],
-        prof["margin product after (float32)"],
-    )
-    say(
-        f"margin product: before (float64, rounded) {b:.1f} ms, after (float32) {a:.1f} ms "
-        f"({b / a:.1f}x)"
-    )
+    for label, rows in prof.items():
+        say(f"\nOne iteration on {first}, {label}, S = {sims}: CPU ms")
+        say(f"{'mechanism':10s} {'margins':>8s} {'noise table':>11s} {'kernel, rest':>12s}")
+        for m, r in rows.items():
+            say(f"{m:10s} {r['margins']:8.1f} {r['noise_table']:11.1f} {r['rest']:12.1f}")
     rows = report["per_step"] = step_times(
         step_datasets, sims=sims, repeats=repeats, min_seconds=min_seconds, fallback=fallback
     )
     say(
         f"\nTime per simulation-step, GN, split 0, S = {sims} (median of {repeats} interleaved "
-        f"rounds; ratio = {BEFORE} / implementation)"
+        f"rounds; ratio = {rows[0]['baseline']} / implementation)"
     )
     say(
         f"{'dataset':14s} {'n':>6s} {'d':>3s} {'implementation':26s} {'T':>3s} {'CPU us':>8s} "
@@ -338,14 +353,29 @@ def pcd_report(
         )
     names = list(available_datasets() if hour_datasets is None else hour_datasets)
     hrs = report["table3_hours"] = table3_cpu_hours(names, sims=sims, T=estimate_T)
+    cores = os.cpu_count() or 1
     say(
         f"\nTable 3 at {PAPER_SPLITS} splits x {PAPER_SIMS} simulations, T = 100, six runs per "
-        f"split: estimated single-core CPU-hours with the default (split 0, S = {sims}, "
-        f"T = {estimate_T})"
+        f"split: estimated single-core CPU-hours of the coordinate descents with the default "
+        f"(split 0, S = {sims}, T = {estimate_T}) and the wall hours on {cores} idle cores (one "
+        "process per core)"
     )
     for r in hrs:
-        say(f"{r['dataset']:14s} {r['n']:6d} {r['d']:3d} {r['hours']:7.2f}")
-    say(f"total {sum(r['hours'] for r in hrs):.2f} CPU-hours")
+        hours = r["hours"]
+        say(f"{r['dataset']:14s} {r['n']:6d} {r['d']:3d} {hours:7.2f} {hours / cores:7.2f}")
+    total = sum(r["hours"] for r in hrs)
+    say(f"total {total:.2f} CPU-hours, {total / cores:.2f} wall hours on {cores} cores")
+    before = _load_before()
+    if before is not None and first in names:
+        old = report["table3_hours_before"] = table3_cpu_hours(
+            [first], sims=sims, T=estimate_T, train=before.pcd_train
+        )[0]
+        new = next(r for r in hrs if r["dataset"] == first)
+        say(
+            f"{first} with the {BEFORE}: {old['hours']:.2f} CPU-hours, "
+            f"{old['hours'] / cores:.2f} wall hours on {cores} cores "
+            f"({old['hours'] / new['hours']:.1f}x the default's)"
+        )
     report["load_end"] = os.getloadavg()[0]
     say(
         f"\nload average at end {report['load_end']:.2f} (timings on a loaded machine are "

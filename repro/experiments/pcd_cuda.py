@@ -114,8 +114,9 @@ def launch_iteration(
     cp, M, YX, order, H, Hsum, q, scaled, table, n: int, eta: float, thr: float
 ) -> int:
     """Run one iteration on the device (``cp`` the cupy module); returns the number of queries
-    outside the table's range. Arguments as :func:`repro.experiments.pcd_kernels.pcd_iteration`
-    (device arrays, C-contiguous; ``order`` int64, ``scaled`` float64 of shape (P, K, S))."""
+    outside the table's range. Arguments: the margins M (S, n) and YX (d, n) (row l: y_i x_il),
+    then those of :func:`repro.experiments.pcd_kernels.pcd_iteration` (device arrays,
+    C-contiguous; ``order`` int64, ``scaled`` float64 of shape (P, K, S))."""
     S, K = order.shape
     d = H.shape[1]
     edges = cp.asarray(np.zeros(1) if table.edges is None else np.asarray(table.edges, float))

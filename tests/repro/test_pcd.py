@@ -18,7 +18,9 @@ sampler. Fast (seconds).
 * every mechanism's noise table holds its calls' noise bit for bit, and draws the same uniforms;
 * on a GPU (CuPy), the cupy backend agrees with the numba kernel (skipped elsewhere; the CUDA
   kernel's source is run on the CPU by ``test_pcd_cuda.py``);
-* the kernel's σ is accurate to 4 ulp and the fused step matches its definition;
+* the kernels' exponential is accurate to 2 ulp, their sparse design represents the design
+  exactly, their step matches its definition, and the sparse path equals the reference on a small
+  design with every kind of column (float64 to 1e-12);
 * the (OPT) sampler's tables map the same uniforms to the same noise, bit for bit.
 """
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 import functools
 import inspect
 import io
+import itertools
 import math
 
 import numpy as np
@@ -336,34 +339,106 @@ def test_table3_merge_lists_every_implementation_with_its_splits(monkeypatch, dd
 
 
 # ------------------------------------------------------------------------------------ numba kernels
-def test_logistic_accuracy():
+def test_exp_accuracy():
     numba = pytest.importorskip("numba")
     from repro.experiments import pcd_kernels
 
     @numba.njit(error_model="numpy")
-    def logistic_neg_array(m, out):
+    def exp_array(m, out):
         for i in range(m.size):
-            out[i] = pcd_kernels.logistic_neg(m[i])
+            out[i] = pcd_kernels.exp_clamped(m[i])
 
-    for dtype in (np.float32, np.float64):
-        m = np.concatenate([np.linspace(-800, 800, 400_001), np.linspace(-30, 30, 400_001)]).astype(
-            dtype
-        )
+    for dtype, clamp in ((np.float32, 64.0), (np.float64, 600.0)):
+        m = np.concatenate([np.linspace(-800, 800, 400_001), np.linspace(-30, 30, 400_001)])
+        m = m.astype(dtype)
         out = np.empty_like(m)
-        logistic_neg_array(m, out)
-        exact = 1.0 / (1.0 + np.exp(m.astype(np.longdouble)))
-        tiny = (
-            2e-35 if dtype == np.float32 else 4e-308
-        )  # beyond the clamp: absolute error below this
-        err = np.abs(out - exact)
-        assert np.all((err <= 4 * np.finfo(dtype).eps * exact) | (err <= tiny)), dtype
+        exp_array(m, out)
+        exact = np.exp(np.clip(m, -clamp, clamp).astype(np.longdouble))
+        assert np.all(np.abs(out - exact) <= 2 * np.finfo(dtype).eps * exact), dtype
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_fused_step_matches_its_definition(dtype):
+def _sparse_case(rng, n=41):
+    """A small design with every kind of column: the intercept, one-hot columns (centred and
+    not), a numerical column, a column of zeros, a column with two equally frequent values."""
+    cat = rng.integers(0, 4, n)
+    X = np.column_stack(
+        [
+            np.ones(n),
+            (cat == 1).astype(float),
+            (cat == 2) - np.mean(cat == 2),
+            np.round(rng.uniform(-1, 1, n), 2),
+            np.zeros(n),
+            np.r_[np.full(n // 2, 0.5), np.full(n - n // 2, -0.25)],
+            (cat == 3) * 0.75,
+        ]
+    )
+    y = np.where(rng.random(n) < 0.4, 1, -1)
+    return X, y
+
+
+def test_sparse_design_represents_the_design_exactly():
     pytest.importorskip("numba")
     from repro.experiments import pcd_kernels
 
+    X, y = _sparse_case(np.random.default_rng(3))
+    D = pcd_kernels.sparse_design(X, y, np.float64)
+    yp = y[D.perm]
+    assert sorted(D.perm) == list(range(len(y))) and np.all(yp[: D.n_pos] == 1)
+    assert np.all(yp[D.n_pos :] == -1)
+    np.testing.assert_array_equal(D.YX, (X[D.perm] * yp[:, None]).T)
+    W = np.zeros_like(X)  # y_i z_il rebuilt from the runs
+    for col in range(X.shape[1]):
+        for r in range(D.col_runs[col], D.col_runs[col + 1]):
+            rows = D.rows[D.run_starts[r] : D.run_starts[r + 1]]
+            assert rows.size and np.all(W[rows, col] == 0)
+            W[rows, col] = D.run_w[r]
+    np.testing.assert_array_equal(W * yp[:, None], X[D.perm] - D.c)  # z = x − c, rounded
+    np.testing.assert_array_equal(D.WD.T, W)
+    counts = [np.unique(X[:, col], return_counts=True)[1].max() for col in range(X.shape[1])]
+    assert [np.sum(W[:, col] == 0) for col in range(X.shape[1])] == counts  # c: a mode
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sparse_step_matches_its_definition(dtype):
+    pytest.importorskip("numba")
+    from repro.experiments import pcd_kernels
+
+    rng = np.random.default_rng(0)
+    X, y = _sparse_case(rng)
+    D = pcd_kernels.sparse_design(X, y, dtype)
+    designs = [
+        (D.n_pos, D.c, D.col_runs, D.run_starts, D.run_w, D.rows, D.YX, dense, D.WD)
+        for dense in (D.dense_update, np.zeros(X.shape[1], bool), np.ones(X.shape[1], bool))
+    ]  # updates as chosen, by runs, by vectorised passes
+    S, (n, d) = 6, X.shape
+    H = rng.uniform(-3, 3, (S, d))
+    M = H @ D.YX.astype(float)  # margins, samples in the design's order
+    jprev, j = rng.integers(0, d, S), rng.integers(0, d, S)
+    delta = rng.standard_normal(S) * (rng.random(S) < 0.8)
+    H1 = H.copy()
+    H1[np.arange(S), jprev] += delta
+    expected_q = -np.sum(D.YX[j] / (1.0 + np.exp(H1 @ D.YX.astype(float))), axis=1)
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    results = []
+    for step, design in itertools.product(
+        (pcd_kernels.sparse_step, pcd_kernels.sparse_step_parallel), designs
+    ):
+        E, a, q = M.astype(dtype), np.zeros(S), np.empty(S)
+        pcd_kernels.to_exp(E)
+        step(E, a, design, jprev, delta, j, q)
+        np.testing.assert_allclose(a, delta * D.c[jprev], rtol=0, atol=1e-15)
+        shift = np.where(np.arange(n) < D.n_pos, 1.0, -1.0)[None, :] * a[:, None]
+        np.testing.assert_allclose(np.log(E.astype(float)) + shift, M + delta[:, None] *
+                                   D.YX[jprev].astype(float), rtol=0, atol=tol * 10)
+        np.testing.assert_allclose(q, expected_q, rtol=0, atol=tol * n)
+        results.append((E, q))
+    for E, q in results[1:]:  # both ways of updating give the same exponentials, bit for bit
+        np.testing.assert_array_equal(E, results[0][0])
+        np.testing.assert_array_equal(q, results[0][1])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_numpy_step_matches_its_definition(dtype):
     rng = np.random.default_rng(0)
     S, n, d = 5, 301, 7
     M = (rng.standard_normal((S, n)) * 4).astype(dtype)
@@ -373,11 +448,34 @@ def test_fused_step_matches_its_definition(dtype):
     expected_M = M.astype(float) + delta[:, None].astype(float) * YX[jprev].astype(float)
     expected_q = -np.sum(YX[j] / (1.0 + np.exp(expected_M)), axis=1)
     tol = 1e-5 if dtype == np.float32 else 1e-12
-    for step in (pcd_kernels.fused_step, pcd_kernels.fused_step_parallel, ex.pcd_step_array):
-        M1, q = M.copy(), np.empty(S)
-        step(M1, YX, jprev, delta, j, q)
-        np.testing.assert_allclose(M1, expected_M, rtol=tol, atol=tol)
-        np.testing.assert_allclose(q, expected_q, rtol=0, atol=tol * n)
+    q = np.empty(S)
+    ex.pcd_step_array(M, YX, jprev, delta, j, q)
+    np.testing.assert_allclose(M, expected_M, rtol=tol, atol=tol)
+    np.testing.assert_allclose(q, expected_q, rtol=0, atol=tol * n)
+
+
+@needs_numba
+@pytest.mark.parametrize("mech", ["GN", "(OPT)", "PCD"])
+def test_sparse_path_equals_the_reference_on_a_sparse_design(mechanisms, mech):
+    """The sparse kernels on a small design with every kind of column, against the reference:
+    float64 to 1e-12 (every step path: one call per iteration, per step, threads), float32 to
+    rounding error, the same draws."""
+    X, y = _sparse_case(np.random.default_rng(5), n=57)
+    S, T = 9, 6
+    H0, q0, ri0, rn0 = _run(brute.pcd_train_reference, X, y, mechanisms[mech], S, T, 2)
+    for m, options in (
+        (mechanisms[mech], {}),
+        (mechanisms[mech], dict(parallel=True)),
+        (StepwiseOnly(mechanisms[mech]), {}),
+    ):
+        H1, q1, ri1, rn1 = _run(ex.pcd_train, X, y, m, S, T, 2, dtype=np.float64, **options)
+        np.testing.assert_allclose(H1, H0, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(q1, q0, rtol=0, atol=1e-12)
+        assert ri1.bit_generator.state == ri0.bit_generator.state
+        assert rn1.bit_generator.state == rn0.bit_generator.state
+    H32, q32, *_ = _run(ex.pcd_train, X, y, mechanisms[mech], S, T, 2)
+    np.testing.assert_allclose(H32, H0, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(q32, q0, rtol=0, atol=1e-5 * X.shape[0])
 
 
 # ------------------------------------------------------------------------------------ (OPT) sampler
