@@ -22,6 +22,10 @@ Nothing here is typed: every number is read from the result files under ``result
 * :func:`computer` and :func:`where_computed`: which computer computed each stored result, in
   neutral words (a GPU by its name, else a CPU by its core count), from the record each result
   file keeps; :func:`where_markdown` the page's list of them.
+* :func:`dd_recomputed`: Tables 2 and 3 per dataset whose (OPT) column was recomputed after the
+  other columns (its row's ``seconds_dd``): the seconds, and the computers of the per-task files
+  under ``dd_only/`` (:func:`machine`: cores, and the GPU the file or another file of the same
+  platform names); :func:`dd_markdown` the page's sentence on them.
 """
 
 from __future__ import annotations
@@ -36,8 +40,11 @@ __all__ = [
     "AGGREGATES",
     "computer",
     "costs_markdown",
+    "dd_markdown",
+    "dd_recomputed",
     "hms",
     "family_costs",
+    "machine",
     "gpu_costs_markdown",
     "gpu_split_costs",
     "ml_costs",
@@ -143,7 +150,9 @@ def ml_costs(table: int, root: Path | str = RESULTS) -> list[dict]:
     """Per dataset stored at 100 × 1,000 in the paper reading: its wall-clock seconds (the sum of
     its per-task files' provenance ``seconds`` where it has such files, ``chunks`` of them; else the
     ``seconds`` stored with its row, ``chunks`` 0), plus ``seconds_dd`` when the (OPT) column was
-    computed separately, and the chunks' peak memory and median load where per-task files exist."""
+    computed separately (included in ``seconds``, and also given alone as ``seconds_dd``, ``None``
+    when not recomputed), and the chunks' peak memory and median load where per-task files
+    exist."""
     from .ml_tables import result_path
 
     path = result_path(table, "paper", 100, 1000, root)
@@ -169,6 +178,7 @@ def ml_costs(table: int, root: Path | str = RESULTS) -> list[dict]:
                 dataset=name,
                 n=row.get("n"),
                 seconds=seconds + (row.get("seconds_dd") or 0.0),
+                seconds_dd=row.get("seconds_dd"),
                 chunks=len(chunks),
                 peak_mb=max(rss) if rss else None,
                 load=statistics.median(load) if load else None,
@@ -234,6 +244,12 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
         )
     if any(r["source"] not in (None, "per-task files") for r in fams):
         lines += ["", "\\* no per-task files: the seconds recorded in the aggregate file."]
+    lines += [
+        "",
+        "The rows `table2` and `table3` count the per-task files of the main run; the "
+        "per-dataset tables below also count the datasets computed as one task and the "
+        "recomputation of the (OPT) column.",
+    ]
     lines += where_markdown(root)
     for table, what in ((2, "naïve Bayes"), (3, "coordinate descent")):
         rows = ml_costs(table, root)
@@ -243,29 +259,31 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
             "",
             f"Table {table} ({what}) at 100 splits × 1,000 simulations, per dataset:",
             "",
-            "| dataset | rows | time | tasks | memory | load |",
-            "| --- | ---: | ---: | ---: | ---: | ---: |",
+            "| dataset | rows | time | of it (OPT) | tasks | memory | load |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for r in rows:
             tasks = r["chunks"] or "1 †"
             lines.append(
-                f"| {r['dataset']} | {_num(r['n'], ',')} | {hms(r['seconds'])} | {tasks} "
+                f"| {r['dataset']} | {_num(r['n'], ',')} | {hms(r['seconds'])} "
+                f"| {hms(r['seconds_dd'])} | {tasks} "
                 f"| {_num(r['peak_mb'], '.0f')} MB | {_num(r['load'], '.1f')} |".replace(
                     "— MB", "—"
                 )
             )
         total = sum(r["seconds"] for r in rows)
-        whole = [r for r in rows if not r["chunks"]]
-        lines += ["", f"Total: {hms(total)} of task time for the {len(rows)} datasets."]
-        if whole:
-            fam = next(f for f in fams if f["family"] == f"table{table}")
+        total_dd = sum(r["seconds_dd"] or 0.0 for r in rows)
+        lines += [
+            "",
+            f"Total: {hms(total)} of task time for the {len(rows)} datasets"
+            + (f", {hms(total_dd)} of it for the (OPT) column." if total_dd else "."),
+        ]
+        if any(not r["chunks"] for r in rows):
             lines[-1] += (
-                f" † {len(whole)} datasets were computed as one task each, without a per-task "
-                "file (their time is the one stored with their row; no memory or load was "
-                f"recorded), so the family's row above counts {hms(fam['seconds'] or 0.0)} "
-                f"for the other {len(rows) - len(whole)}; the two add up to the total, "
-                f"{hms(fam['seconds'] or 0.0)} + {hms(sum(r['seconds'] for r in whole))}."
+                " † Computed as one task, without a per-task file: the time is the one stored "
+                "with the dataset's row, and no memory or load was recorded."
             )
+        lines += dd_markdown(table, root)
         done = {r["dataset"] for r in rows}
         running = {d: p for d, p in ml_progress(table, root).items() if d not in done}
         if running:
@@ -396,8 +414,8 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
             f"{name}: {r['splits']} of its 100 paper-scale splits of Table 3 were computed on "
             f"the GPU, {hms(r['per_split'])} per split (median of their tasks' own times)"
             + (
-                f", {sweep['workers']} worker processes sharing it: {hms(sweep['wall_seconds'])} "
-                f"of wall-clock time for the {sweep['splits']} splits"
+                f" ({hms(sweep['wall_seconds'])} of wall-clock time for the {sweep['splits']} "
+                "splits)"
                 if sweep
                 else ""
             )
@@ -510,3 +528,85 @@ def where_markdown(root: Path | str = RESULTS) -> list[str]:
         ]
         lines.append(f"* `{fam['family']}`: " + "; ".join(parts) + ".")
     return lines
+
+
+def _gpus_by_platform(root: Path | str = RESULTS) -> dict[str, str]:
+    """``{platform: GPU name}`` from the per-task files of Tables 2 and 3 that record the GPU they
+    ran on (``coordinate_descent.device``); a file of the same platform that records no GPU (a
+    naïve Bayes task) ran on the same computer."""
+    out: dict[str, str] = {}
+    for f in sorted((Path(root) / "sweep").glob("table[23]/paper_100x1000/*/**/*.json")):
+        data = read_json(f)
+        device = (data.get("coordinate_descent") or {}).get("device")
+        platform = (data.get("provenance") or {}).get("platform")
+        if device and platform:
+            out.setdefault(platform, device)
+    return out
+
+
+def machine(data: dict, gpus: dict[str, str] | None = None) -> str:
+    """The computer of one stored per-task file with its cores and GPU: "a 16-core computer with
+    one NVIDIA H200 GPU", "a 2-core computer"; the GPU is the one the file's
+    ``coordinate_descent`` record names, else the one ``gpus`` (:func:`_gpus_by_platform`) gives
+    for the file's platform. Without a core count, :func:`computer`."""
+    prov = data.get("provenance") or {}
+    cores = prov.get("cpu_count")
+    if not isinstance(cores, int) or cores <= 0:
+        return computer(data)
+    device = (data.get("coordinate_descent") or {}).get("device") or (gpus or {}).get(
+        prov.get("platform")
+    )
+    return f"a {cores}-core computer" + (f" with one {device} GPU" if device else "")
+
+
+def dd_recomputed(table: int, root: Path | str = RESULTS) -> list[dict]:
+    """Per dataset of Table 2 or 3 at 100 × 1,000 whose (OPT) column was recomputed after the other
+    columns (its row stores ``seconds_dd``): ``dataset``, ``seconds`` (``seconds_dd``) and
+    ``where``, ``{computer: splits}`` over its per-task files under ``dd_only/`` (:func:`machine`;
+    :data:`NOT_RECORDED` for 100 splits without such files)."""
+    from .ml_tables import result_path
+
+    path = result_path(table, "paper", 100, 1000, root)
+    if not path.is_file():
+        return []
+    gpus = _gpus_by_platform(root)
+    folder = Path(root) / "sweep" / f"table{table}" / "paper_100x1000"
+    out = []
+    for name, row in read_json(path)["datasets"].items():
+        if row.get("seconds_dd") is None:
+            continue
+        where: dict[str, int] = {}
+        for f in sorted((folder / name / "dd_only").glob("*.json")):
+            data = read_json(f)
+            key = machine(data, gpus)
+            where[key] = where.get(key, 0) + int(data.get("n_splits") or 0)
+        out.append(
+            dict(dataset=name, seconds=float(row["seconds_dd"]), where=where or {NOT_RECORDED: 100})
+        )
+    return out
+
+
+def dd_markdown(table: int, root: Path | str = RESULTS) -> list[str]:
+    """The sentence of the full-reproduction page on where and at what cost the (OPT) column of
+    Table 2 or 3 was recomputed (Markdown lines; none when it was not)."""
+    rows = dd_recomputed(table, root)
+    if not rows:
+        return []
+    same: dict[tuple, list[str]] = {}
+    for r in rows:
+        same.setdefault(tuple(sorted(r["where"].items())), []).append(r["dataset"])
+    groups = sorted(same.items(), key=lambda kv: -len(kv[1]))
+    parts = [
+        ("all datasets" if len(names) == len(rows) else ", ".join(sorted(names)))
+        + " on "
+        + _counted(dict(key), "splits", " each" if len(names) > 1 else "").split(" on ", 1)[1]
+        if len(key) == 1
+        else ", ".join(sorted(names)) + ": " + _counted(dict(key), "splits")
+        for key, names in groups
+    ]
+    return [
+        "",
+        f"The (OPT) column of Table {table} was recomputed after the other columns, with the "
+        f"same seeds, in {hms(sum(r['seconds'] for r in rows))} of task time (column *of it "
+        "(OPT)*): " + "; ".join(parts) + ".",
+    ]

@@ -1,5 +1,5 @@
-"""Tables 2 and 3 of Selvi, Liu, Wiesemann (Sections 5.2 and 5.3): DP naïve Bayes and DP proximal
-coordinate descent on the offline UCI datasets, at a chosen scale, stored with provenance in
+"""Tables 2 and 3 of Selvi, Liu and Wiesemann (Sections 5.2 and 5.3): DP naïve Bayes and DP proximal
+coordinate descent on the UCI datasets in data/, at a chosen scale, stored with provenance in
 ``results/ml/table{2,3}_{variant}_{splits}x{sims}.json``.
 
 Equivalent to ``scripts/sweep.py table2 table3 [options]`` (the sweep families of

@@ -1,4 +1,4 @@
-"""Paper-scale results for Table 1 and Appendix D Tables 4, 5, 6 (Selvi, Liu, Wiesemann, Section 5.1).
+"""Paper-scale results for Tables 1, 4, 5 and 6 of Selvi, Liu and Wiesemann (Section 5.1, Appendix D).
 
 Equivalent to ``scripts/sweep.py tables [options]`` (the sweep family :data:`repro.tables.FAMILY`): for
 every cell of the paper's 10 × 10 grid of ε and δ (Δf = 1) and the ℓ1 and ℓ2 losses, one task runs

@@ -245,3 +245,44 @@ def test_the_page_says_which_computer_computed_every_stored_result():
                         if "device" in (f.get("coordinate_descent") or {})
                     )
                     assert sum(n for c, n in counts.items() if c.endswith(" GPU")) == gpu
+
+
+def test_machine_names_cores_and_the_gpu_of_the_same_platform():
+    gpu = {"provenance": {"cpu_count": 16, "platform": "p-gpu"},
+           "coordinate_descent": {"device": "GPU X"}}
+    assert costs.machine(gpu) == "a 16-core computer with one GPU X GPU"
+    # a naive Bayes task on the same computer records no GPU itself
+    nb = {"provenance": {"cpu_count": 16, "platform": "p-gpu"}}
+    assert costs.machine(nb, {"p-gpu": "GPU X"}) == "a 16-core computer with one GPU X GPU"
+    assert costs.machine({"provenance": {"cpu_count": 2, "platform": "q"}}, {"p-gpu": "GPU X"}) \
+        == "a 2-core computer"
+    assert costs.machine({}) == costs.NOT_RECORDED
+
+
+def test_the_opt_recomputation_is_counted_where_costs_are_stated():
+    """Every dataset whose (OPT) column was recomputed: its seconds are the row's seconds_dd, its
+    splits are those of its dd_only task files, each counted once, and the page states the total
+    and the computers."""
+    from repro.ml_tables import result_path
+
+    md = costs.costs_markdown()
+    for table in (2, 3):
+        path = result_path(table, "paper", 100, 1000)
+        if not path.is_file():
+            continue
+        rows = read_json(path)["datasets"]
+        recomputed = {r["dataset"]: r for r in costs.dd_recomputed(table)}
+        assert set(recomputed) == {n for n, r in rows.items() if r.get("seconds_dd") is not None}
+        for name, r in recomputed.items():
+            assert r["seconds"] == rows[name]["seconds_dd"]
+            files = sorted((RESULTS / "sweep" / f"table{table}" / "paper_100x1000" / name
+                            / "dd_only").glob("*.json"))
+            if files:
+                assert sum(r["where"].values()) == sum(read_json(f)["n_splits"] for f in files)
+        per_dataset = {r["dataset"]: r for r in costs.ml_costs(table)}
+        for name, r in recomputed.items():
+            assert per_dataset[name]["seconds_dd"] == r["seconds"]
+        if recomputed:
+            total = sum(r["seconds"] for r in recomputed.values())
+            assert f"The (OPT) column of Table {table} was recomputed" in md
+            assert f"in {costs.hms(total)} of task time" in md

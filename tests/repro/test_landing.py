@@ -56,7 +56,7 @@ def test_landing_page_agrees_with_the_ledger():
         assert f"*{category}* {n}" in md
     for item, d in landing.item_datasets(rows).items():
         if item in ("Table 2", "Table 3"):
-            assert f"{d['run']} of {d['all']} datasets obtainable offline" in md
+            assert f"{d['run']} of {d['all']} datasets available to us" in md
     counts = landing.item_counts(rows)
     for table in ("Table 2", "Table 3"):  # the denominator the chapters use: values we compute
         t = counts[table]
