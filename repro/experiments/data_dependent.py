@@ -11,26 +11,26 @@ How (OPT) is built (choices, each documented here and in the chapters):
   homogeneous) this is exact, as for OPT. A mechanism designed for a range [0, R′) ⊇ [0, R] is also
   DP on [0, R] (restriction), so R is rounded *up* to a small set of keys and one problem is solved
   per key (``DDFamily.key``).
-* Pieces (Algorithm G.1) and weights: the appendix optimises "7 noise distributions" on a partition
-  of Φ "designed non-uniformly", with "50 equally sized intervals" of the noise support. For naïve
-  Bayes we use 7 pieces, fine near the two *ends* of Φ, [0, .5, 1, 2, R−2, R−1, R−.5, R] (Δf units)
-  when R ≥ 5.2, and 7 (or R/β, if fewer) equal pieces for smaller R: with the ℓ1 loss a
+* Pieces (Algorithm G.1) and weights: the appendix optimises "7 noise distributions" on a
+  partition of Φ "designed non-uniformly", with "50 equally sized intervals" of the noise support.
+  For naïve Bayes we use 7 pieces, fine near the two *ends* of Φ, [0, .5, 1, 2, R−2, R−1, R−.5, R]
+  (Δf units) when R ≥ 5.2, and 7 (or R/β, if fewer) equal pieces for smaller R: with the ℓ1 loss a
   data-dependent noise can only gain where the range ends (inside a piece wider than Δf + β the
   constraints are those of the data-independent problem), and near 0 is where small counts and
   standard deviations are. The appendix describes its 7 pieces as finer at the *centre* of the
   range (no edges given); that layout is kept as the design "centre" of :data:`NB_DD_DESIGNS`
   (cached under its own keys) and compared with ours in 31_naive_bayes at a reduced scale
-  (repro.ml_tables.nb_layout_comparison). For coordinate descent we follow the appendix: fine pieces at the centre
-  of Φ (query values accumulate around 0), coarse tails, one handcrafted loss per piece
-  (coordinate_descent_losses below: ℓ1 up to the knee, slope 1000 on the sign-flipping side), knee 1
-  (the paper's knee is not given). Default design: the appendix's 42 pieces for cylinder-bands
-  (width 0.5 on [−10, 10), 0 an edge). The alternative "seven" design (−n, −3, −1, −0.2, 0.2, 1, 3,
-  n, the appendix's "7 intervals") has a piece around 0 penalised on both sides, and its 7 optimal
-  noises coincide in one symmetric noise (no gain; see 32_coordinate_descent). Weights w: the
-  paper's w is uniform on Φ; with Φ = [0, n] and n up to 45,000 that would give the small pieces a
-  weight of order 1e-5 (the LP would then barely care about them), so every piece gets the same mass
-  1/M (the appendix allows a non-uniform w "so that more importance is given to the intervals" of
-  interest).
+  (repro.ml_tables.nb_layout_comparison). For coordinate descent we follow the appendix: fine
+  pieces at the centre of Φ (query values accumulate around 0), coarse tails, one handcrafted loss
+  per piece (coordinate_descent_losses below: ℓ1 up to the knee, slope 1000 on the sign-flipping
+  side), knee 1 (the paper's knee is not given). Default design: the appendix's 42 pieces for
+  cylinder-bands (width 0.5 on [−10, 10), 0 an edge). The alternative "seven" design (−n, −3, −1,
+  −0.2, 0.2, 1, 3, n, the appendix's "7 intervals") has a piece around 0 penalised on both sides,
+  and its 7 optimal noises coincide in one symmetric noise (no gain; see 32_coordinate_descent).
+  Weights w: the paper's w is uniform on Φ; with Φ = [0, n] and n up to 45,000 that would give the
+  small pieces a weight of order 1e-5 (the LP would then barely care about them), so every piece
+  gets the same mass 1/M (the appendix allows a non-uniform w "so that more importance is given to
+  the intervals" of interest).
 * Noise partition: Partition.uniform(L, β) with 2L = 50 cells covering the truncated Laplace support
   rounded up (naïve Bayes, Δf = 1: [−2.5, 2.5), β = 0.1; coordinate descent, Δf = 2: [−5, 5),
   β = 0.2 for "seven", β = 0.25 (40 cells) for the 42 pieces, whose edges must lie on the grid),
