@@ -78,6 +78,7 @@ __all__ = [
     "merge",
     "nb_layout_comparison",
     "layout_path",
+    "stored_layout_comparison",
 ]
 
 OUT = RESULTS_DIR
@@ -431,6 +432,14 @@ def nb_layout_comparison(
     )
     write_json_atomic(layout_path(splits, sims, root), data)
     return data
+
+
+def stored_layout_comparison(splits: int = 10, sims: int = 100) -> tuple[dict, tuple[int, int]]:
+    """``(results, (splits, sims))`` of the stored :func:`nb_layout_comparison` run: ``results``
+    maps setting ("paper", "authors") → dataset → side → column → per-split errors."""
+    data = read_json(layout_path(splits, sims))
+    prov = data["provenance"]
+    return data["results"], (int(prov["n_splits"]), int(prov["n_sims"]))
 
 
 def prepare(tasks: list) -> None:
