@@ -426,6 +426,10 @@ def nb_layout_comparison(
             n_splits=splits,
             n_sims=sims,
             designs=list(designs),
+            call=(
+                f"repro.ml_tables.nb_layout_comparison({list(datasets)!r}, splits={splits},"
+                f" sims={sims}, seed={seed}, designs={tuple(designs)!r})"
+            ),
             opt_noise=opt_info,
             data_dependent_solves=dict(sorted(solves.items())),
         ),
