@@ -76,6 +76,9 @@ __all__ = [
     "mechanisms",
     "compute",
     "merge",
+    "nb_layout_comparison",
+    "layout_path",
+    "stored_layout_comparison",
 ]
 
 OUT = RESULTS_DIR
@@ -364,6 +367,83 @@ def merge(root: Path, tasks: list, scale: str, opts: dict) -> list:
         write_json_atomic(path, store)
         written.append(path)
     return written
+
+
+def layout_path(splits: int, sims: int, root: Path | str = RESULTS) -> Path:
+    """The file of a :func:`nb_layout_comparison` run
+    (``results/ml/table2_layouts_{splits}x{sims}.json``)."""
+    return Path(root) / OUT.relative_to(RESULTS) / f"table2_layouts_{splits}x{sims}.json"
+
+
+def nb_layout_comparison(
+    datasets,
+    *,
+    splits: int = 10,
+    sims: int = 100,
+    seed: int = 0,
+    designs=("ends", "centre"),
+    root: Path | str = RESULTS,
+) -> dict:
+    """Table 2's (OPT) column at a reduced scale in each piece design of
+    :data:`repro.experiments.data_dependent.NB_DD_DESIGNS`, next to OPT, in both settings
+    (paper reading, authors' code).
+
+    Every column uses the seeds of Table 2 (split k from ``SeedSequence([seed, k])``, the same
+    uniforms for every mechanism), so the designs are compared pairwise on the same data and noise
+    draws. Writes :func:`layout_path` (per dataset and setting the per-split errors, averaged over
+    the simulations, with provenance) and returns its content. The GitHub appendix of Selvi, Liu,
+    Wiesemann ("Details of DP naïve Bayes Experiments", Optimization parameters) describes the 7
+    pieces as finer at the centre of the range ("centre"); Table 2 uses "ends".
+    """
+    opt, opt_info = optimized_unit_noise(EPSILON, DELTA, cache=OPT_CACHE)
+    base = make_mechanisms(EPSILON, DELTA, opt_noise=opt)
+    dds = {d: make_data_dependent(2, EPSILON, DELTA, cache=DD_CACHE, design=d) for d in designs}
+    mechs = {"OPT": base["OPT"], **{f"(OPT) {d}": m for d, m in dds.items()}}
+    t0 = time.perf_counter()
+    out: dict = {}
+    for variant, settings in (("paper", NBSettings()), ("authors", NBSettings.authors())):
+        for name in datasets:
+            res = run_naive_bayes(
+                load_dataset(name),
+                mechs,
+                n_splits=splits,
+                n_sims=sims,
+                seed=seed,
+                settings=settings,
+                baseline=False,
+            )
+            out.setdefault(variant, {})[name] = {
+                side: {m: v.tolist() for m, v in res[side].items()} for side in res
+            }
+    solves = {k: v for m in dds.values() for k, v in m.family.solved.items()}
+    data = dict(
+        results=out,
+        provenance=provenance(
+            time.perf_counter() - t0,
+            epsilon=EPSILON,
+            delta=DELTA,
+            seed=seed,
+            n_splits=splits,
+            n_sims=sims,
+            designs=list(designs),
+            call=(
+                f"repro.ml_tables.nb_layout_comparison({list(datasets)!r}, splits={splits},"
+                f" sims={sims}, seed={seed}, designs={tuple(designs)!r})"
+            ),
+            opt_noise=opt_info,
+            data_dependent_solves=dict(sorted(solves.items())),
+        ),
+    )
+    write_json_atomic(layout_path(splits, sims, root), data)
+    return data
+
+
+def stored_layout_comparison(splits: int = 10, sims: int = 100) -> tuple[dict, tuple[int, int]]:
+    """``(results, (splits, sims))`` of the stored :func:`nb_layout_comparison` run: ``results``
+    maps setting ("paper", "authors") → dataset → side → column → per-split errors."""
+    data = read_json(layout_path(splits, sims))
+    prov = data["provenance"]
+    return data["results"], (int(prov["n_splits"]), int(prov["n_sims"]))
 
 
 def prepare(tasks: list) -> None:

@@ -11,23 +11,26 @@ How (OPT) is built (choices, each documented here and in the chapters):
   homogeneous) this is exact, as for OPT. A mechanism designed for a range [0, R′) ⊇ [0, R] is also
   DP on [0, R] (restriction), so R is rounded *up* to a small set of keys and one problem is solved
   per key (``DDFamily.key``).
-* Pieces (Algorithm G.1) and weights: the appendix optimises "7 noise distributions" on a partition
-  of Φ "designed non-uniformly", with "50 equally sized intervals" of the noise support. For naïve
-  Bayes we use 7 pieces, fine near the two *ends* of Φ, [0, .5, 1, 2, R−2, R−1, R−.5, R] (Δf units)
-  when R ≥ 5.2, and 7 (or R/β, if fewer) equal pieces for smaller R: with the ℓ1 loss a
+* Pieces (Algorithm G.1) and weights: the appendix optimises "7 noise distributions" on a
+  partition of Φ "designed non-uniformly", with "50 equally sized intervals" of the noise support.
+  For naïve Bayes we use 7 pieces, fine near the two *ends* of Φ, [0, .5, 1, 2, R−2, R−1, R−.5, R]
+  (Δf units) when R ≥ 5.2, and 7 (or R/β, if fewer) equal pieces for smaller R: with the ℓ1 loss a
   data-dependent noise can only gain where the range ends (inside a piece wider than Δf + β the
   constraints are those of the data-independent problem), and near 0 is where small counts and
-  standard deviations are. For coordinate descent we follow the appendix: fine pieces at the centre
-  of Φ (query values accumulate around 0), coarse tails, one handcrafted loss per piece
-  (coordinate_descent_losses below: ℓ1 up to the knee, slope 1000 on the sign-flipping side), knee 1
-  (the paper's knee is not given). Default design: the appendix's 42 pieces for cylinder-bands
-  (width 0.5 on [−10, 10), 0 an edge). The alternative "seven" design (−n, −3, −1, −0.2, 0.2, 1, 3,
-  n, the appendix's "7 intervals") has a piece around 0 penalised on both sides, and its 7 optimal
-  noises coincide in one symmetric noise (no gain; see 32_coordinate_descent). Weights w: the
-  paper's w is uniform on Φ; with Φ = [0, n] and n up to 45,000 that would give the small pieces a
-  weight of order 1e-5 (the LP would then barely care about them), so every piece gets the same mass
-  1/M (the appendix allows a non-uniform w "so that more importance is given to the intervals" of
-  interest).
+  standard deviations are. The appendix describes its 7 pieces as finer at the *centre* of the
+  range (no edges given); that layout is kept as the design "centre" of :data:`NB_DD_DESIGNS`
+  (cached under its own keys) and compared with ours in 31_naive_bayes at a reduced scale
+  (repro.ml_tables.nb_layout_comparison). For coordinate descent we follow the appendix: fine
+  pieces at the centre of Φ (query values accumulate around 0), coarse tails, one handcrafted loss
+  per piece (coordinate_descent_losses below: ℓ1 up to the knee, slope 1000 on the sign-flipping
+  side), knee 1 (the paper's knee is not given). Default design: the appendix's 42 pieces for
+  cylinder-bands (width 0.5 on [−10, 10), 0 an edge). The alternative "seven" design (−n, −3, −1,
+  −0.2, 0.2, 1, 3, n, the appendix's "7 intervals") has a piece around 0 penalised on both sides,
+  and its 7 optimal noises coincide in one symmetric noise (no gain; see 32_coordinate_descent).
+  Weights w: the paper's w is uniform on Φ; with Φ = [0, n] and n up to 45,000 that would give the
+  small pieces a weight of order 1e-5 (the LP would then barely care about them), so every piece
+  gets the same mass 1/M (the appendix allows a non-uniform w "so that more importance is given to
+  the intervals" of interest).
 * Noise partition: Partition.uniform(L, β) with 2L = 50 cells covering the truncated Laplace support
   rounded up (naïve Bayes, Δf = 1: [−2.5, 2.5), β = 0.1; coordinate descent, Δf = 2: [−5, 5),
   β = 0.2 for "seven", β = 0.25 (40 cells) for the 42 pieces, whose edges must lie on the grid),
@@ -66,6 +69,7 @@ __all__ = [
     "DD_CACHE",
     "DDFamily",
     "DataDependentNoise",
+    "NB_DD_DESIGNS",
     "NB_DD_WIDE",
     "NBDDFamily",
     "PCDDDFamily",
@@ -85,6 +89,21 @@ DD_CACHE = RESULTS_DIR / "dd_mechanisms.json"
 NB_DD_BETA, NB_DD_L = 0.1, 25  # Δf = 1: cells [-2.5, 2.5), 50 cells
 NB_DD_STEP = 0.5  # small ranges are rounded up to a multiple of this (Δf units)
 NB_DD_WIDE = 5.2  # from this R on, the end-refined 7-piece design (R-independent LP)
+# Naïve Bayes piece designs for wide ranges (edges in ticks of NB_DD_BETA on [0, k), k = R/β; the
+# outer pieces at least 1.2 = Δf + 2β wide from ``wide`` on, so the LP no longer depends on R):
+# "ends": ours, fine at both ends of Φ, widths 0.5, 0.5, 1, R − 4, 1, 0.5, 0.5;
+# "centre": the GitHub appendix's description ("designed non-uniformly so that the center of the
+# range is partitioned with finer granularity"; its exact edges are not given), widths
+# c − 1.8, 1, 0.5, 0.6, 0.5, 1, R − c − 1.8 around the centre c (a whole tick, ⌊k/2⌋β).
+# Both use 7 equal pieces (or R/β, if fewer) below ``wide``.
+NB_DD_DESIGNS = {
+    "ends": dict(wide=NB_DD_WIDE, ticks=lambda k: [0, 5, 10, 20, k - 20, k - 10, k - 5, k]),
+    "centre": dict(
+        wide=6.0,
+        ticks=lambda k: [0, *(k // 2 + d for d in (-18, -8, -3, 3, 8, 18)), k],
+    ),
+}
+NB_DD_DESIGN = "ends"
 # Coordinate descent designs (query units, Δf = 2; tails from the outermost inner edge to ±n):
 # "appendix42": the GitHub appendix's partition for cylinder-bands, [−n, −10), pieces of width 0.5
 # on [−10, 10), [10, n) (42 pieces, 0 is an edge); noise cells of width β = 0.25 on [−5, 5) (40
@@ -107,13 +126,15 @@ def equal_mass_weight(edges: np.ndarray):
     return e, 1.0 / np.diff(e)
 
 
-def nb_dd_edges(R: float) -> np.ndarray:
+def nb_dd_edges(R: float, design: str = NB_DD_DESIGN) -> np.ndarray:
     """Piece edges (Δf units) of the naïve Bayes (OPT) on [0, R) (R a key of
-    :class:`NBDDFamily`)."""
+    :class:`NBDDFamily`) in the design ``design`` of :data:`NB_DD_DESIGNS` ("ends", ours, or
+    "centre", the GitHub appendix's "center of the range is partitioned with finer granularity")."""
     b = NB_DD_BETA
     k = int(round(R / b))
-    if R >= NB_DD_WIDE - 1e-9:
-        ticks = np.array([0, 5, 10, 20, k - 20, k - 10, k - 5, k])
+    spec = NB_DD_DESIGNS[design]
+    if R >= spec["wide"] - 1e-9:
+        ticks = np.array(spec["ticks"](k))
     else:
         ticks = np.unique(np.round(np.linspace(0, k, min(7, k) + 1)).astype(int))
     return ticks * b
@@ -227,18 +248,25 @@ class DDFamily:
 
 
 class NBDDFamily(DDFamily):
-    """(OPT) of naïve Bayes: ℓ1 loss, Δf = 1, Φ = [0, R) with the pieces of :func:`nb_dd_edges`."""
+    """(OPT) of naïve Bayes: ℓ1 loss, Δf = 1, Φ = [0, R) with the pieces of :func:`nb_dd_edges` in
+    the design ``design`` (:data:`NB_DD_DESIGNS`; "ends" by default, the one Table 2 uses)."""
+
+    def __init__(self, *args, design: str = NB_DD_DESIGN, **kw):
+        super().__init__(*args, **kw)
+        if design not in NB_DD_DESIGNS:
+            raise ValueError(f"design must be one of {sorted(NB_DD_DESIGNS)}, got {design!r}")
+        self.design, self.wide = design, NB_DD_DESIGNS[design]["wide"]
 
     def embed(self, lo, hi, s):
         R = (np.asarray(hi, float) - np.asarray(lo, float)) / np.asarray(s, float)
         small = np.ceil((R + 1e-9) / NB_DD_STEP) * NB_DD_STEP
-        wide = np.maximum(np.ceil(np.round((R + 1e-9) / NB_DD_BETA, 6)) * NB_DD_BETA, NB_DD_WIDE)
-        key = np.where(R + 1e-9 >= NB_DD_WIDE - 0.1 - 1e-9, wide, small)
+        wide = np.maximum(np.ceil(np.round((R + 1e-9) / NB_DD_BETA, 6)) * NB_DD_BETA, self.wide)
+        key = np.where(R + 1e-9 >= self.wide - 0.1 - 1e-9, wide, small)
         return np.asarray(lo, float), np.round(key, 6)
 
     def build_problem(self, R: float):
         """``(problem, partition, description)`` of the solve for the key R (Δf = 1, Φ = [0, R))."""
-        e = nb_dd_edges(R)
+        e = nb_dd_edges(R, self.design)
         prob = dd.Problem(
             epsilon=self.epsilon,
             delta=self.delta,
@@ -264,6 +292,8 @@ class NBDDFamily(DDFamily):
 
     def _solve(self, R: float):
         name = f"nb_l1_eps={self.epsilon:g}_delta={self.delta:g}_R={R:g}"
+        if R >= self.wide - 1e-9 and self.design != NB_DD_DESIGN:  # below, the designs coincide
+            name += f"_{self.design}"
         if name not in self._solves:
             mech, info = solve_dd_cached(
                 name, lambda: self.build_problem(R), cache=self.cache, solve=self.solve
@@ -272,17 +302,17 @@ class NBDDFamily(DDFamily):
         return self._solves[name]
 
     def _build(self, key: float):
-        if key < NB_DD_WIDE - 1e-9:
+        if key < self.wide - 1e-9:
             return self._solve(key)
-        base = self._solve(NB_DD_WIDE)
-        if abs(key - NB_DD_WIDE) < 1e-9:
+        base = self._solve(self.wide)
+        if abs(key - self.wide) < 1e-9:
             return base
         mech = dd.Mechanism(
             noises=base.noises,
             epsilon=base.epsilon,
             delta=self.delta,
             sensitivity=base.sensitivity,
-            **exact_edges(nb_dd_edges(key), NB_DD_BETA),
+            **exact_edges(nb_dd_edges(key, self.design), NB_DD_BETA),
         )
         d = mech.certify()
         if not d <= mech.delta:  # pragma: no cover - the LP is R-independent from NB_DD_WIDE on
@@ -581,9 +611,11 @@ def make_data_dependent(
     solve: bool = True,
     **kw,
 ) -> DataDependentNoise:
-    """The (OPT) mechanism of Table 2 (naïve Bayes) or Table 3 (coordinate descent)."""
+    """The (OPT) mechanism of Table 2 (naïve Bayes) or Table 3 (coordinate descent); ``kw`` go to
+    the family (Table 2: ``design``, a key of :data:`NB_DD_DESIGNS`; Table 3: ``design``, a key of
+    ``PCD_DD_DESIGNS``)."""
     if table == 2:
-        return DataDependentNoise(NBDDFamily(epsilon, delta, cache=cache, solve=solve))
+        return DataDependentNoise(NBDDFamily(epsilon, delta, cache=cache, solve=solve, **kw))
     if table == 3:
         return DataDependentNoise(PCDDDFamily(epsilon, delta, cache=cache, solve=solve, **kw))
     raise ValueError(f"table must be 2 or 3, got {table!r}")

@@ -15,7 +15,7 @@ import pytest
 from dpdro import data_dependent as dd
 from repro import experiments as ex
 from repro.datasets import available_datasets, load_dataset
-from repro.experiments.data_dependent import exact_edges
+from repro.experiments.data_dependent import NB_DD_DESIGNS, exact_edges, nb_dd_edges
 
 DELTA = 0.1
 
@@ -44,6 +44,35 @@ def test_nb_opt_is_solved_at_delta_and_certifies_at_delta_on_every_range(sizes):
         assert mech.delta == DELTA and mech.piece_edges[-1] == pytest.approx(key, abs=1e-6)
         assert all(a is b for a, b in zip(mech.noises, base.noises, strict=True))
         assert mech.certify() == ref, key  # bit for bit: the certificate is scale-free
+
+
+def test_nb_centre_layout_is_the_appendix_description_and_certifies_on_every_range(sizes):
+    """The GitHub appendix's layout ("the center of the range is partitioned with finer
+    granularity"): 7 pieces, the narrow ones around the centre, symmetric up to a tick; one solve
+    (cached under its own key) serves every wide range, certified bit for bit."""
+    design = NB_DD_DESIGNS["centre"]
+    for R in (design["wide"], 7.3, 100.0, 36178.0):
+        e = nb_dd_edges(R, "centre")
+        w = np.diff(e)
+        assert e.size == 8 and e[0] == 0 and e[-1] == pytest.approx(R)
+        assert np.all(np.abs(np.round(e / 0.1) - e / 0.1) < 1e-6)  # on the noise grid
+        assert np.allclose(w[1:6], [1.0, 0.5, 0.6, 0.5, 1.0])  # fine in the middle
+        assert min(w[0], w[6]) >= 1.2 - 1e-9  # ≥ Δf + 2β: the LP does not depend on R
+        assert abs((e[3] + e[4]) / 2 - R / 2) <= 0.05 + 1e-9
+    for R in (0.5, 1.0, 5.0):  # below both ``wide``: the same equal pieces
+        assert np.array_equal(nb_dd_edges(R, "centre"), nb_dd_edges(R, "ends"))
+    fam = _cached(ex.NBDDFamily, design="centre")
+    base = fam.mechanism(design["wide"])
+    (name,) = fam.solved
+    assert name.endswith("_centre")
+    ref = base.certify()
+    assert ref <= DELTA
+    for key in [*np.round(np.arange(design["wide"], 9.0, 0.1), 6), *sizes]:
+        mech = fam.mechanism(key)
+        assert all(a is b for a, b in zip(mech.noises, base.noises, strict=True))
+        assert mech.certify() == ref, key
+    with pytest.raises(ValueError, match="design"):
+        ex.NBDDFamily(1.0, DELTA, design="middle")
 
 
 def test_pcd_opt_is_solved_at_delta_and_certifies_at_delta_on_every_range(sizes):

@@ -57,3 +57,25 @@ def test_imp_tolerance_is_relative_to_the_paper():
     assert ex.ml_tolerance("Imp", 2.0) == 0.5  # never tighter than an error's
     assert abs(15.93 - 19.28) > ex.ml_tolerance("Imp", 19.28)  # contraceptive: not a match
     assert np.isclose(ex.ml_tolerance("Imp", -40.0), 4.0)
+
+
+def test_layout_comparison_reuses_table2_seeds_and_its_ends_column_is_table2s(tmp_path):
+    """nb_layout_comparison's OPT and (OPT) "ends" columns are, split for split, those of the
+    stored Table 2 runs at the same scale (same seeds, same mechanisms); the "centre" column is
+    another mechanism (the GitHub appendix's layout) drawn from the same uniforms."""
+    data = ml_tables.nb_layout_comparison(["post-operative"], splits=4, sims=40, root=tmp_path)
+    results, scale = data["results"], (4, 40)
+    assert ml_tables.layout_path(4, 40, tmp_path).is_file()
+    for variant in ("paper", "authors"):
+        stored = ex.stored_results(2, variant, splits=4, sims=40)["datasets"]["post-operative"]
+        ours = results[variant]["post-operative"]
+        for side in ("in", "out"):
+            s, o = stored["per_split"][side], ours[side]
+            assert o["OPT"] == s["OPT"] and o["(OPT) ends"] == s["(OPT)"], (variant, side)
+            assert len(o["(OPT) centre"]) == scale[0]
+    assert results["paper"]["post-operative"]["in"]["(OPT) centre"] != (
+        results["paper"]["post-operative"]["in"]["(OPT) ends"]
+    )
+    solves = data["provenance"]["data_dependent_solves"]
+    assert any(k.endswith("_centre") for k in solves)
+    assert all(v["recertified_delta"] <= ml_tables.DELTA for v in solves.values())
