@@ -34,6 +34,8 @@ The map covers :data:`EPSILONS` × :data:`DELTAS` for the four settings of :data
 
 :func:`map_cell` computes one cell; ``scripts/where_it_pays.py`` runs the grid, resumably, into
 ``results/where_it_pays.json`` (:data:`OUT`) with provenance. Nothing here is random.
+:func:`ratio_grid`, :func:`draw_map` and :func:`summary_line` display the stored map (the
+chapter "Where optimal noise pays"); their labels round the certified lower end *down*.
 """
 
 from __future__ import annotations
@@ -67,6 +69,12 @@ __all__ = [
     "load_map",
     "ratio_among",
     "cell_key",
+    "ratio_grid",
+    "map_label",
+    "n_pays",
+    "largest",
+    "draw_map",
+    "summary_line",
 ]
 
 EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -236,3 +244,79 @@ def ratio_among(cell: dict, names) -> tuple[str, tuple[float, float]] | None:
         return None
     best = min(closed, key=closed.get)
     return best, ratio_interval(closed[best], cell["lower"], cell["upper"])
+
+
+# --- display of the stored map (the chapter "Where optimal noise pays") ---
+
+
+def _cents(lo: float) -> int:
+    """A certified lower end of the ratio in hundredths, rounded down."""
+    return math.floor(100 * lo)
+
+
+def map_label(lo: float, hi: float) -> str:
+    """The label of one map cell: the certified lower end rounded down to two decimals, at
+    least 1 (every closed form is private, so C ≥ OPT); where the interval is wider than 0.01,
+    both ends, rounded outwards."""
+    lo = max(lo, 1.0)
+    if hi - lo <= 0.01:
+        return f"{_cents(lo) / 100:.2f}"
+    return f"{_cents(lo) / 100:.2f}–{math.ceil(100 * hi) / 100:.2f}"
+
+
+def ratio_grid(cells, setting: str, names=None):
+    """The ε × δ × 2 array of certified ratio intervals [lo, hi] of ``setting`` (NaN where a
+    cell has no bracket); with ``names``, the best closed form among those names only."""
+    import numpy as np
+
+    out = np.full((len(EPSILONS), len(DELTAS), 2), np.nan)
+    for c in cells:
+        if c["setting"] != setting or c["lower"] is None:
+            continue
+        i, j = EPSILONS.index(c["epsilon"]), DELTAS.index(c["delta"])
+        out[i, j] = c["ratio"] if names is None else ratio_among(c, names)[1]
+    return out
+
+
+def n_pays(r) -> int:
+    """Cells of a :func:`ratio_grid` whose label starts at 1.01 or more (certified ratio ≥ 1.01)."""
+    return sum(_cents(lo) >= 101 for lo in r[..., 0].ravel() if math.isfinite(lo))
+
+
+def largest(r) -> str:
+    """The largest certified lower end of a :func:`ratio_grid`, rounded down as in the labels."""
+    import numpy as np
+
+    return f"{_cents(np.nanmax(r[..., 0])) / 100:.2f}"
+
+
+def draw_map(ax, r, title: str) -> None:
+    """Draw a :func:`ratio_grid` on ``ax``: colour the certified lower end (log scale, 1 to 1.5),
+    label every cell with :func:`map_label`, grey and "none" where there is no bracket."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from matplotlib.colors import LogNorm
+
+    shown = np.ma.masked_invalid(np.maximum(r[..., 0], 1.0))
+    cmap = plt.get_cmap("Reds").copy()
+    cmap.set_bad("0.85")
+    ax.pcolormesh(shown, cmap=cmap, norm=LogNorm(vmin=1.0, vmax=1.5))
+    for (i, j), lo in np.ndenumerate(r[..., 0]):
+        text = "none" if np.isnan(lo) else map_label(lo, r[i, j, 1])
+        dark = not np.isnan(lo) and lo > 1.25
+        ax.text(j + 0.5, i + 0.5, text, ha="center", va="center",
+                fontsize=9, color="white" if dark else "black")
+    ax.set_xticks(np.arange(len(DELTAS)) + 0.5,
+                  [f"{d:g}".replace("e-0", "e-") for d in DELTAS], fontsize=9)
+    ax.set_yticks(np.arange(len(EPSILONS)) + 0.5, [f"{e:g}" for e in EPSILONS], fontsize=9)
+    ax.set_ylabel("ε", fontsize=10)
+    ax.set_title(title, fontsize=10)
+
+
+def summary_line(title: str, r) -> str:
+    """One line on a :func:`ratio_grid`: cells bracketed, cells labelled 1.01 or more, largest."""
+    import numpy as np
+
+    n = int(np.isfinite(r[..., 0]).sum())
+    return (f"{title}: {n} of {r[..., 0].size} cells bracketed, "
+            f"{n_pays(r)} labelled 1.01 or more, largest {largest(r)}")
