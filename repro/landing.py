@@ -79,7 +79,8 @@ ITEMS = (
          "the default data-dependent call reaches a certified 10% gap more slowly than the paper's "
          "5.82 s and a 5% gap faster than its 980 s (in the authors' public code, the paper's "
          "gaps are measured against a curve that is not a bound); data-dependent noise "
-         "certifiably beats data-independent noise on the supports used, also at low privacy, where the paper calls the difference "
+         "certifiably beats data-independent noise on the supports used, also at low privacy, "
+         "where the paper calls the difference "
          "negligible; {c[matches]} of the {c[total]} values and statements compared agree, and "
          "the runtimes are ours",
          "23_figure3", "Figure 3"),
