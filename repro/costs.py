@@ -1,14 +1,15 @@
 """What the stored paper-scale results cost, from their own provenance: the tables of the book's
 "Running the full reproduction" page (``book/full_reproduction.md`` includes
-``book/_generated/costs.md``, written by :func:`write_costs` when the book is built).
+``book/_generated/costs_total.md`` and ``book/_generated/costs.md``, written by :func:`write_costs`
+when the book is built).
 
 Nothing here is typed: every number is read from the result files under ``results/``.
 
 * :func:`family_costs`: per task family of :data:`repro.sweep.FAMILIES`, the tasks at the paper's
   scale, those stored with a per-task result file, and from their provenance the summed, median and
-  largest wall-clock seconds, the peak memory of the worker process and the median 1-minute load
-  average when the tasks started; for a family whose results predate the per-task files, the
-  seconds recorded in its aggregate file (:data:`AGGREGATES`, :func:`recorded_seconds`).
+  largest wall-clock seconds and the peak memory of the worker process; for a family stored
+  without per-task files, the seconds recorded in its aggregate file (:data:`AGGREGATES`,
+  :func:`recorded_seconds`).
 * :func:`ml_costs`: Tables 2 and 3 per dataset at the paper's 100 × 1,000: the wall-clock seconds
   of its tasks, summed over its per-task files (chunks of splits) where it has them (the seconds
   :func:`family_costs` sums), else the seconds stored with the dataset's row (a dataset computed
@@ -21,11 +22,13 @@ Nothing here is typed: every number is read from the result files under ``result
   them.
 * :func:`computer` and :func:`where_computed`: which computer computed each stored result, in
   neutral words (a GPU by its name, else a CPU by its core count), from the record each result
-  file keeps; :func:`where_markdown` the page's list of them.
-* :func:`dd_recomputed`: Tables 2 and 3 per dataset whose (OPT) column was recomputed after the
-  other columns (its row's ``seconds_dd``): the seconds, and the computers of the per-task files
-  under ``dd_only/`` (:func:`machine`: cores, and the GPU the file or another file of the same
-  platform names); :func:`dd_markdown` the page's sentence on them.
+  file keeps; :func:`where_markdown` the page's table of them.
+* :func:`dd_recomputed`: Tables 2 and 3 per dataset whose (OPT) column was computed separately
+  from the other columns (its row's ``seconds_dd``): the seconds, and the computers of the
+  per-task files under ``dd_only/`` (:func:`machine`: cores, and the GPU the file or another file
+  of the same platform names).
+* :func:`total_seconds`: the task time of all the stored results of the families;
+  :func:`total_markdown` the page's bottom line.
 """
 
 from __future__ import annotations
@@ -40,7 +43,6 @@ __all__ = [
     "AGGREGATES",
     "computer",
     "costs_markdown",
-    "dd_markdown",
     "dd_recomputed",
     "hms",
     "family_costs",
@@ -51,6 +53,8 @@ __all__ = [
     "ml_progress",
     "ml_split_costs",
     "recorded_seconds",
+    "total_markdown",
+    "total_seconds",
     "where_computed",
     "where_markdown",
     "write_costs",
@@ -115,18 +119,12 @@ def family_costs(root: Path | str = RESULTS) -> list[dict]:
             rss = [
                 p["max_rss_mb"] for _, p in provs if isinstance(p.get("max_rss_mb"), (int, float))
             ]
-            load = [
-                p["load_average_1min_start"]
-                for _, p in provs
-                if isinstance(p.get("load_average_1min_start"), (int, float))
-            ]
             row.update(
                 source="per-task files",
                 seconds=sum(secs),
                 median=statistics.median(secs),
                 largest=max(timed),
                 peak_mb=max(rss) if rss else None,
-                load=statistics.median(load) if load else None,
             )
         elif name in AGGREGATES and (Path(root) / AGGREGATES[name]).is_file():
             data = read_json(Path(root) / AGGREGATES[name])
@@ -136,11 +134,10 @@ def family_costs(root: Path | str = RESULTS) -> list[dict]:
                 median=None,
                 largest=None,
                 peak_mb=None,
-                load=None,
             )
         else:
             row.update(
-                source=None, seconds=None, median=None, largest=None, peak_mb=None, load=None
+                source=None, seconds=None, median=None, largest=None, peak_mb=None
             )
         out.append(row)
     return out
@@ -151,8 +148,7 @@ def ml_costs(table: int, root: Path | str = RESULTS) -> list[dict]:
     its per-task files' provenance ``seconds`` where it has such files, ``chunks`` of them; else the
     ``seconds`` stored with its row, ``chunks`` 0), plus ``seconds_dd`` when the (OPT) column was
     computed separately (included in ``seconds``, and also given alone as ``seconds_dd``, ``None``
-    when not recomputed), and the chunks' peak memory and median load where per-task files
-    exist."""
+    when not recomputed), and the chunks' peak memory where per-task files exist."""
     from .ml_tables import result_path
 
     path = result_path(table, "paper", 100, 1000, root)
@@ -166,11 +162,6 @@ def ml_costs(table: int, root: Path | str = RESULTS) -> list[dict]:
         )
         provs = [read_json(c).get("provenance", {}) for c in chunks]
         rss = [p["max_rss_mb"] for p in provs if isinstance(p.get("max_rss_mb"), (int, float))]
-        load = [
-            p["load_average_1min_start"]
-            for p in provs
-            if isinstance(p.get("load_average_1min_start"), (int, float))
-        ]
         task_secs = [p["seconds"] for p in provs if isinstance(p.get("seconds"), (int, float))]
         seconds = sum(task_secs) if chunks and len(task_secs) == len(chunks) else row["seconds"]
         out.append(
@@ -181,7 +172,6 @@ def ml_costs(table: int, root: Path | str = RESULTS) -> list[dict]:
                 seconds_dd=row.get("seconds_dd"),
                 chunks=len(chunks),
                 peak_mb=max(rss) if rss else None,
-                load=statistics.median(load) if load else None,
             )
         )
     return sorted(out, key=lambda r: r["seconds"])
@@ -190,22 +180,15 @@ def ml_costs(table: int, root: Path | str = RESULTS) -> list[dict]:
 def ml_progress(table: int, root: Path | str = RESULTS) -> dict[str, dict]:
     """Per dataset with stored chunk files of the paper-scale run of Table 2 or 3 (paper reading,
     100 × 1,000; a run in progress, or done): the splits computed so far (``splits``), the
-    wall-clock seconds their chunks recorded (``seconds``) and the median 1-minute load average
-    when the chunks started (``load``, ``None`` if not recorded)."""
+    wall-clock seconds their chunks recorded (``seconds``)."""
     folder = Path(root) / "sweep" / f"table{table}" / "paper_100x1000"
     out = {}
     for d in sorted(p for p in folder.glob("*") if p.is_dir()):
         chunks = [read_json(c) for c in sorted(d.glob("*.json"))]
         if chunks:
-            load = [
-                c["provenance"]["load_average_1min_start"]
-                for c in chunks
-                if isinstance(c.get("provenance", {}).get("load_average_1min_start"), (int, float))
-            ]
             out[d.name] = dict(
                 splits=sum(c["n_splits"] for c in chunks),
                 seconds=sum(c["seconds"] for c in chunks),
-                load=statistics.median(load) if load else None,
             )
     return out
 
@@ -227,30 +210,59 @@ def _num(x, fmt: str) -> str:
     return "—" if x is None else format(x, fmt)
 
 
+def total_seconds(root: Path | str = RESULTS) -> dict:
+    """The task time of all the stored results of :data:`repro.sweep.FAMILIES`: ``families`` (the
+    summed seconds of every family but Tables 2 and 3, :func:`family_costs`), ``ml`` (Tables 2 and
+    3, every dataset, the (OPT) column included: :func:`ml_costs`) and ``total``."""
+    fams = sum(
+        r["seconds"] or 0.0 for r in family_costs(root) if r["family"] not in ("table2", "table3")
+    )
+    ml = sum(r["seconds"] for table in (2, 3) for r in ml_costs(table, root))
+    return dict(families=fams, ml=ml, total=fams + ml)
+
+
+def total_markdown(root: Path | str = RESULTS) -> str:
+    """The page's bottom line: the task time of all the stored results (Markdown)."""
+    t = total_seconds(root)
+    return (
+        f"**Bottom line.** Computing every stored result of the task families took "
+        f"{hms(t['total'])} of task time, the wall-clock seconds of the tasks added up from the "
+        f"provenance stored with the results: {hms(t['ml'])} for Tables 2 and 3, "
+        f"{hms(t['families'])} for all the others.\n"
+    )
+
+
+def _stored_as(row: dict, root: Path | str) -> str:
+    """How a family's results are stored: per task, in one file, or (Tables 2 and 3) per task for
+    the datasets with per-task files and one file per dataset for the others."""
+    if row["family"] in ("table2", "table3"):
+        rows = ml_costs(int(row["family"][-1]), root)
+        one = sum(not r["chunks"] for r in rows)
+        if one:
+            return f"per task ({len(rows) - one} datasets), per dataset ({one})"
+    if row["source"] == "per-task files":
+        return "per task"
+    return "one file" if row["source"] else "—"
+
+
 def costs_markdown(root: Path | str = RESULTS) -> str:
     """The cost tables of the full-reproduction page (Markdown, generated)."""
     fams = family_costs(root)
+    ml_total = {t: sum(r["seconds"] for r in ml_costs(t, root)) for t in (2, 3)}
     lines = [
-        "| family | tasks | summed | median | largest | memory | load |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| family | stored as | summed | median | largest | memory |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
     ]
     for r in fams:
         largest = "—" if r["largest"] is None else hms(r["largest"][0])
-        note = "" if r["source"] in (None, "per-task files") else " *"
+        summed = ml_total.get(int(r["family"][-1]) if r["family"] in ("table2", "table3") else 0)
+        summed = r["seconds"] if not summed else summed
         lines.append(
-            f"| `{r['family']}` | {r['stored']}/{r['tasks']} | {hms(r['seconds'])}{note} "
-            f"| {hms(r['median'])} | {largest} | {_num(r['peak_mb'], '.0f')} MB "
-            f"| {_num(r['load'], '.1f')} |".replace("— MB", "—")
+            f"| `{r['family']}` | {_stored_as(r, root)} | {hms(summed)} "
+            f"| {hms(r['median'])} | {largest} | {_num(r['peak_mb'], '.0f')} MB |".replace(
+                "— MB", "—"
+            )
         )
-    if any(r["source"] not in (None, "per-task files") for r in fams):
-        lines += ["", "\\* no per-task files: the seconds recorded in the aggregate file."]
-    lines += [
-        "",
-        "The rows `table2` and `table3` count the per-task files of the main run; the "
-        "per-dataset tables below also count the datasets computed as one task and the "
-        "recomputation of the (OPT) column.",
-    ]
-    lines += where_markdown(root)
     for table, what in ((2, "naïve Bayes"), (3, "coordinate descent")):
         rows = ml_costs(table, root)
         if not rows:
@@ -259,54 +271,45 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
             "",
             f"Table {table} ({what}) at 100 splits × 1,000 simulations, per dataset:",
             "",
-            "| dataset | rows | time | of it (OPT) | tasks | memory | load |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+            "| dataset | rows | time | of it (OPT) | stored as | memory |",
+            "| --- | ---: | ---: | ---: | --- | ---: |",
         ]
         for r in rows:
-            tasks = r["chunks"] or "1 †"
+            stored = f"{r['chunks']} tasks" if r["chunks"] else "one file"
             lines.append(
                 f"| {r['dataset']} | {_num(r['n'], ',')} | {hms(r['seconds'])} "
-                f"| {hms(r['seconds_dd'])} | {tasks} "
-                f"| {_num(r['peak_mb'], '.0f')} MB | {_num(r['load'], '.1f')} |".replace(
-                    "— MB", "—"
-                )
+                f"| {hms(r['seconds_dd'])} | {stored} "
+                f"| {_num(r['peak_mb'], '.0f')} MB |".replace("— MB", "—")
             )
         total = sum(r["seconds"] for r in rows)
-        total_dd = sum(r["seconds_dd"] or 0.0 for r in rows)
-        lines += [
-            "",
-            f"Total: {hms(total)} of task time for the {len(rows)} datasets"
-            + (f", {hms(total_dd)} of it for the (OPT) column." if total_dd else "."),
-        ]
-        if any(not r["chunks"] for r in rows):
-            lines[-1] += (
-                " † Computed as one task, without a per-task file: the time is the one stored "
-                "with the dataset's row, and no memory or load was recorded."
-            )
-        lines += dd_markdown(table, root)
+        lines += ["", f"Total: {hms(total)} of task time for the {len(rows)} datasets."]
         done = {r["dataset"] for r in rows}
         running = {d: p for d, p in ml_progress(table, root).items() if d not in done}
         if running:
-            lines += [
-                "",
-                "Not at the paper's scale (a limitation of this reproduction: the chapter "
-                "shows a smaller stored run): "
+            lines[-1] += (
+                " Not at the paper's scale (the chapter shows a smaller stored run): "
                 + "; ".join(
                     f"{d}, {p['splits']} of 100 splits stored, "
-                    f"{hms(p['seconds'] / p['splits'])} per split measured, about "
+                    f"{hms(p['seconds'] / p['splits'])} per split, about "
                     f"{hms(100 * p['seconds'] / p['splits'])} for all 100 at that rate"
                     for d, p in running.items()
                 )
-                + " (the family's row above includes these splits).",
-            ]
+                + "."
+            )
     lines += gpu_costs_markdown(root)
+    lines += where_markdown(root)
     return "\n".join(lines) + "\n"
 
 
 def write_costs(root: Path | str = ROOT) -> Path:
-    """Write ``book/_generated/costs.md`` (included by ``book/full_reproduction.md``)."""
-    path = Path(root) / "book" / "_generated" / "costs.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``book/_generated/costs.md`` and ``book/_generated/costs_total.md`` (both included
+    by ``book/full_reproduction.md``); returns the first."""
+    folder = Path(root) / "book" / "_generated"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "costs_total.md").write_text(
+        total_markdown(Path(root) / "results"), encoding="utf-8"
+    )
+    path = folder / "costs.md"
     path.write_text(costs_markdown(Path(root) / "results"), encoding="utf-8")
     return path
 
@@ -389,73 +392,63 @@ def gpu_split_costs(root: Path | str = RESULTS) -> dict | None:
 def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
     """The full-reproduction page's section on Table 3 on a GPU (Markdown lines; none without
     the benchmark file): per dataset, the seconds of one paper-scale split on the GPU next to the
-    CPU kernel's median per split, then the GPU tasks of the stored run and the kernel ratio."""
+    CPU kernel's median per split of the stored tasks; the per-split time of the stored GPU tasks
+    (several processes sharing the GPU), and the two kernels on one call."""
     g = gpu_split_costs(root)
     if g is None:
         return []
     lines = [
         "",
-        f"Table 3 on one {g['device']}: seconds per paper-scale split ({g['sims']:,} simulations "
-        "of the six mechanisms, one process alone on the GPU), per dataset, next to the median "
-        "per split of the stored CPU-kernel tasks (one process per task, at the load of the "
-        "tables above):",
+        f"Table 3, seconds per paper-scale split ({g['sims']:,} simulations of the six "
+        f"mechanisms): on one {g['device']} GPU, one process alone on it, per dataset; next to "
+        "it the median per split of the stored tasks that ran the CPU kernel:",
         "",
-        "| dataset | GPU | CPU | CPU / GPU |",
-        "| --- | ---: | ---: | ---: |",
+        "| dataset | GPU | CPU kernel |",
+        "| --- | ---: | ---: |",
     ]
-    for r in g["rows"]:
-        ratio = None if r["cpu"] is None else r["cpu"] / r["gpu"]
-        ratio = "—" if ratio is None else f"{ratio:.1f}" if ratio < 10 else f"{ratio:.0f}"
-        lines.append(f"| {r['dataset']} | {hms(r['gpu'])} | {hms(r['cpu'])} | {ratio} |")
+    lines += [
+        f"| {r['dataset']} | {hms(r['gpu'])} | {hms(r['cpu'])} |"
+        for r in sorted(g["rows"], key=lambda r: r["dataset"])
+    ]
     for name, r in g["gpu_tasks"].items():
         sweep = g["sweep"] if g["sweep"] and name == "adult" else None
         lines += [
             "",
-            f"{name}: {r['splits']} of its 100 paper-scale splits of Table 3 were computed on "
-            f"the GPU, {hms(r['per_split'])} per split (median of their tasks' own times)"
+            f"The {r['splits']} stored {name} splits of Table 3 computed on the GPU took "
+            f"{hms(r['per_split'])} per split (median of their tasks' own times)"
             + (
-                f" ({hms(sweep['wall_seconds'])} of wall-clock time for the {sweep['splits']} "
-                "splits)"
+                f", with {sweep['workers']} processes sharing the GPU "
+                f"({hms(sweep['wall_seconds'])} of wall-clock time for the {sweep['splits']} "
+                "splits); the table's GPU time is one process alone"
                 if sweep
                 else ""
             )
-            + "; the per-dataset table above adds up the tasks' own times of both kernels.",
+            + ".",
         ]
     k = g["kernel"]
     if k:
-        lines += [
-            "",
-            f"The two kernels on one call (adult, GN, {g['sims']:,} simulations, T = 5), "
+        lines[-1] += (
+            f" The two kernels on one call (adult, GN, {g['sims']:,} simulations, T = 5), "
             f"measured in one run: {k['cupy']:.2g} s on the GPU, {k['numba']:.2g} s on one CPU "
             f"thread, {k['numba'] / k['cupy']:.0f} times faster "
-            "(`scripts/benchmark_pcd_gpu.py`).",
-        ]
+            "(`scripts/benchmark_pcd_gpu.py`)."
+        )
     return lines
 
 
 # ------------------------------------------------------------- which computer computed each result
-NOT_RECORDED = "a computer that its file does not name"
+NOT_RECORDED = "not recorded"
 
 
 def computer(data: dict) -> str:
     """The computer that computed one stored result file, in neutral words, from the file's own
-    record: the GPU that its ``coordinate_descent`` record names ("one NVIDIA H100 GPU"), else its
-    provenance's processor count ("a 2-core CPU"), else :data:`NOT_RECORDED`."""
+    record: the GPU that its ``coordinate_descent`` record names ("NVIDIA H100 GPU"), else its
+    provenance's processor count ("2-core CPU"), else :data:`NOT_RECORDED`."""
     device = (data.get("coordinate_descent") or {}).get("device")
     if device:
-        return f"one {device} GPU"
+        return f"{device} GPU"
     cores = (data.get("provenance") or {}).get("cpu_count")
-    return f"a {cores}-core CPU" if isinstance(cores, int) and cores > 0 else NOT_RECORDED
-
-
-def _counted(counts: dict[str, int], unit: str, each: str = "") -> str:
-    """{"a 2-core CPU": 2, "one X GPU": 98} as "98 splits on one X GPU, 2 on a 2-core CPU"
-    (the largest count first; ``each`` follows the unit: "100 splits each on …")."""
-    parts = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return ", ".join(
-        (f"{n} {unit}{each}" if i == 0 else f"{n}") + f" on {where}"
-        for i, (where, n) in enumerate(parts)
-    )
+    return f"{cores}-core CPU" if isinstance(cores, int) and cores > 0 else NOT_RECORDED
 
 
 def where_computed(root: Path | str = RESULTS) -> list[dict]:
@@ -505,29 +498,56 @@ def where_computed(root: Path | str = RESULTS) -> list[dict]:
     return out
 
 
+def _where(counts: dict[str, int], unit: str) -> str:
+    """{"2-core CPU": 2, "X GPU": 98} as "X GPU (98 splits), 2-core CPU (2 splits)"; one
+    computer alone by its name."""
+    if len(counts) == 1:
+        return next(iter(counts))
+    parts = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{where} ({n} {unit})" for where, n in parts)
+
+
 def where_markdown(root: Path | str = RESULTS) -> list[str]:
-    """The page's list of which computer computed each stored result (Markdown lines): one item
-    per family; for Tables 2 and 3 the datasets with the same computers and counts together."""
-    lines = ["", "Which computer computed each stored result, from the record its file keeps:", ""]
+    """The page's table of which computer computed each stored result (Markdown lines), from the
+    record each result file keeps (:func:`where_computed`, :func:`dd_recomputed`): one row per
+    computer (or mix of computers), listing the families, and for Tables 2 and 3 the datasets and
+    their (OPT) columns, that it computed."""
+    families: dict[str, list[str]] = {}
+    rows: dict[str, list[str]] = {}
     for fam in where_computed(root):
         if fam["unit"] != "splits":
             ((_, counts),) = fam["groups"]
-            if fam["unit"] == "runs":
-                text = f"one run (its aggregate file) on {next(iter(counts))}"
-            else:
-                text = _counted(counts, "tasks")
-            lines.append(f"* `{fam['family']}`: {text}.")
+            families.setdefault(_where(counts, fam["unit"]), []).append(f"`{fam['family']}`")
             continue
-        same: dict[tuple, list[str]] = {}
+        table = f"Table {fam['family'][-1]}"
+        same: dict[str, list[str]] = {}
         for ds, counts in fam["groups"]:
-            same.setdefault(tuple(sorted(counts.items())), []).append(ds)
-        parts = [
-            f"{', '.join(names)}: "
-            + _counted(dict(key), "splits", " each" if len(names) > 1 else "")
-            for key, names in sorted(same.items(), key=lambda kv: (len(kv[1]), kv[1]))
-        ]
-        lines.append(f"* `{fam['family']}`: " + "; ".join(parts) + ".")
-    return lines
+            same.setdefault(_where(counts, "splits"), []).append(ds)
+        for where, names in same.items():
+            rows.setdefault(where, []).append(f"{table}: {', '.join(sorted(names))}")
+    for t in (2, 3):
+        recomputed = dd_recomputed(t, root)
+        same = {}
+        for r in recomputed:
+            same.setdefault(_where(r["where"], "splits"), []).append(r["dataset"])
+        for where, names in same.items():
+            which = "all datasets" if len(names) == len(recomputed) else ", ".join(sorted(names))
+            rows.setdefault(where, []).append(f"Table {t} (OPT): {which}")
+    for where, names in families.items():
+        rows.setdefault(where, []).insert(0, ", ".join(names))
+    if not rows:
+        return []
+    order = sorted(rows, key=lambda w: (w == NOT_RECORDED, -len(rows[w]), w))
+    return [
+        "",
+        "Where the stored results were computed, from the record each result file keeps "
+        "(*(OPT)*: the data-dependent column of Tables 2 and 3, computed separately with the "
+        "same seeds):",
+        "",
+        "| computed on | results |",
+        "| --- | --- |",
+        *(f"| {w} | {'; '.join(rows[w])} |" for w in order),
+    ]
 
 
 def _gpus_by_platform(root: Path | str = RESULTS) -> dict[str, str]:
@@ -545,8 +565,8 @@ def _gpus_by_platform(root: Path | str = RESULTS) -> dict[str, str]:
 
 
 def machine(data: dict, gpus: dict[str, str] | None = None) -> str:
-    """The computer of one stored per-task file with its cores and GPU: "a 16-core computer with
-    one NVIDIA H200 GPU", "a 2-core computer"; the GPU is the one the file's
+    """The computer of one stored per-task file with its cores and GPU: "16-core CPU with one
+    NVIDIA H200 GPU", "2-core CPU"; the GPU is the one the file's
     ``coordinate_descent`` record names, else the one ``gpus`` (:func:`_gpus_by_platform`) gives
     for the file's platform. Without a core count, :func:`computer`."""
     prov = data.get("provenance") or {}
@@ -556,12 +576,12 @@ def machine(data: dict, gpus: dict[str, str] | None = None) -> str:
     device = (data.get("coordinate_descent") or {}).get("device") or (gpus or {}).get(
         prov.get("platform")
     )
-    return f"a {cores}-core computer" + (f" with one {device} GPU" if device else "")
+    return f"{cores}-core CPU" + (f" with one {device} GPU" if device else "")
 
 
 def dd_recomputed(table: int, root: Path | str = RESULTS) -> list[dict]:
-    """Per dataset of Table 2 or 3 at 100 × 1,000 whose (OPT) column was recomputed after the other
-    columns (its row stores ``seconds_dd``): ``dataset``, ``seconds`` (``seconds_dd``) and
+    """Per dataset of Table 2 or 3 at 100 × 1,000 whose (OPT) column was computed separately from
+    the other columns (its row stores ``seconds_dd``): ``dataset``, ``seconds`` (``seconds_dd``) and
     ``where``, ``{computer: splits}`` over its per-task files under ``dd_only/`` (:func:`machine`;
     :data:`NOT_RECORDED` for 100 splits without such files)."""
     from .ml_tables import result_path
@@ -584,29 +604,3 @@ def dd_recomputed(table: int, root: Path | str = RESULTS) -> list[dict]:
             dict(dataset=name, seconds=float(row["seconds_dd"]), where=where or {NOT_RECORDED: 100})
         )
     return out
-
-
-def dd_markdown(table: int, root: Path | str = RESULTS) -> list[str]:
-    """The sentence of the full-reproduction page on where and at what cost the (OPT) column of
-    Table 2 or 3 was recomputed (Markdown lines; none when it was not)."""
-    rows = dd_recomputed(table, root)
-    if not rows:
-        return []
-    same: dict[tuple, list[str]] = {}
-    for r in rows:
-        same.setdefault(tuple(sorted(r["where"].items())), []).append(r["dataset"])
-    groups = sorted(same.items(), key=lambda kv: -len(kv[1]))
-    parts = [
-        ("all datasets" if len(names) == len(rows) else ", ".join(sorted(names)))
-        + " on "
-        + _counted(dict(key), "splits", " each" if len(names) > 1 else "").split(" on ", 1)[1]
-        if len(key) == 1
-        else ", ".join(sorted(names)) + ": " + _counted(dict(key), "splits")
-        for key, names in groups
-    ]
-    return [
-        "",
-        f"The (OPT) column of Table {table} was recomputed after the other columns, with the "
-        f"same seeds, in {hms(sum(r['seconds'] for r in rows))} of task time (column *of it "
-        "(OPT)*): " + "; ".join(parts) + ".",
-    ]

@@ -93,25 +93,24 @@ def test_the_page_includes_the_generated_tables_and_types_no_costs():
 def test_ml_progress_adds_up_the_chunks_of_a_run_in_progress(tmp_path):
     folder = tmp_path / "sweep" / "table3" / "paper_100x1000"
     for name, chunks in {
-        "adult": [(1, 40.0, 8.0), (1, 44.0, 10.0)],
-        "ecoli": [(10, 5.0, 2.0)],
+        "adult": [(1, 40.0), (1, 44.0)],
+        "ecoli": [(10, 5.0)],
     }.items():
         (folder / name).mkdir(parents=True)
-        for k, (n_splits, seconds, load) in enumerate(chunks):
+        for k, (n_splits, seconds) in enumerate(chunks):
             (folder / name / f"splits={k:03d}.json").write_text(
                 json.dumps(
                     dict(
                         n_splits=n_splits,
                         seconds=seconds,
-                        provenance=dict(load_average_1min_start=load),
                     )
                 ),
                 encoding="utf-8",
             )
     (folder / "empty").mkdir()
     assert costs.ml_progress(3, tmp_path) == {
-        "adult": dict(splits=2, seconds=84.0, load=9.0),
-        "ecoli": dict(splits=10, seconds=5.0, load=2.0),
+        "adult": dict(splits=2, seconds=84.0),
+        "ecoli": dict(splits=10, seconds=5.0),
     }
     assert costs.ml_progress(2, tmp_path) == {}
 
@@ -164,13 +163,13 @@ def test_ml_split_costs_group_the_tasks_by_implementation(tmp_path):
 
 def test_the_gpu_table_comes_from_the_benchmark_and_the_task_files():
     """Every number of the page's GPU section: the benchmark's seconds per split, the CPU kernel's
-    median per split of the stored task files, the ratio, the GPU sweep and the kernel ratio."""
+    median per split of the stored task files, the GPU sweep and the kernel ratio."""
     bench = read_json(RESULTS / "benchmarks" / "pcd_gpu.json")
     g = costs.gpu_split_costs()
     assert g["device"] == bench["device"]["device"]
     assert {r["dataset"]: r["gpu"] for r in g["rows"]} == bench["per_split_seconds"]
     md = costs.costs_markdown()
-    assert f"Table 3 on one {bench['device']['device']}" in md
+    assert f"on one {bench['device']['device']} GPU, one process alone on it" in md
     for r in g["rows"]:
         files = _task_files(3, r["dataset"])
         cpu = [
@@ -188,14 +187,15 @@ def test_the_gpu_table_comes_from_the_benchmark_and_the_task_files():
     ]
     assert sum(r["splits"] for r in g["gpu_tasks"].values()) == len(gpu_files) > 0
     sweep = bench["adult_table3_sweep"]
-    assert f"{costs.hms(sweep['wall_seconds'])} of wall-clock time for the {sweep['splits']}" in md
+    assert f"with {sweep['workers']} processes sharing the GPU " \
+        f"({costs.hms(sweep['wall_seconds'])} of wall-clock time for the {sweep['splits']}" in md
     kernel = bench["adult_gn_T5_seconds"]
     assert f"{kernel['numba'] / kernel['cupy']:.0f} times faster" in md
 
 
 def test_computer_names_the_gpu_else_the_cores_else_says_not_recorded():
-    assert costs.computer({"coordinate_descent": {"device": "GPU X"}}) == "one GPU X GPU"
-    assert costs.computer({"provenance": {"cpu_count": 2}}) == "a 2-core CPU"
+    assert costs.computer({"coordinate_descent": {"device": "GPU X"}}) == "GPU X GPU"
+    assert costs.computer({"provenance": {"cpu_count": 2}}) == "2-core CPU"
     assert costs.computer({"provenance": {"cpu_count": None}}) == costs.NOT_RECORDED
     assert costs.computer({}) == costs.NOT_RECORDED
 
@@ -216,21 +216,27 @@ def test_where_computed_counts_the_splits_of_every_task_file(tmp_path):
     (fam,) = costs.where_computed(tmp_path)
     assert fam["family"] == "table3" and fam["unit"] == "splits"
     assert dict(fam["groups"]) == {
-        "adult": {"one GPU X GPU": 3, "a 2-core CPU": 2},
-        "ecoli": {"a 2-core CPU": 100},
-        "spect": {"a 2-core CPU": 100},
+        "adult": {"GPU X GPU": 3, "2-core CPU": 2},
+        "ecoli": {"2-core CPU": 100},
+        "spect": {"2-core CPU": 100},
     }
-    assert costs.where_markdown(tmp_path)[-1] == (
-        "* `table3`: adult: 3 splits on one GPU X GPU, 2 on a 2-core CPU; "
-        "ecoli, spect: 100 splits each on a 2-core CPU."
-    )
+    assert costs.where_markdown(tmp_path)[-2:] == [
+        "| 2-core CPU | Table 3: ecoli, spect |",
+        "| GPU X GPU (3 splits), 2-core CPU (2 splits) | Table 3: adult |",
+    ]
 
 
 def test_the_page_says_which_computer_computed_every_stored_result():
-    """Every stored per-task file is counted once under the computer its own record names."""
+    """Every stored per-task file is counted once under the computer its own record names, and
+    every family and dataset is in the page's table of computers."""
     md = costs.costs_markdown()
+    where = md[md.index("| computed on | results |"):]
     for fam in costs.where_computed():
-        assert f"* `{fam['family']}`: " in md
+        if fam["unit"] == "splits":
+            for ds, _ in fam["groups"]:
+                assert re.search(rf"Table {fam['family'][-1]}: [^;|]*\b{ds}\b", where), ds
+        else:
+            assert f"`{fam['family']}`" in where
         if fam["unit"] == "tasks":
             stored = {r["family"]: r["stored"] for r in costs.family_costs()}[fam["family"]]
             assert sum(fam["groups"][0][1].values()) == stored
@@ -250,19 +256,19 @@ def test_the_page_says_which_computer_computed_every_stored_result():
 def test_machine_names_cores_and_the_gpu_of_the_same_platform():
     gpu = {"provenance": {"cpu_count": 16, "platform": "p-gpu"},
            "coordinate_descent": {"device": "GPU X"}}
-    assert costs.machine(gpu) == "a 16-core computer with one GPU X GPU"
+    assert costs.machine(gpu) == "16-core CPU with one GPU X GPU"
     # a naive Bayes task on the same computer records no GPU itself
     nb = {"provenance": {"cpu_count": 16, "platform": "p-gpu"}}
-    assert costs.machine(nb, {"p-gpu": "GPU X"}) == "a 16-core computer with one GPU X GPU"
+    assert costs.machine(nb, {"p-gpu": "GPU X"}) == "16-core CPU with one GPU X GPU"
     assert costs.machine({"provenance": {"cpu_count": 2, "platform": "q"}}, {"p-gpu": "GPU X"}) \
-        == "a 2-core computer"
+        == "2-core CPU"
     assert costs.machine({}) == costs.NOT_RECORDED
 
 
 def test_the_opt_recomputation_is_counted_where_costs_are_stated():
-    """Every dataset whose (OPT) column was recomputed: its seconds are the row's seconds_dd, its
-    splits are those of its dd_only task files, each counted once, and the page states the total
-    and the computers."""
+    """Every dataset whose (OPT) column was computed separately: its seconds are the row's
+    seconds_dd, its splits are those of its dd_only task files, each counted once, and the page's
+    table of computers names every such dataset."""
     from repro.ml_tables import result_path
 
     md = costs.costs_markdown()
@@ -282,7 +288,22 @@ def test_the_opt_recomputation_is_counted_where_costs_are_stated():
         per_dataset = {r["dataset"]: r for r in costs.ml_costs(table)}
         for name, r in recomputed.items():
             assert per_dataset[name]["seconds_dd"] == r["seconds"]
-        if recomputed:
-            total = sum(r["seconds"] for r in recomputed.values())
-            assert f"The (OPT) column of Table {table} was recomputed" in md
-            assert f"in {costs.hms(total)} of task time" in md
+        where = md[md.index("| computed on | results |"):]
+        for name in recomputed:
+            assert re.search(rf"Table {table} \(OPT\): (all datasets|[^;|]*\b{name}\b)", where)
+
+
+def test_the_bottom_line_adds_up_the_family_table():
+    """The page's total is the families' summed seconds, with Tables 2 and 3 per dataset (the
+    datasets stored as one file and the (OPT) column included), read from the stored files."""
+    t = costs.total_seconds()
+    fams = {r["family"]: r for r in costs.family_costs()}
+    others = sum(r["seconds"] or 0.0 for n, r in fams.items() if n not in ("table2", "table3"))
+    ml = sum(r["seconds"] for table in (2, 3) for r in costs.ml_costs(table))
+    assert t["families"] == pytest.approx(others) and t["ml"] == pytest.approx(ml)
+    assert t["total"] == pytest.approx(others + ml) and t["total"] > 0
+    md = costs.costs_markdown()
+    for table in (2, 3):
+        summed = sum(r["seconds"] for r in costs.ml_costs(table))
+        assert re.search(rf"\| `table{table}` \| [^|]* \| {re.escape(costs.hms(summed))} \|", md)
+    assert f"took {costs.hms(t['total'])} of task time" in costs.total_markdown()

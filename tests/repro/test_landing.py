@@ -68,8 +68,15 @@ def test_landing_page_agrees_with_the_ledger():
     assert f"in {g22['t4_error']} of the 100 cells of Table 4" in md
     assert f"within 1% in {g22['n_below_1']} of the 200 cells" in md
     statuses = Counter(it.status for it in landing.ITEMS)
-    assert f"Of the {len(landing.ITEMS)} paper items below, {statuses['reproduced']} are " \
-           "reproduced" in md
+    related = sum(it.name.startswith("{cite:t}") for it in landing.ITEMS)
+    assert f"Of the {len(landing.ITEMS)} items below ({len(landing.ITEMS) - related} of the " \
+           f"paper, {related} of related papers), {statuses['reproduced']} are reproduced" in md
+
+
+def test_as_math_writes_a_cell_label_in_math():
+    assert landing.as_math("ℓ2, ε = 5, δ = 0.75") == "$\\ell_2$, $\\eps = 5$, $\\delta = 0.75$"
+    assert landing.as_math("ℓ1, ε = 0.1, δ = 1e-10; x") == (
+        "$\\ell_1$, $\\eps = 0.1$, $\\delta = 1e-10$; x")
 
 
 def test_item_datasets_counts_the_datasets_named_and_those_run():
