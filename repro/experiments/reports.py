@@ -80,6 +80,12 @@ def ml_tolerance(column: str, paper_value: float) -> float:
     return max(ML_TOLERANCE["Imp"] * abs(float(paper_value)), ML_TOLERANCE["error"])
 
 
+def imp_meaningful(summary: Mapping, baseline: str) -> bool:
+    """Whether Imp of a Table 2/3 cell has a meaning: the non-private ``baseline`` is better than
+    the best literature mechanism, so Imp's denominator (the gap between them) is positive."""
+    return summary["errors"][baseline] < summary["errors"][summary["best_literature"]]
+
+
 def ml_ledger_rows(
     chapter: str,
     table: int,
@@ -142,7 +148,7 @@ def ml_ledger_rows(
                     paper_v, round(ours, 4), abs_tol=ml_tolerance(c, paper_v)
                 )
                 expl = ""
-                if c == "Imp" and s["errors"][baseline] >= s["errors"][s["best_literature"]]:
+                if c == "Imp" and not imp_meaningful(s, baseline):
                     # Imp compares gaps of opposite sign: not meaningful, never a match
                     status = "differs"
                     expl = (f"{baseline} is not better than the best literature mechanism here, "
@@ -183,6 +189,7 @@ table.mlcmp tr.mlcmp-paper td, table.mlcmp .mlcmp-na, table.mlcmp .mlcmp-scale {
 .mlcmp-ok {background: #d8f0d8}
 .mlcmp-near {background: #fbefc4}
 .mlcmp-far {background: #f6d2d2}
+.mlcmp-nm {background: #e4e4e4; font-style: italic}
 </style>"""
 
 
@@ -255,6 +262,8 @@ def ml_comparison_html(side: str, datasets: Sequence[str], columns: Sequence[str
                 tol = ml_tolerance(c, P[c])
                 dev = ours - P[c]
                 kind = "ok" if abs(dev) <= tol else "near" if abs(dev) <= 4 * tol else "far"
+                if c == "Imp" and not imp_meaningful(s, columns[-1]):
+                    kind = "nm"
                 ours_cells.append(f'<td class="mlcmp-{kind}" title="ours − paper: '
                                   f'{dev:+.{digits[c]}f}">{_num(ours, digits[c])}</td>')
             per_split = entry.get("per_split", {}).get(side)
@@ -270,7 +279,10 @@ def ml_comparison_html(side: str, datasets: Sequence[str], columns: Sequence[str
               f'<span class="mlcmp-ok">≤ {tol["error"]:g}</span>, '
               f'<span class="mlcmp-near">≤ {4 * tol["error"]:g}</span>, '
               f'<span class="mlcmp-far">more</span> points (Imp: ≤ {100 * tol["Imp"]:g}%, '
-              f"≤ {400 * tol['Imp']:g}% of the paper's value, at least {tol['error']:g} points)."
+              f"≤ {400 * tol['Imp']:g}% of the paper's value, at least {tol['error']:g} points); "
+              f'<span class="mlcmp-nm">Imp</span> grey where {html.escape(columns[-1])} is not '
+              "better than the best literature mechanism (Imp has no meaning there; counted as "
+              "differing)."
               " p: one-sided paired t-test over the splits of OPT and of "
               "(OPT) against the best literature mechanism (hover: the mean difference and its "
               "95% confidence interval).</p>"]

@@ -201,3 +201,23 @@ def test_p_value_tooltip_gives_the_confidence_interval():
     m, lo, hi = ex.paired_difference_ci(per["OPT"], per[best])
     assert lo <= m <= hi and np.isfinite(lo)
     assert f"OPT − {best}: {100 * m:+.2f} points, 95% CI [{100 * lo:+.2f}, {100 * hi:+.2f}]" in html
+
+
+def _entry(nb_error):
+    """One stored dataset whose best literature mechanism has error 0.2 and NB ``nb_error``."""
+    errors = dict(GN=0.3, AG=0.25, TLN=0.2, OPT=0.19, NB=nb_error)
+    summary = dict(errors=errors, best_literature="TLN", imp=5.0, p=0.5)
+    return {"summary": {"in": summary}}
+
+
+@pytest.mark.parametrize("nb_error, grey", [(0.1, False), (0.2, True), (0.3, True)])
+def test_imp_without_meaning_is_grey_and_counted_as_differing(nb_error, grey):
+    # the table's colour and the ledger's status follow one rule (imp_meaningful)
+    paper = {"d": {"in": dict(GN=1, AG=1, TLN=1, OPT=1, NB=1, **{"(OPT)": 1}, Imp=5.0)}}
+    html = ex.ml_comparison_html(
+        "in", ["d"], ["GN", "AG", "TLN", "OPT", "NB"], paper, {"d": _entry(nb_error)},
+        {"d": (1, 1)},
+    )
+    imp_cell = html.split('title="ours − paper: +0.0">5.0</td>')[0].rsplit("<td", 1)[1]
+    assert ('class="mlcmp-nm"' in imp_cell) == grey
+    assert ex.reports.imp_meaningful(_entry(nb_error)["summary"]["in"], "NB") == (not grey)
