@@ -451,6 +451,17 @@ def computer(data: dict) -> str:
     return f"{cores}-core CPU" if isinstance(cores, int) and cores > 0 else NOT_RECORDED
 
 
+def _splits_by(files, describe) -> dict[str, int]:
+    """``{describe(data): splits}`` over per-task result files of Tables 2 and 3 (each counts its
+    ``n_splits``)."""
+    counts: dict[str, int] = {}
+    for f in sorted(files):
+        data = read_json(f)
+        key = describe(data)
+        counts[key] = counts.get(key, 0) + int(data.get("n_splits") or 0)
+    return counts
+
+
 def where_computed(root: Path | str = RESULTS) -> list[dict]:
     """Per task family of :data:`repro.sweep.FAMILIES` with stored results: ``family``, ``unit``
     ("tasks"; "splits" for Tables 2 and 3; "runs" for a family stored in one aggregate file) and
@@ -471,12 +482,7 @@ def where_computed(root: Path | str = RESULTS) -> list[dict]:
             folder = Path(root) / "sweep" / name / "paper_100x1000"
             groups: dict[str, dict[str, int]] = {}
             for d in sorted(p for p in folder.glob("*") if p.is_dir()):
-                counts: dict[str, int] = {}
-                for f in sorted(d.glob("*.json")):
-                    data = read_json(f)
-                    where = computer(data)
-                    counts[where] = counts.get(where, 0) + int(data.get("n_splits") or 0)
-                if counts:
+                if counts := _splits_by(d.glob("*.json"), computer):
                     groups[d.name] = counts
             path = result_path(int(name[-1]), "paper", 100, 1000, root)
             if path.is_file():
@@ -595,11 +601,7 @@ def dd_recomputed(table: int, root: Path | str = RESULTS) -> list[dict]:
     for name, row in read_json(path)["datasets"].items():
         if row.get("seconds_dd") is None:
             continue
-        where: dict[str, int] = {}
-        for f in sorted((folder / name / "dd_only").glob("*.json")):
-            data = read_json(f)
-            key = machine(data, gpus)
-            where[key] = where.get(key, 0) + int(data.get("n_splits") or 0)
+        where = _splits_by((folder / name / "dd_only").glob("*.json"), lambda d: machine(d, gpus))
         out.append(
             dict(dataset=name, seconds=float(row["seconds_dd"]), where=where or {NOT_RECORDED: 100})
         )
