@@ -82,6 +82,7 @@ from .pcd import (
 from .reports import (
     ML_TOLERANCE,
     RESULTS_DIR,
+    imp_meaningful,
     ml_comparison_html,
     ml_ledger_rows,
     ml_tolerance,
@@ -125,6 +126,7 @@ __all__ = [
     "dilate_noise",
     "dp_ranking",
     "equal_mass_weight",
+    "imp_meaningful",
     "improvement",
     "make_data_dependent",
     "make_mechanisms",

@@ -18,6 +18,7 @@ from .stats import paired_difference_ci
 __all__ = [
     "CSS_PREFIX",
     "ML_TOLERANCE",
+    "imp_meaningful",
     "ml_tolerance",
     "RESULTS_DIR",
     "ml_comparison_html",
@@ -80,10 +81,18 @@ def ml_tolerance(column: str, paper_value: float) -> float:
     return max(ML_TOLERANCE["Imp"] * abs(float(paper_value)), ML_TOLERANCE["error"])
 
 
-def imp_meaningful(summary: Mapping, baseline: str) -> bool:
-    """Whether Imp of a Table 2/3 cell has a meaning: the non-private ``baseline`` is better than
-    the best literature mechanism, so Imp's denominator (the gap between them) is positive."""
-    return summary["errors"][baseline] < summary["errors"][summary["best_literature"]]
+def imp_meaningful(summary: Mapping, baseline: str, per_split: Mapping | None) -> bool:
+    """Whether Imp of a Table 2/3 cell has a meaning: the non-private ``baseline`` is measurably
+    better than the best literature mechanism, i.e. the 95% confidence interval of their paired
+    difference over the splits (:func:`paired_difference_ci`, ``per_split[m]`` the per-split errors
+    of mechanism ``m``) lies above 0. Imp divides by that gap; where it is a near-tie (the interval
+    contains 0), or negative, Imp is a ratio of unresolved differences. Without per-split errors
+    (fewer than two splits) the gap is not measured and Imp has no meaning."""
+    best = summary["best_literature"]
+    if per_split is None or best not in per_split or baseline not in per_split:
+        return False
+    _, lo, _ = paired_difference_ci(per_split[best], per_split[baseline])
+    return bool(lo > 0)
 
 
 def ml_ledger_rows(
@@ -107,10 +116,10 @@ def ml_ledger_rows(
     (:func:`summarize`), ``scale[name]`` the (splits, simulations) they were computed with,
     ``settings(name, side, column, k, m)`` the sentence describing our settings, ``opt_design`` how
     our "(OPT)" is built and ``notes[name]`` how a dataset differs from the paper's. A value within
-    :func:`ml_tolerance` of the paper's (0.5 points; Imp: 10% of the paper's) matches; Imp never
-    matches when the non-private ``baseline`` is not better than the best literature mechanism (it
-    then compares gaps of opposite sign). Datasets not available offline get "not reproducible
-    here" rows.
+    :func:`ml_tolerance` of the paper's (0.5 points; Imp: max(10% of |paper|, 0.5)) matches; Imp
+    never matches where it has no meaning (:func:`imp_meaningful`: the non-private ``baseline`` not
+    measurably better than the best literature mechanism). Datasets not available offline get "not
+    reproducible here" rows.
     """
     from ..ledger import Row, compare
 
@@ -148,11 +157,13 @@ def ml_ledger_rows(
                     paper_v, round(ours, 4), abs_tol=ml_tolerance(c, paper_v)
                 )
                 expl = ""
-                if c == "Imp" and not imp_meaningful(s, baseline):
-                    # Imp compares gaps of opposite sign: not meaningful, never a match
+                per_split = stored[name].get("per_split", {}).get(side)
+                if c == "Imp" and not imp_meaningful(s, baseline, per_split):
+                    # Imp divides by an unresolved or negative gap: no meaning, never a match
                     status = "differs"
-                    expl = (f"{baseline} is not better than the best literature mechanism here, "
-                            "so Imp has no meaning; ")
+                    expl = (f"{baseline} is not measurably better than the best literature "
+                            "mechanism here (95% CI of the gap not above 0), so Imp has no "
+                            "meaning; ")
                 expl += settings(name, side, c, k, m)
                 if c == "(OPT)":
                     expl += "; " + opt_design
@@ -223,8 +234,9 @@ def ml_comparison_html(side: str, datasets: Sequence[str], columns: Sequence[str
                        unavailable: str = "not offline") -> str:
     """Table 2 or 3 as an HTML table that fits the book's column: per dataset a row of ours above
     a row of the paper's, our cells coloured by the deviation |ours − paper| (green within
-    :data:`ML_TOLERANCE`, amber within four times it, red beyond; the signed deviation in the
-    cell's tooltip), then the one-sided paired t-test p of OPT and of (OPT) against the best
+    :func:`ml_tolerance`, amber within four times it, red beyond; the signed deviation in the
+    cell's tooltip; an Imp without meaning, :func:`imp_meaningful`, grey),
+    then the one-sided paired t-test p of OPT and of (OPT) against the best
     literature mechanism (the mean paired difference and its 95% confidence interval in the
     tooltip).
 
@@ -253,6 +265,7 @@ def ml_comparison_html(side: str, datasets: Sequence[str], columns: Sequence[str
             s = entry["summary"][side]
             k, m = scale[name]
             where = f'<span class="mlcmp-scale">{k}×{m}</span>'
+            per_split = entry.get("per_split", {}).get(side)
             ours_cells = []
             for c in cols:
                 ours = s.get("imp") if c == "Imp" else s["errors"].get(c)
@@ -262,27 +275,25 @@ def ml_comparison_html(side: str, datasets: Sequence[str], columns: Sequence[str
                 tol = ml_tolerance(c, P[c])
                 dev = ours - P[c]
                 kind = "ok" if abs(dev) <= tol else "near" if abs(dev) <= 4 * tol else "far"
-                if c == "Imp" and not imp_meaningful(s, columns[-1]):
+                if c == "Imp" and not imp_meaningful(s, columns[-1], per_split):
                     kind = "nm"
                 ours_cells.append(f'<td class="mlcmp-{kind}" title="ours − paper: '
                                   f'{dev:+.{digits[c]}f}">{_num(ours, digits[c])}</td>')
-            per_split = entry.get("per_split", {}).get(side)
             p_cells = [_p_cell(s, per_split, "OPT", "p"), _p_cell(s, per_split, "(OPT)", "p_dd")]
         lines += ['<tr class="mlcmp-ours">',
                   f'<td rowspan=2 class="mlcmp-name">{html.escape(name)}<br>{where}</td>',
                   '<td class="mlcmp-label">ours</td>', *ours_cells, *p_cells, "</tr>",
                   '<tr class="mlcmp-paper">', '<td class="mlcmp-label">paper</td>',
                   *(f"<td>{_fmt(P[c], digits[c])}</td>" for c in cols), "</tr>"]
-    tol = ML_TOLERANCE
+    tol, base = ML_TOLERANCE, html.escape(columns[-1])
     lines += ["</tbody>", "</table>",
               '<p style="font-size:0.8em">Our cell coloured by |ours − paper|: '
-              f'<span class="mlcmp-ok">≤ {tol["error"]:g}</span>, '
-              f'<span class="mlcmp-near">≤ {4 * tol["error"]:g}</span>, '
-              f'<span class="mlcmp-far">more</span> points (Imp: ≤ {100 * tol["Imp"]:g}%, '
-              f"≤ {400 * tol['Imp']:g}% of the paper's value, at least {tol['error']:g} points); "
-              f'<span class="mlcmp-nm">Imp</span> grey where {html.escape(columns[-1])} is not '
-              "better than the best literature mechanism (Imp has no meaning there; counted as "
-              "differing)."
+              '<span class="mlcmp-ok">≤ t</span>, <span class="mlcmp-near">≤ 4t</span>, '
+              f'<span class="mlcmp-far">more</span>, with t = {tol["error"]:g} points for an '
+              f'error and t = max({tol["Imp"]:g}·|paper|, {tol["error"]:g}) for Imp; '
+              f'<span class="mlcmp-nm">Imp</span> grey where {base} is not measurably better '
+              f"than the best literature mechanism (95% CI of the gap over the splits not above 0):"
+              " Imp has no meaning there and counts as differing."
               " p: one-sided paired t-test over the splits of OPT and of "
               "(OPT) against the best literature mechanism (hover: the mean difference and its "
               "95% confidence interval).</p>"]

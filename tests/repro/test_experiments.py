@@ -429,7 +429,8 @@ def test_ml_comparison_html_colours_the_deviation():
     paper = {"a": {"in": {"GN": 10.0, "NB": 5.0, "(OPT)": 8.0, "Imp": 20.0}},
              "b": {"in": {"GN": 1.0, "NB": 1.0, "(OPT)": 1.0, "Imp": 1.0}}}
     stored = {"a": {"summary": {"in": {"errors": {"GN": 10.4, "NB": 6.5, "(OPT)": 20.0}, "imp": 21.0,
-                                       "p": 0.01, "best_literature": "GN"}}}}
+                                       "p": 0.01, "best_literature": "GN"}},
+                    "per_split": {"in": {"GN": [0.10, 0.11], "NB": [0.06, 0.07]}}}}
     html = ex.ml_comparison_html("in", ["a", "b"], ["GN", "NB"], paper, stored, {"a": (100, 1000)},
                                  caption="Table 9 <in>")
     assert "<caption>Table 9 &lt;in&gt;</caption>" in html and "100×1000" in html

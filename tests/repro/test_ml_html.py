@@ -203,21 +203,65 @@ def test_p_value_tooltip_gives_the_confidence_interval():
     assert f"OPT − {best}: {100 * m:+.2f} points, 95% CI [{100 * lo:+.2f}, {100 * hi:+.2f}]" in html
 
 
-def _entry(nb_error):
-    """One stored dataset whose best literature mechanism has error 0.2 and NB ``nb_error``."""
-    errors = dict(GN=0.3, AG=0.25, TLN=0.2, OPT=0.19, NB=nb_error)
+def _entry(nb_gap):
+    """One stored dataset of 4 splits, the same on both sides: the best literature mechanism TLN
+    has per-split errors 0.2 ± 0.01 and NB those minus ``nb_gap`` (constant per split, so the
+    paired gap is exact)."""
+    tln = np.array([0.19, 0.21, 0.2, 0.2])
+    per = dict(GN=tln + 0.1, AG=tln + 0.05, TLN=tln, OPT=tln - 0.01, NB=tln - nb_gap)
+    errors = {m: 100 * float(np.mean(v)) for m, v in per.items()}
     summary = dict(errors=errors, best_literature="TLN", imp=5.0, p=0.5)
-    return {"summary": {"in": summary}}
+    return {"summary": dict.fromkeys(("in", "out"), summary),
+            "per_split": dict.fromkeys(("in", "out"), per)}
 
 
-@pytest.mark.parametrize("nb_error, grey", [(0.1, False), (0.2, True), (0.3, True)])
-def test_imp_without_meaning_is_grey_and_counted_as_differing(nb_error, grey):
+def _imp_cell(html):
+    return html.split('">5.0</td>')[0].rsplit("<td", 1)[1]
+
+
+@pytest.mark.parametrize("nb_gap, grey", [(0.1, False), (0.0, True), (-0.1, True)])
+def test_imp_without_meaning_is_grey_and_counted_as_differing(nb_gap, grey):
     # the table's colour and the ledger's status follow one rule (imp_meaningful)
-    paper = {"d": {"in": dict(GN=1, AG=1, TLN=1, OPT=1, NB=1, **{"(OPT)": 1}, Imp=5.0)}}
+    paper = {"d": dict.fromkeys(("in", "out"), dict(GN=1, AG=1, TLN=1, OPT=1, NB=1, Imp=5.0,
+                                                     **{"(OPT)": 1}))}
+    entry = _entry(nb_gap)
     html = ex.ml_comparison_html(
-        "in", ["d"], ["GN", "AG", "TLN", "OPT", "NB"], paper, {"d": _entry(nb_error)},
-        {"d": (1, 1)},
+        "in", ["d"], ["GN", "AG", "TLN", "OPT", "NB"], paper, {"d": entry}, {"d": (4, 1)},
     )
-    imp_cell = html.split('title="ours − paper: +0.0">5.0</td>')[0].rsplit("<td", 1)[1]
-    assert ('class="mlcmp-nm"' in imp_cell) == grey
-    assert ex.reports.imp_meaningful(_entry(nb_error)["summary"]["in"], "NB") == (not grey)
+    assert ('class="mlcmp-nm"' in _imp_cell(html)) == grey
+    summary, per_split = entry["summary"]["in"], entry["per_split"]["in"]
+    assert ex.imp_meaningful(summary, "NB", per_split) == (not grey)
+    rows = ex.ml_ledger_rows(
+        "c", 2, "NB", ["d"], ["d"], ["GN", "AG", "TLN", "OPT", "NB"], paper, {"d": entry},
+        {"d": (4, 1)}, lambda *a: "4 splits", "", {},
+    )
+    imp_row = next(r for r in rows if r.id.endswith("/Imp"))
+    assert imp_row.status == ("differs" if grey else "matches")
+
+
+def test_a_near_tie_is_grey_as_in_the_text():
+    """Table 3, contraceptive out of sample: PCD is 0.0001 points below AG, the 95% confidence
+    interval of that gap contains 0, and Imp (−355.6) is grey, not red."""
+    r = ex.stored_results(3, "paper", dataset="contraceptive")
+    entry = r["datasets"]["contraceptive"]
+    s, per = entry["summary"]["out"], entry["per_split"]["out"]
+    _, lo, hi = ex.paired_difference_ci(per[s["best_literature"]], per["PCD"])
+    assert lo < 0 < hi and s["errors"]["PCD"] < s["errors"][s["best_literature"]]
+    html = ex.ml_comparison_html(
+        "out", ["contraceptive"], ["GN", "AG", "TLN", "OPT", "PCD"], ex.paper_tables()["table3"],
+        {"contraceptive": entry}, {"contraceptive": (r["splits"], r["sims"])},
+    )
+    imp = f"{s['imp']:.1f}"
+    cell = html.split(f'">{imp}</td>')[0].rsplit("<td", 1)[1]
+    assert 'class="mlcmp-nm"' in cell
+    assert not ex.imp_meaningful(s, "PCD", per)
+
+
+def test_a_measured_gap_keeps_its_colour():
+    """Table 3, dermatology in-sample: PCD is measurably better than the best literature
+    mechanism, so Imp is coloured by its deviation."""
+    r = ex.stored_results(3, "paper", dataset="dermatology")
+    entry = r["datasets"]["dermatology"]
+    s, per = entry["summary"]["in"], entry["per_split"]["in"]
+    _, lo, _ = ex.paired_difference_ci(per[s["best_literature"]], per["PCD"])
+    assert lo > 0 and ex.imp_meaningful(s, "PCD", per)
