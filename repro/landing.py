@@ -329,7 +329,8 @@ def glance_markdown(items=ITEMS, rows=None, glue: dict | None = None) -> str:
               f"**Tally.** Of the {len(items)} items below ({len(items) - n_related} of the "
               f"paper, {n_related} of related papers), "
               + ", ".join(n_status[:-1]) + f" and {n_status[-1]}. "
-              f"The {{doc}}`reproduction ledger </notebooks/90_ledger>` compares {len(ledger.counted(rows))} "
+              "The {doc}`reproduction ledger </notebooks/90_ledger>` compares "
+              f"{len(ledger.counted(rows))} "
               "numbers of the paper and of three related papers with ours; by category: "
               + ", ".join(f"*{c}* {n}" for c, n in cats.items()) + ". Each item's name "
               "links to the chapter that shows it.", ""]

@@ -233,7 +233,6 @@ _RULES = (
         "typo in the paper",                       # an algebraic slip, shown by the displayed set
         "so 0.1705 is not optimal",                # a certified noise beats the claimed optimum
         "cannot be a valid lower bound",           # a certified noise lies below the claimed bound
-        "the separation does hold",                # the claimed margin, from the two wrong numbers
         "so it is not the optimum",                # a certified achievable cost below the claim
         "proves laplace is not optimal",
         "the correct calibration is",              # the drawn σ has another δ (exact profile)
@@ -253,7 +252,8 @@ def classify(row: dict) -> str:
     """The :data:`CATEGORIES` entry of one ledger row (a dict as returned by :func:`load`).
 
     A row recorded with a finer category (or :data:`DERIVED`) keeps it; ``matches`` and
-    ``not reproducible here`` are kept; a ``differs`` row is placed by the phrases of its explanation (``_RULES``), then by the
+    ``not reproducible here`` are kept; a ``differs`` row is placed by the phrases of its
+    explanation (``_RULES``), then by the
     number of splits × simulations it states against the paper's (fewer: ``reduced scale``; as many:
     ``ambiguous in the paper``, since the chapters show the open choices that remain), and is
     ``unexplained`` otherwise.
