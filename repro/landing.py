@@ -45,7 +45,7 @@ MEANING = {
 }
 # the ledger categories an item's rows may have under each status (partial: any)
 _ALLOWED = {
-    "reproduced": {"matches", "consistent with the paper's bound"},
+    "reproduced": {"matches", "consistent with the paper's bound", "consistent (qualitative)"},
     "reproduced after a correction": {"matches", "consistent with the paper's bound",
                                       "paper error (proven)", "ambiguous in the paper"},
 }
@@ -229,7 +229,7 @@ def stored_glue(notebook: str | Path) -> dict:
 def item_counts(rows) -> dict:
     """``{ledger item: Counter of categories, with "total"}`` over the ledger ``rows``."""
     out: dict[str, Counter] = {}
-    for r in rows:
+    for r in ledger.counted(rows):
         c = out.setdefault(ledger.paper_item(r), Counter())
         c[ledger.classify(r)] += 1
         c["total"] += 1
@@ -329,7 +329,8 @@ def glance_markdown(items=ITEMS, rows=None, glue: dict | None = None) -> str:
               f"**Tally.** Of the {len(items)} items below ({len(items) - n_related} of the "
               f"paper, {n_related} of related papers), "
               + ", ".join(n_status[:-1]) + f" and {n_status[-1]}. "
-              f"The {{doc}}`reproduction ledger </notebooks/90_ledger>` compares {len(rows)} "
+              "The {doc}`reproduction ledger </notebooks/90_ledger>` compares "
+              f"{len(ledger.counted(rows))} "
               "numbers of the paper and of three related papers with ours; by category: "
               + ", ".join(f"*{c}* {n}" for c, n in cats.items()) + ". Each item's name "
               "links to the chapter that shows it.", ""]

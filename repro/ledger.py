@@ -31,6 +31,9 @@ for a ``differs`` row, the chapter's explanation:
     ("reconstruction matches k of n");
 ``consistent with the paper's bound``
     the paper states a bound, ours is the exact value and lies within it;
+``consistent (qualitative)``
+    the paper makes a qualitative statement (no number printed) and ours, a number, agrees with
+    it in the sense the explanation states; counted apart from the numeric ``matches``;
 ``reduced scale``
     a stochastic or iterative experiment run with less effort than the paper's;
 ``data differs``
@@ -41,6 +44,11 @@ for a ``differs`` row, the chapter's explanation:
     the paper's number cannot be recomputed from what the paper, its appendices and the authors'
     code specify (e.g. an unstated benchmark that no candidate reproduces), or it depends on data or
     a commercial solver not available to us; ``ours`` is empty.
+
+One more recordable status is not a category: ``derived (not counted)`` (:data:`DERIVED`) marks a
+row whose paper value the paper does not print but that follows from other rows (e.g. the
+difference of two printed numbers). It is listed with its explanation but left out of every tally
+(:func:`counted`, :func:`category_counts`), so that one error of the paper is not counted twice.
 """
 
 from __future__ import annotations
@@ -54,20 +62,24 @@ from pathlib import Path
 
 from .paths import LEDGER as LEDGER_PATH
 
-__all__ = ["CATEGORIES", "CATEGORY_COLOURS", "COLUMNS", "STATUSES", "LEDGER_PATH", "Row", "category_counts", "classify", "compare",
-           "paper_item", "record", "load", "status_counts"]
+__all__ = ["CATEGORIES", "CATEGORY_COLOURS", "COLUMNS", "DERIVED", "STATUSES", "LEDGER_PATH", "Row",
+           "category_counts", "classify", "compare", "counted", "paper_item", "record", "load",
+           "status_counts"]
 
 COLUMNS = ("id", "chapter", "location", "quantity", "paper", "ours", "deviation", "status", "scale", "explanation")
 STATUSES = ("matches", "differs", "not reproducible here")
 CATEGORIES = ("matches", "paper error (proven)", "ambiguous in the paper", "consistent with the paper's bound",
-              "reduced scale", "data differs", "unexplained", "not reproducible here")
+              "consistent (qualitative)", "reduced scale", "data differs", "unexplained",
+              "not reproducible here")
+DERIVED = "derived (not counted)"
 # one colour per category, for every page that colours rows or cells by category (light, so that
 # black text stays readable on them)
 CATEGORY_COLOURS = {"matches": "#c7e9c0", "paper error (proven)": "#fcbba1",
                     "ambiguous in the paper": "#c6dbef", "consistent with the paper's bound": "#deebf7",
+                    "consistent (qualitative)": "#e5f5e0", DERIVED: "#f5f5f5",
                     "reduced scale": "#fdd0a2", "data differs": "#dadaeb", "unexplained": "#fb6a4a",
                     "not reproducible here": "#e0e0e0"}
-_RECORDABLE = tuple(dict.fromkeys(STATUSES + CATEGORIES))
+_RECORDABLE = tuple(dict.fromkeys(STATUSES + CATEGORIES + (DERIVED,)))
 SCALES = ("ci", "reduced", "paper", "exact")
 
 
@@ -221,7 +233,6 @@ _RULES = (
         "typo in the paper",                       # an algebraic slip, shown by the displayed set
         "so 0.1705 is not optimal",                # a certified noise beats the claimed optimum
         "cannot be a valid lower bound",           # a certified noise lies below the claimed bound
-        "the separation does hold",                # the claimed margin, from the two wrong numbers
         "so it is not the optimum",                # a certified achievable cost below the claim
         "proves laplace is not optimal",
         "the correct calibration is",              # the drawn σ has another δ (exact profile)
@@ -240,8 +251,9 @@ _SCALE = re.compile(r"(\d+) splits? x (\d+) sims \(paper (\d+) x (\d+)\)")
 def classify(row: dict) -> str:
     """The :data:`CATEGORIES` entry of one ledger row (a dict as returned by :func:`load`).
 
-    A row recorded with a finer category keeps it; ``matches`` and ``not reproducible here`` are
-    kept; a ``differs`` row is placed by the phrases of its explanation (``_RULES``), then by the
+    A row recorded with a finer category (or :data:`DERIVED`) keeps it; ``matches`` and
+    ``not reproducible here`` are kept; a ``differs`` row is placed by the phrases of its
+    explanation (``_RULES``), then by the
     number of splits × simulations it states against the paper's (fewer: ``reduced scale``; as many:
     ``ambiguous in the paper``, since the chapters show the open choices that remain), and is
     ``unexplained`` otherwise.
@@ -278,10 +290,15 @@ def paper_item(row: dict) -> str:
     return row["chapter"]
 
 
-def category_counts(rows=None) -> dict[str, int]:
-    """Number of ledger rows per :data:`CATEGORIES` entry (zeros included)."""
+def counted(rows=None) -> list[dict]:
+    """The ledger rows that the tallies count: all but the :data:`DERIVED` ones."""
     rows = load() if rows is None else rows
+    return [r for r in rows if classify(r) != DERIVED]
+
+
+def category_counts(rows=None) -> dict[str, int]:
+    """Number of :func:`counted` ledger rows per :data:`CATEGORIES` entry (zeros included)."""
     counts = {c: 0 for c in CATEGORIES}
-    for r in rows:
+    for r in counted(rows):
         counts[classify(r)] += 1
     return counts

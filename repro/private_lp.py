@@ -17,7 +17,7 @@ import numpy as np
 from dpdro._validation import check_int, check_open_unit, check_positive
 from dpdro.mechanisms import truncated_laplace_half_width
 
-__all__ = ["ShiftedTruncatedLaplace"]
+__all__ = ["ShiftedTruncatedLaplace", "violation_free_lower_bound"]
 
 
 @dataclass(frozen=True)
@@ -127,3 +127,25 @@ class ShiftedTruncatedLaplace:
             g = np.maximum(p - math.exp(self.epsilon) * self.pdf(z - phi), 0.0)
             best = max(best, float(np.trapezoid(g, z)))
         return best
+
+
+def violation_free_lower_bound(*, epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    r"""The paper's lower bound on the expected tightening of any violation-free mechanism.
+
+    For one constraint (m = 1, A = 1, g(x) = x) Theorem 3.7 of the private-LP paper shows that
+    every (ε, δ)-DP mechanism whose released right-hand side never exceeds b(D) tightens it, on
+    some data set, by at least (Δ/(4ε))·ln((e^ε − 1)/(2δ) + 1) in expectation (δ ≤ 1/2). For
+    additive one-sided noise the tightening E[−Z] is the same on every data set, so this is a
+    lower bound on E[−Z]; it equals a quarter of the truncated-Laplace half-width A
+    (:meth:`ShiftedTruncatedLaplace.tight_shift`).
+
+    References
+    ----------
+    Muñoz Medina et al., "Private linear programs without constraint violations", Theorem 3.7
+    and its proof (supplement, Claims B.6–B.7).
+    """
+    check_positive("epsilon", epsilon)
+    check_positive("sensitivity", sensitivity)
+    if not 0.0 < delta <= 0.5:
+        raise ValueError(f"Theorem 3.7 needs 0 < delta <= 1/2, got {delta!r}")
+    return sensitivity / (4.0 * epsilon) * math.log1p(math.expm1(epsilon) / (2.0 * delta))

@@ -106,6 +106,26 @@ def test_classify_places_every_differs_row():
     assert ledger.status_counts([row.as_dict()])["paper error (proven)"] == 1
 
 
+def test_qualitative_and_derived_rows():
+    """A qualitative agreement is its own category, not a match; a derived row is kept in the
+    ledger but left out of every tally."""
+    qual = _d("consistent (qualitative)", "ours at δ ≈ 0.04 agrees with 'only for large δ'")
+    derived = Row(id="x/sep", chapter="nb", location="appendix", quantity="a − b", paper=0.0125,
+                  ours=0.0003, status=ledger.DERIVED, scale="exact",
+                  explanation="the difference of the rows x/a and x/b")
+    rows = [qual, derived.as_dict(), _d("matches")]
+    assert ledger.classify(qual) == "consistent (qualitative)"
+    assert ledger.classify(derived.as_dict()) == ledger.DERIVED
+    assert ledger.DERIVED not in ledger.CATEGORIES
+    assert ledger.counted(rows) == [qual, rows[2]]
+    counts = ledger.category_counts(rows)
+    assert sum(counts.values()) == 2
+    assert counts["consistent (qualitative)"] == counts["matches"] == 1
+    with pytest.raises(ValueError, match="explanation"):
+        Row(id="x/sep", chapter="nb", location="l", quantity="q", paper=1.0, ours=1.0,
+            status=ledger.DERIVED, scale="exact")
+
+
 def test_paper_item():
     assert ledger.paper_item(_d(i="22_tables/table5/l1/eps=1/delta=0.2")) == "Table 5"
     assert ledger.paper_item(_d(i="22_tables/median_gap")) == "Section 5.1 (text)"
@@ -120,7 +140,7 @@ def test_stored_ledger_is_fully_classified():
     if not rows:
         pytest.skip("no ledger stored")
     cats = [ledger.classify(r) for r in rows]
-    assert set(cats) <= set(ledger.CATEGORIES)
+    assert set(cats) <= set(ledger.CATEGORIES) | {ledger.DERIVED}
     lead = ("Certified by computation", "Reconstruction matches", "No candidate reproduces")
     synthetic = [r for r in rows if ledger.paper_item(r) in ("Example 1", "Table 1", "Table 4", "Table 5",
                                                               "Table 6")]
