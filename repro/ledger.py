@@ -275,7 +275,8 @@ def classify(row: dict) -> str:
 _ITEMS = (
     ("21_example1", "Example 1"), ("22_tables/table1/", "Table 1"), ("22_tables/table4/", "Table 4"),
     ("22_tables/table5/", "Table 5"), ("22_tables/table6/", "Table 6"), ("22_tables", "Section 5.1 (text)"),
-    ("23_figure3", "Figure 3"), ("25_github_appendix", "GitHub appendix"), ("31_naive_bayes", "Table 2"),
+    ("23_figure3", "Figure 3"), ("24_figures4_5/monotone", "Figure 4"),
+    ("24_figures4_5/intervals", "Figure 5"), ("25_github_appendix", "GitHub appendix"), ("31_naive_bayes", "Table 2"),
     ("32_coordinate_descent", "Table 3"), ("41_purification", "Related: purification (Lin et al.)"),
     ("42_private_lp", "Related: private LP (Muñoz Medina et al.)"),
     ("43_multiple_selections", "Related: multiple selections (Goel et al.)"),
