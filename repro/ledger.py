@@ -248,17 +248,29 @@ _RULES = (
 _SCALE = re.compile(r"(\d+) splits? x (\d+) sims \(paper (\d+) x (\d+)\)")
 
 
+def _is_number(text: str) -> bool:
+    """Whether a ledger cell holds a number (the paper's entry printed as a value)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def classify(row: dict) -> str:
     """The :data:`CATEGORIES` entry of one ledger row (a dict as returned by :func:`load`).
 
-    A row recorded with a finer category (or :data:`DERIVED`) keeps it; ``matches`` and
-    ``not reproducible here`` are kept; a ``differs`` row is placed by the phrases of its
+    A row recorded with a finer category (or :data:`DERIVED`) keeps it; ``matches`` is kept for a
+    number the paper prints and is ``consistent (qualitative)`` where the paper's entry is a
+    statement, not a number; ``not reproducible here`` is kept; a ``differs`` row is placed by the phrases of its
     explanation (``_RULES``), then by the
     number of splits × simulations it states against the paper's (fewer: ``reduced scale``; as many:
     ``ambiguous in the paper``, since the chapters show the open choices that remain), and is
     ``unexplained`` otherwise.
     """
     status = row["status"]
+    if status == "matches" and not _is_number(row.get("paper", "0")):
+        return "consistent (qualitative)"
     if status != "differs":
         return status
     text = row.get("explanation", "").lower()

@@ -126,6 +126,15 @@ def test_qualitative_and_derived_rows():
             status=ledger.DERIVED, scale="exact")
 
 
+def test_a_match_with_a_statement_is_qualitative():
+    """A row recorded as ``matches`` against a statement of the paper (no number printed) is
+    counted as ``consistent (qualitative)``, never as a numeric match."""
+    statement = dict(_d("matches"), paper="yes (qualitative)")
+    assert ledger.classify(statement) == "consistent (qualitative)"
+    assert ledger.classify(dict(_d("matches"), paper="0.25")) == "matches"
+    assert ledger.classify(dict(_d("differs", "unexplained"), paper="yes")) != "matches"
+
+
 def test_paper_item():
     assert ledger.paper_item(_d(i="22_tables/table5/l1/eps=1/delta=0.2")) == "Table 5"
     assert ledger.paper_item(_d(i="22_tables/median_gap")) == "Section 5.1 (text)"
