@@ -46,6 +46,7 @@ __all__ = [
     "costs_markdown",
     "dd_recomputed",
     "hms",
+    "hms_cell",
     "family_costs",
     "gpu_costs_markdown",
     "gpu_split_costs",
@@ -212,6 +213,12 @@ def hms(seconds: float | None) -> str:
     return f"{hours:.1f} h" if hours < 9.95 else f"{float(f'{hours:.2g}'):.0f} h"
 
 
+def hms_cell(seconds: float | None) -> str:
+    """:func:`hms` for a table cell: number and unit joined by a no-break space, so a narrow
+    column never wraps a duration."""
+    return hms(seconds).replace(" ", "\u00a0")
+
+
 def _word(n: int) -> str:
     """A count as a word up to ten ("three"), else in digits."""
     words = "zero one two three four five six seven eight nine ten".split()
@@ -282,12 +289,12 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
         "| --- | ---: | ---: | ---: | ---: |",
     ]
     for r in fams:
-        largest = "—" if r["largest"] is None else hms(r["largest"][0])
+        largest = "—" if r["largest"] is None else hms_cell(r["largest"][0])
         summed = ml_total.get(int(r["family"][-1]) if r["family"] in ("table2", "table3") else 0)
         summed = r["seconds"] if not summed else summed
         lines.append(
-            f"| `{r['family']}` | {hms(summed)} "
-            f"| {hms(r['median'])} | {largest} | {_num(r['peak_mb'], '.0f')} MB |".replace(
+            f"| `{r['family']}` | {hms_cell(summed)} "
+            f"| {hms_cell(r['median'])} | {largest} | {_num(r['peak_mb'], '.0f')} MB |".replace(
                 "— MB", "—"
             )
         )
@@ -312,8 +319,8 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
         for r in rows:
             stored = f"{r['chunks']} tasks" if r["chunks"] else "one file"
             lines.append(
-                f"| {r['dataset']} | {_num(r['n'], ',')} | {hms(r['seconds'])} "
-                f"| {hms(r['seconds_dd'])} | {stored} "
+                f"| {r['dataset']} | {_num(r['n'], ',')} | {hms_cell(r['seconds'])} "
+                f"| {hms_cell(r['seconds_dd'])} | {stored} "
                 f"| {_num(r['peak_mb'], '.0f')} MB |".replace("— MB", "—")
             )
         total = sum(r["seconds"] for r in rows)
@@ -448,7 +455,7 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
         "| --- | ---: | ---: | ---: |",
     ]
     lines += [
-        f"| {r['dataset']} | {_num(r['n'], ',')} | {hms(r['gpu'])} | {hms(r['cpu'])} |"
+        f"| {r['dataset']} | {_num(r['n'], ',')} | {hms_cell(r['gpu'])} | {hms_cell(r['cpu'])} |"
         for r in rows
     ]
     timed = [r for r in rows if r["cpu"] is not None]
@@ -630,29 +637,30 @@ def hardware_sentence(root: Path | str = RESULTS) -> str:
 
 
 # ------------------------------------------------------ the other results the chapters read
-# (command, what it writes under results/ as shown, the files holding its cost, who reads it)
+# (command: a script under scripts/ or a function; what it writes under results/, as shown; the
+# files that hold its cost; who reads it)
 OTHER_RESULTS = (
-    ("`scripts/where_it_pays.py`", "`where_it_pays.json`", "where_it_pays.json",
+    ("`where_it_pays.py`", "`where_it_pays.json`", "where_it_pays.json",
      "{doc}`Where it pays </notebooks/07_where_it_pays>`"),
-    ("`scripts/run_crossover.py`", "`composition/crossover/`", "composition/crossover/*.json",
+    ("`run_crossover.py`", "`composition/crossover/`", "composition/crossover/*.json",
      "{doc}`Composition </notebooks/06_composition>`"),
-    ("`scripts/benchmark_data_dependent.py`", "`benchmarks/` `data_dependent.json`",
+    ("`benchmark_data_dependent.py`", "`benchmarks/` `data_dependent.json`",
      "benchmarks/data_dependent.json", "{doc}`Figure 3 </notebooks/23_figure3>`"),
-    ("`scripts/findings_corollary1.py`", "`findings/corollary1.json`, `counterexamples/`",
+    ("`findings_corollary1.py`", "`findings/corollary1.json`, `counterexamples/`",
      "findings/corollary1.json", "{doc}`Findings </notebooks/91_findings>`"),
-    ("`scripts/findings_eps5.py`", "`findings/` `eps5_cell_infimum.json`",
+    ("`findings_eps5.py`", "`findings/` `eps5_cell_infimum.json`",
      "findings/eps5_cell_infimum.json", "{doc}`Findings </notebooks/91_findings>`"),
-    ("`scripts/benchmark_pcd.py`", "`ml/benchmark_pcd.json`", "ml/benchmark_pcd.json",
+    ("`benchmark_pcd.py`", "`ml/benchmark_pcd.json`", "ml/benchmark_pcd.json",
      "{doc}`Table 3 </notebooks/32_coordinate_descent>`"),
-    ("`scripts/benchmark_pcd_gpu.py`", "`benchmarks/pcd_gpu.json`", "benchmarks/pcd_gpu.json",
+    ("`benchmark_pcd_gpu.py`", "`benchmarks/pcd_gpu.json`", "benchmarks/pcd_gpu.json",
      "this page"),
-    ("`sweep.py table2 --variant authors --splits 100 --sims 1000 --datasets ...`",
+    ("`sweep.py table2 --variant authors --splits 100 --sims 1000 --datasets D`",
      "`ml/` `table2_authors_100x1000.json`", "ml/table2_authors_100x1000.json",
      "{doc}`Table 2 </notebooks/31_naive_bayes>`"),
     ("`sweep.py table2 --variant authors --splits 20 --sims 200`",
      "`ml/` `table2_authors_20x200.json`", "ml/table2_authors_20x200.json",
      "{doc}`Table 2 </notebooks/31_naive_bayes>`"),
-    ("`repro.ml_tables.nb_layout_comparison`", "`ml/` `table2_layouts_10x100.json`",
+    ("`repro.ml_tables.` `nb_layout_comparison`", "`ml/` `table2_layouts_10x100.json`",
      "ml/table2_layouts_10x100.json", "{doc}`Table 2 </notebooks/31_naive_bayes>`"),
 )
 
@@ -673,14 +681,16 @@ def result_seconds(data: dict) -> float | None:
 
 def other_costs(root: Path | str = RESULTS) -> list[dict]:
     """One dict per entry of :data:`OTHER_RESULTS` whose files are stored: ``command``,
-    ``writes``, ``reader``, ``files`` (how many) and ``seconds``, the sum of
-    :func:`result_seconds` over its files (``None`` if any file records none)."""
+    ``writes``, ``reader``, ``files`` (how many), ``seconds``, the sum of
+    :func:`result_seconds` over its files (``None`` if any file records none), and ``datasets``,
+    the datasets its files hold (Tables 2 and 3; else empty)."""
     out = []
     for command, writes, pattern, reader in OTHER_RESULTS:
         files = sorted(Path(root).glob(pattern))
         if not files:
             continue
-        secs = [result_seconds(read_json(f)) for f in files]
+        data = [read_json(f) for f in files]
+        secs = [result_seconds(d) for d in data]
         out.append(
             dict(
                 command=command,
@@ -688,6 +698,7 @@ def other_costs(root: Path | str = RESULTS) -> list[dict]:
                 reader=reader,
                 files=len(files),
                 seconds=None if None in secs else sum(secs),
+                datasets=[n for d in data for n in d.get("datasets") or {}],
             )
         )
     return out
@@ -702,16 +713,18 @@ def other_markdown(root: Path | str = RESULTS) -> str:
         "| command | writes, under `results/` | time | read by |",
         "| --- | --- | ---: | --- |",
         *(
-            f"| {r['command']} | {r['writes']} | {hms(r['seconds'])} | {r['reader']} |"
+            f"| {r['command']} | {r['writes']} | {hms_cell(r['seconds'])} | {r['reader']} |"
             for r in rows
         ),
     ]
+    notes = ["The time column sums the wall-clock seconds each result file records."]
+    for r in rows:
+        if "--datasets D" in r["command"] and r["datasets"]:
+            notes.append(f"With `--datasets D`, {r['writes']} holds {_names(r['datasets'])}.")
     untimed = [r["command"] for r in rows if r["seconds"] is None]
     if untimed:
-        lines += [
-            "",
-            f"The time column sums the wall-clock seconds each result file records. "
+        notes.append(
             f"{_names(untimed)} record the times they measure, which the chapters show, but not "
-            "their own running time (—).",
-        ]
-    return "\n".join(lines) + "\n"
+            "their own running time (—)."
+        )
+    return "\n".join([*lines, "", " ".join(notes)]) + "\n"

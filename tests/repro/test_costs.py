@@ -126,6 +126,7 @@ def test_the_cost_page_names_every_run_not_at_the_paper_scale():
 
 def test_hours_are_stated_to_two_significant_figures():
     assert costs.hms(None) == "—" and costs.hms(12.34) == "12.3 s" and costs.hms(270) == "4.5 min"
+    assert costs.hms_cell(270) == "4.5\u00a0min" and costs.hms_cell(None) == "—"
     assert [costs.hms(h * 3600) for h in (1, 2.26, 9.96, 71.42, 283.4)] == [
         "1.0 h", "2.3 h", "10 h", "71 h", "280 h"]
 
@@ -179,7 +180,7 @@ def test_the_gpu_table_comes_from_the_benchmark_and_the_task_files():
             if "device" not in f["coordinate_descent"]
         ]
         assert r["cpu"] == (pytest.approx(statistics.median(cpu)) if cpu else None)
-        assert f"| {costs.hms(r['gpu'])} | {costs.hms(r['cpu'])} |" in md
+        assert f"| {costs.hms_cell(r['gpu'])} | {costs.hms_cell(r['cpu'])} |" in md
         if r["cpu"] is not None and r["gpu"] > r["cpu"]:
             slower = rf"The GPU is slower than the CPU kernel on [^:]*\b{r['dataset']}\b"
             assert re.search(slower, md)
@@ -288,7 +289,7 @@ def test_the_bottom_line_adds_up_the_family_table_and_says_it_mixes_computers():
     md = costs.costs_markdown()
     for table in (2, 3):
         summed = sum(r["seconds"] for r in costs.ml_costs(table))
-        assert re.search(rf"\| `table{table}` \| {re.escape(costs.hms(summed))} \|", md)
+        assert re.search(rf"\| `table{table}` \| {re.escape(costs.hms_cell(summed))} \|", md)
     total = costs.total_markdown()
     assert f"ran for {costs.hms(t['total'])}, each task's own wall-clock time summed" in total
     if len(costs.computers()) > 1:
@@ -324,8 +325,8 @@ def test_the_other_results_are_costed_from_their_files(tmp_path):
     assert rows["`ml/` `table2_authors_20x200.json`"]["seconds"] == 16.0
     assert rows["`benchmarks/pcd_gpu.json`"]["seconds"] is None
     md = costs.other_markdown(tmp_path)
-    assert "| 1.5 min |" in md and "| 3.5 s |" in md and "| 16.0 s |" in md
-    assert "`scripts/benchmark_pcd_gpu.py` record the times they measure" in md
+    assert "| 1.5\u00a0min |" in md and "| 3.5\u00a0s |" in md and "| 16.0\u00a0s |" in md
+    assert "`benchmark_pcd_gpu.py` record the times they measure" in md
 
 
 def test_every_other_result_the_chapters_read_is_on_the_page():
@@ -335,5 +336,5 @@ def test_every_other_result_the_chapters_read_is_on_the_page():
     page = (ROOT / "book" / "full_reproduction.md").read_text(encoding="utf-8")
     assert "_generated/costs_other.md" in page
     for r in costs.other_costs():
-        assert f"| {r['command']} | {r['writes']} | {costs.hms(r['seconds'])} |" in md
+        assert f"| {r['command']} | {r['writes']} | {costs.hms_cell(r['seconds'])} |" in md
     assert len(costs.other_costs()) == len(costs.OTHER_RESULTS)
