@@ -267,12 +267,12 @@ def stored_as_sentence(root: Path | str = RESULTS) -> str:
     ]
     parts = []
     if one_file:
-        parts.append(f"{' and '.join(one_file)} are stored in one file each (only their summed "
-                     "time is recorded)")
+        parts.append(f"{_names(one_file)} are stored in one file each (only their summed time "
+                     "is recorded)")
     for table in (2, 3):
         whole = sorted(r["dataset"] for r in ml_costs(table, root) if not r["chunks"])
         if whole:
-            parts.append(f"Table {table}'s {', '.join(whole)} in one file per dataset")
+            parts.append(f"Table {table}'s {_names(whole)} are stored in one file per dataset")
     return (
         "Each result is stored in one file per task"
         + (f", except that {'; '.join(parts)}" if parts else "")
@@ -300,9 +300,9 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
         )
     lines += ["", stored_as_sentence(root)]
     settings = {
-        2: "in the paper reading (the chapter's default settings; its runs with the authors' "
-        "code settings are costed in the next section)",
-        3: "in the paper reading (the chapter's only setting)",
+        2: "in the paper reading (the default settings of the Table 2 chapter; its runs with the "
+        "authors' code settings are in the table of other results above)",
+        3: "in the paper reading (the only setting of the Table 3 chapter)",
     }
     for table, what in ((2, "naïve Bayes"), (3, "coordinate descent")):
         setting = settings[table]
@@ -471,8 +471,9 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
     if fast:
         text.append(
             "It pays most on the largest datasets: "
-            + _names([f"{r['cpu'] / r['gpu']:.0f} times faster per split on {r['dataset']}"
-                      for r in fast[:2]])
+            + _names([f"{fast[0]['cpu'] / fast[0]['gpu']:.0f} times faster per split on "
+                      f"{fast[0]['dataset']}"]
+                     + [f"{r['cpu'] / r['gpu']:.0f} times on {r['dataset']}" for r in fast[1:2]])
             + "."
         )
     k = g["kernel"]
@@ -710,10 +711,10 @@ def other_markdown(root: Path | str = RESULTS) -> str:
     which of them record no time of their own."""
     rows = other_costs(root)
     lines = [
-        "| command | writes, under `results/` | time | read by |",
-        "| --- | --- | ---: | --- |",
+        "| command: what it writes, under `results/` | time | read by |",
+        "| --- | ---: | --- |",
         *(
-            f"| {r['command']} | {r['writes']} | {hms_cell(r['seconds'])} | {r['reader']} |"
+            f"| {r['command']}: {r['writes']} | {hms_cell(r['seconds'])} | {r['reader']} |"
             for r in rows
         ),
     ]
