@@ -336,5 +336,5 @@ def test_every_other_result_the_chapters_read_is_on_the_page():
     page = (ROOT / "book" / "full_reproduction.md").read_text(encoding="utf-8")
     assert "_generated/costs_other.md" in page
     for r in costs.other_costs():
-        assert f"| {r['command']} | {r['writes']} | {costs.hms_cell(r['seconds'])} |" in md
+        assert f"| {r['command']}: {r['writes']} | {costs.hms_cell(r['seconds'])} |" in md
     assert len(costs.other_costs()) == len(costs.OTHER_RESULTS)
