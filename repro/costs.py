@@ -1,7 +1,7 @@
 """What the stored paper-scale results cost, from their own provenance: the tables of the book's
 "Running the full reproduction" page (``book/full_reproduction.md`` includes
-``book/_generated/costs_total.md`` and ``book/_generated/costs.md``, written by :func:`write_costs`
-when the book is built).
+``book/_generated/costs_total.md``, ``costs.md`` and ``costs_other.md``, written by
+:func:`write_costs` when the book is built).
 
 Nothing here is typed: every number is read from the result files under ``results/``.
 
@@ -20,15 +20,16 @@ Nothing here is typed: every number is read from the result files under ``result
   on a GPU (``results/benchmarks/pcd_gpu.json``, ``scripts/benchmark_pcd_gpu.py``) next to the
   CPU kernel's median from the per-task files; :func:`gpu_costs_markdown` the page's section on
   them.
-* :func:`computer` and :func:`where_computed`: which computer computed each stored result, in
-  neutral words (a GPU by its name, else a CPU by its core count), from the record each result
-  file keeps; :func:`where_markdown` the page's table of them.
-* :func:`dd_recomputed`: Tables 2 and 3 per dataset whose (OPT) column was computed separately
-  from the other columns (its row's ``seconds_dd``): the seconds, and the computers of the
-  per-task files under ``dd_only/`` (:func:`machine`: cores, and the GPU the file or another file
-  of the same platform names).
+* :func:`computer`, :func:`where_computed` and :func:`dd_recomputed` (the (OPT) columns of
+  Tables 2 and 3 computed separately, under ``dd_only/``): which computer computed each stored
+  result, in neutral words (cores, and the GPU the file or another file of the same platform
+  names), from the record each result file keeps; :func:`computers` all of them and
+  :func:`hardware_sentence` the page's one statement of the reference hardware.
+* :func:`other_costs`: the other results the chapters read (:data:`OTHER_RESULTS`: one script
+  each, the runs of Table 2 with the authors' code settings, the layout comparison), with the
+  seconds their files record (:func:`result_seconds`); :func:`other_markdown` the page's table.
 * :func:`total_seconds`: the task time of all the stored results of the families;
-  :func:`total_markdown` the page's bottom line.
+  :func:`total_markdown` the page's opening: the hardware and the bottom line.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ __all__ = [
     "costs_markdown",
     "dd_recomputed",
     "hms",
+    "hms_cell",
     "family_costs",
-    "machine",
     "gpu_costs_markdown",
     "gpu_split_costs",
     "ml_costs",
@@ -56,7 +57,13 @@ __all__ = [
     "total_markdown",
     "total_seconds",
     "where_computed",
-    "where_markdown",
+    "computers",
+    "hardware_sentence",
+    "other_costs",
+    "other_markdown",
+    "OTHER_RESULTS",
+    "result_seconds",
+    "stored_as_sentence",
     "write_costs",
 ]
 
@@ -206,6 +213,18 @@ def hms(seconds: float | None) -> str:
     return f"{hours:.1f} h" if hours < 9.95 else f"{float(f'{hours:.2g}'):.0f} h"
 
 
+def hms_cell(seconds: float | None) -> str:
+    """:func:`hms` for a table cell: number and unit joined by a no-break space, so a narrow
+    column never wraps a duration."""
+    return hms(seconds).replace(" ", "\u00a0")
+
+
+def _word(n: int) -> str:
+    """A count as a word up to ten ("three"), else in digits."""
+    words = "zero one two three four five six seven eight nine ten".split()
+    return words[n] if 0 <= n < len(words) else f"{n:,}"
+
+
 def _num(x, fmt: str) -> str:
     return "—" if x is None else format(x, fmt)
 
@@ -222,27 +241,43 @@ def total_seconds(root: Path | str = RESULTS) -> dict:
 
 
 def total_markdown(root: Path | str = RESULTS) -> str:
-    """The page's bottom line: the task time of all the stored results (Markdown)."""
+    """The page's opening paragraphs (Markdown): the computers the times were measured on
+    (:func:`computers`) and the bottom line, the task time of all the stored results of the
+    families, stated as a single-process sum over those computers."""
+    from . import sweep
+
     t = total_seconds(root)
+    n = len(sweep.FAMILIES)
     return (
-        f"**Bottom line.** Computing every stored result of the task families took "
-        f"{hms(t['total'])} of task time, the wall-clock seconds of the tasks added up from the "
-        f"provenance stored with the results: {hms(t['ml'])} for Tables 2 and 3, "
-        f"{hms(t['families'])} for all the others.\n"
+        f"{hardware_sentence(root)}\n\n"
+        f"**Bottom line.** Added up, the tasks of the {_word(n)} task families ran for "
+        f"{hms(t['total'])}, each task's own wall-clock time summed: {hms(t['ml'])} for "
+        f"Tables 2 and 3 and {hms(t['families'])} for the other {_word(n - 2)} families. This is "
+        "the work of one process at a time, summed over the computers above; a run on several "
+        "processes, or on a faster computer, takes less wall-clock time.\n"
     )
 
 
-def _stored_as(row: dict, root: Path | str) -> str:
-    """How a family's results are stored: per task, in one file, or (Tables 2 and 3) per task for
-    the datasets with per-task files and one file per dataset for the others."""
-    if row["family"] in ("table2", "table3"):
-        rows = ml_costs(int(row["family"][-1]), root)
-        one = sum(not r["chunks"] for r in rows)
-        if one:
-            return f"per task ({len(rows) - one} datasets), per dataset ({one})"
-    if row["source"] == "per-task files":
-        return "per task"
-    return "one file" if row["source"] else "—"
+def stored_as_sentence(root: Path | str = RESULTS) -> str:
+    """How the families' results are stored, in words (Markdown): one file per task, except the
+    families kept in one file (only their summed time is recorded) and the datasets of Tables 2
+    and 3 kept in one file per dataset."""
+    one_file = [
+        f"`{r['family']}`" for r in family_costs(root) if r["source"] in AGGREGATES.values()
+    ]
+    parts = []
+    if one_file:
+        parts.append(f"{_names(one_file)} are stored in one file each (only their summed time "
+                     "is recorded)")
+    for table in (2, 3):
+        whole = sorted(r["dataset"] for r in ml_costs(table, root) if not r["chunks"])
+        if whole:
+            parts.append(f"Table {table}'s {_names(whole)} are stored in one file per dataset")
+    return (
+        "Each result is stored in one file per task"
+        + (f", except that {'; '.join(parts)}" if parts else "")
+        + "."
+    )
 
 
 def costs_markdown(root: Path | str = RESULTS) -> str:
@@ -250,26 +285,33 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
     fams = family_costs(root)
     ml_total = {t: sum(r["seconds"] for r in ml_costs(t, root)) for t in (2, 3)}
     lines = [
-        "| family | stored as | summed | median | largest | memory |",
-        "| --- | --- | ---: | ---: | ---: | ---: |",
+        "| family | summed | median | largest | memory |",
+        "| --- | ---: | ---: | ---: | ---: |",
     ]
     for r in fams:
-        largest = "—" if r["largest"] is None else hms(r["largest"][0])
+        largest = "—" if r["largest"] is None else hms_cell(r["largest"][0])
         summed = ml_total.get(int(r["family"][-1]) if r["family"] in ("table2", "table3") else 0)
         summed = r["seconds"] if not summed else summed
         lines.append(
-            f"| `{r['family']}` | {_stored_as(r, root)} | {hms(summed)} "
-            f"| {hms(r['median'])} | {largest} | {_num(r['peak_mb'], '.0f')} MB |".replace(
+            f"| `{r['family']}` | {hms_cell(summed)} "
+            f"| {hms_cell(r['median'])} | {largest} | {_num(r['peak_mb'], '.0f')} MB |".replace(
                 "— MB", "—"
             )
         )
+    lines += ["", stored_as_sentence(root)]
+    settings = {
+        2: "in the paper reading (the default settings of the Table 2 chapter; its runs with the "
+        "authors' code settings are in the table of other results above)",
+        3: "in the paper reading (the only setting of the Table 3 chapter)",
+    }
     for table, what in ((2, "naïve Bayes"), (3, "coordinate descent")):
+        setting = settings[table]
         rows = ml_costs(table, root)
         if not rows:
             continue
         lines += [
             "",
-            f"Table {table} ({what}) at 100 splits × 1,000 simulations, per dataset:",
+            f"Table {table} ({what}) at 100 splits × 1,000 simulations, per dataset, {setting}:",
             "",
             "| dataset | rows | time | of it (OPT) | stored as | memory |",
             "| --- | ---: | ---: | ---: | --- | ---: |",
@@ -277,8 +319,8 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
         for r in rows:
             stored = f"{r['chunks']} tasks" if r["chunks"] else "one file"
             lines.append(
-                f"| {r['dataset']} | {_num(r['n'], ',')} | {hms(r['seconds'])} "
-                f"| {hms(r['seconds_dd'])} | {stored} "
+                f"| {r['dataset']} | {_num(r['n'], ',')} | {hms_cell(r['seconds'])} "
+                f"| {hms_cell(r['seconds_dd'])} | {stored} "
                 f"| {_num(r['peak_mb'], '.0f')} MB |".replace("— MB", "—")
             )
         total = sum(r["seconds"] for r in rows)
@@ -297,20 +339,19 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
                 + "."
             )
     lines += gpu_costs_markdown(root)
-    lines += where_markdown(root)
     return "\n".join(lines) + "\n"
 
 
 def write_costs(root: Path | str = ROOT) -> Path:
-    """Write ``book/_generated/costs.md`` and ``book/_generated/costs_total.md`` (both included
-    by ``book/full_reproduction.md``); returns the first."""
+    """Write ``book/_generated/costs.md``, ``costs_total.md`` and ``costs_other.md`` (all
+    included by ``book/full_reproduction.md``); returns the first."""
     folder = Path(root) / "book" / "_generated"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "costs_total.md").write_text(
-        total_markdown(Path(root) / "results"), encoding="utf-8"
-    )
+    results = Path(root) / "results"
+    (folder / "costs_total.md").write_text(total_markdown(results), encoding="utf-8")
+    (folder / "costs_other.md").write_text(other_markdown(results), encoding="utf-8")
     path = folder / "costs.md"
-    path.write_text(costs_markdown(Path(root) / "results"), encoding="utf-8")
+    path.write_text(costs_markdown(results), encoding="utf-8")
     return path
 
 
@@ -360,15 +401,20 @@ def gpu_split_costs(root: Path | str = RESULTS) -> dict | None:
     ``device``, ``sims``, ``rows`` (per dataset: ``gpu``, the seconds of one paper-scale split,
     1,000 simulations of all six mechanisms in one process; ``cpu``, the median seconds per split
     of the dataset's CPU-kernel tasks in the stored paper-scale run, :func:`ml_split_costs`,
-    ``None`` without such tasks), ``kernel`` (the CUDA and one-thread numba kernels' seconds on
-    one and the same call, measured in one run), ``sweep`` (the GPU sweep's record: splits,
-    workers, wall-clock seconds) and ``gpu_tasks`` (:func:`ml_split_costs`' row of the GPU tasks,
-    per dataset)."""
+    ``None`` without such tasks; ``n``, the dataset's rows, from the stored Table 3) and
+    ``kernel`` (the CUDA and one-thread numba kernels' seconds on one and the same call, measured
+    in one run)."""
+    from .ml_tables import result_path
+
     path = Path(root) / GPU_BENCHMARK
     if not path.is_file():
         return None
     bench = read_json(path)
     split_costs = ml_split_costs(3, root)
+    table = result_path(3, "paper", 100, 1000, root)
+    sizes = (
+        {k: r.get("n") for k, r in read_json(table)["datasets"].items()} if table.is_file() else {}
+    )
 
     def cpu(name):
         rows = [r for r in split_costs.get(name, []) if r["device"] is None]
@@ -378,61 +424,69 @@ def gpu_split_costs(root: Path | str = RESULTS) -> dict | None:
         device=bench["device"]["device"],
         sims=bench["sims"],
         rows=[
-            dict(dataset=name, gpu=float(seconds), cpu=cpu(name))
+            dict(dataset=name, gpu=float(seconds), cpu=cpu(name), n=sizes.get(name))
             for name, seconds in bench["per_split_seconds"].items()
         ],
         kernel=bench.get("adult_gn_T5_seconds"),
-        sweep=bench.get("adult_table3_sweep"),
-        gpu_tasks={
-            name: r for name, rows in split_costs.items() for r in rows if r["device"] is not None
-        },
     )
+
+
+def _names(items: list[str]) -> str:
+    """["a", "b", "c"] as "a, b and c"."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
     """The full-reproduction page's section on Table 3 on a GPU (Markdown lines; none without
     the benchmark file): per dataset, the seconds of one paper-scale split on the GPU next to the
-    CPU kernel's median per split of the stored tasks; the per-split time of the stored GPU tasks
-    (several processes sharing the GPU), and the two kernels on one call."""
+    CPU kernel's median per split of the stored tasks; where the GPU is slower (the datasets too
+    small to pay its fixed cost per call) and where it pays most; the two kernels on one call."""
     g = gpu_split_costs(root)
     if g is None:
         return []
+    rows = sorted(g["rows"], key=lambda r: (r["n"] is None, r["n"] or 0, r["dataset"]))
     lines = [
         "",
-        f"Table 3, seconds per paper-scale split ({g['sims']:,} simulations of the six "
-        f"mechanisms): on one {g['device']} GPU, one process alone on it, per dataset; next to "
-        "it the median per split of the stored tasks that ran the CPU kernel:",
+        f"Table 3 on a GPU: seconds per paper-scale split ({g['sims']:,} simulations of the six "
+        f"mechanisms) of one process alone on one {g['device']} GPU, per dataset, smallest "
+        "first; next to them, the median per split of the stored tasks that ran the CPU kernel:",
         "",
-        "| dataset | GPU | CPU kernel |",
-        "| --- | ---: | ---: |",
+        "| dataset | rows | GPU | CPU kernel |",
+        "| --- | ---: | ---: | ---: |",
     ]
     lines += [
-        f"| {r['dataset']} | {hms(r['gpu'])} | {hms(r['cpu'])} |"
-        for r in sorted(g["rows"], key=lambda r: r["dataset"])
+        f"| {r['dataset']} | {_num(r['n'], ',')} | {hms_cell(r['gpu'])} | {hms_cell(r['cpu'])} |"
+        for r in rows
     ]
-    for name, r in g["gpu_tasks"].items():
-        sweep = g["sweep"] if g["sweep"] and name == "adult" else None
-        lines += [
-            "",
-            f"The {r['splits']} stored {name} splits of Table 3 computed on the GPU took "
-            f"{hms(r['per_split'])} per split (median of their tasks' own times)"
-            + (
-                f", with {sweep['workers']} processes sharing the GPU "
-                f"({hms(sweep['wall_seconds'])} of wall-clock time for the {sweep['splits']} "
-                "splits); the table's GPU time is one process alone"
-                if sweep
-                else ""
-            )
-            + ".",
-        ]
+    timed = [r for r in rows if r["cpu"] is not None]
+    slower = [r for r in timed if r["gpu"] > r["cpu"]]
+    text = []
+    if slower:
+        text.append(
+            f"The GPU is slower than the CPU kernel on {_names([r['dataset'] for r in slower])} "
+            f"({_names([_num(r['n'], ',') for r in slower])} rows): on small datasets a kernel "
+            "call does too little work to make up for the GPU's fixed cost per call."
+        )
+    fast = sorted((r for r in timed if r["gpu"] < r["cpu"]), key=lambda r: r["gpu"] / r["cpu"])
+    if fast:
+        text.append(
+            "It pays most on the largest datasets: "
+            + _names([f"{fast[0]['cpu'] / fast[0]['gpu']:.0f} times faster per split on "
+                      f"{fast[0]['dataset']}"]
+                     + [f"{r['cpu'] / r['gpu']:.0f} times on {r['dataset']}" for r in fast[1:2]])
+            + "."
+        )
     k = g["kernel"]
     if k:
-        lines[-1] += (
-            f" The two kernels on one call (adult, GN, {g['sims']:,} simulations, T = 5), "
-            f"measured in one run: {k['cupy']:.2g} s on the GPU, {k['numba']:.2g} s on one CPU "
-            f"thread, {k['numba'] / k['cupy']:.0f} times faster "
+        text.append(
+            f"On a single kernel call (adult, the GN mechanism, {g['sims']:,} simulations, "
+            f"T = 5), measured in one run, the GPU took {k['cupy']:.2g} s and one CPU thread "
+            f"{k['numba']:.2g} s, {k['numba'] / k['cupy']:.0f} times faster; that ratio is one "
+            "call on the largest dataset, not the speed-up of every split "
             "(`scripts/benchmark_pcd_gpu.py`)."
         )
+    if text:
+        lines += ["", " ".join(text)]
     return lines
 
 
@@ -440,15 +494,21 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
 NOT_RECORDED = "not recorded"
 
 
-def computer(data: dict) -> str:
+def computer(data: dict, gpus: dict[str, str] | None = None) -> str:
     """The computer that computed one stored result file, in neutral words, from the file's own
-    record: the GPU that its ``coordinate_descent`` record names ("NVIDIA H100 GPU"), else its
-    provenance's processor count ("2-core CPU"), else :data:`NOT_RECORDED`."""
-    device = (data.get("coordinate_descent") or {}).get("device")
-    if device:
-        return f"{device} GPU"
-    cores = (data.get("provenance") or {}).get("cpu_count")
-    return f"{cores}-core CPU" if isinstance(cores, int) and cores > 0 else NOT_RECORDED
+    record: its cores and GPU ("16-core CPU with one NVIDIA H200 GPU", "2-core CPU"), the GPU
+    being the one the file's ``coordinate_descent`` record names, else the one ``gpus``
+    (:func:`_gpus_by_platform`) gives for the file's platform (a naïve Bayes task on a computer
+    with a GPU records none itself); without a core count the GPU alone ("NVIDIA H100 GPU"),
+    else :data:`NOT_RECORDED`."""
+    prov = data.get("provenance") or {}
+    device = (data.get("coordinate_descent") or {}).get("device") or (gpus or {}).get(
+        prov.get("platform")
+    )
+    cores = prov.get("cpu_count")
+    if isinstance(cores, int) and cores > 0:
+        return f"{cores}-core CPU" + (f" with one {device} GPU" if device else "")
+    return f"{device} GPU" if device else NOT_RECORDED
 
 
 def _splits_by(files, describe) -> dict[str, int]:
@@ -460,100 +520,6 @@ def _splits_by(files, describe) -> dict[str, int]:
         key = describe(data)
         counts[key] = counts.get(key, 0) + int(data.get("n_splits") or 0)
     return counts
-
-
-def where_computed(root: Path | str = RESULTS) -> list[dict]:
-    """Per task family of :data:`repro.sweep.FAMILIES` with stored results: ``family``, ``unit``
-    ("tasks"; "splits" for Tables 2 and 3; "runs" for a family stored in one aggregate file) and
-    ``groups``, a list of (subject, {computer: count}) where subject is ``None`` for the whole
-    family or a dataset of Tables 2 and 3.
-
-    Each per-task file counts one task (Tables 2 and 3: its ``n_splits`` splits) under
-    :func:`computer` of the file. A family stored only in its aggregate file (:data:`AGGREGATES`)
-    counts one run under that file's :func:`computer`. A dataset of Tables 2 and 3 stored only in
-    the table's file counts its 100 splits under :data:`NOT_RECORDED`: that file's provenance
-    records the merge that wrote it, not the run that computed the dataset."""
-    from . import sweep
-    from .ml_tables import result_path
-
-    out = []
-    for name in sweep.FAMILIES:
-        if name in ("table2", "table3"):
-            folder = Path(root) / "sweep" / name / "paper_100x1000"
-            groups: dict[str, dict[str, int]] = {}
-            for d in sorted(p for p in folder.glob("*") if p.is_dir()):
-                if counts := _splits_by(d.glob("*.json"), computer):
-                    groups[d.name] = counts
-            path = result_path(int(name[-1]), "paper", 100, 1000, root)
-            if path.is_file():
-                for ds in read_json(path)["datasets"]:
-                    groups.setdefault(ds, {NOT_RECORDED: 100})
-            if groups:
-                out.append(dict(family=name, unit="splits", groups=sorted(groups.items())))
-            continue
-        counts = {}
-        for t in sweep.family(name).tasks(root, "paper", {}):
-            if (r := sweep.load_result(t)) is not None:
-                where = computer(r)
-                counts[where] = counts.get(where, 0) + 1
-        if counts:
-            out.append(dict(family=name, unit="tasks", groups=[(None, counts)]))
-        elif name in AGGREGATES and (Path(root) / AGGREGATES[name]).is_file():
-            where = computer(read_json(Path(root) / AGGREGATES[name]))
-            out.append(dict(family=name, unit="runs", groups=[(None, {where: 1})]))
-    return out
-
-
-def _where(counts: dict[str, int], unit: str) -> str:
-    """{"2-core CPU": 2, "X GPU": 98} as "X GPU (98 splits), 2-core CPU (2 splits)"; one
-    computer alone by its name."""
-    if len(counts) == 1:
-        return next(iter(counts))
-    parts = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return ", ".join(f"{where} ({n} {unit})" for where, n in parts)
-
-
-def where_markdown(root: Path | str = RESULTS) -> list[str]:
-    """The page's table of which computer computed each stored result (Markdown lines), from the
-    record each result file keeps (:func:`where_computed`, :func:`dd_recomputed`): one row per
-    computer (or mix of computers), listing the families, and for Tables 2 and 3 the datasets and
-    their (OPT) columns, that it computed."""
-    families: dict[str, list[str]] = {}
-    rows: dict[str, list[str]] = {}
-    for fam in where_computed(root):
-        if fam["unit"] != "splits":
-            ((_, counts),) = fam["groups"]
-            families.setdefault(_where(counts, fam["unit"]), []).append(f"`{fam['family']}`")
-            continue
-        table = f"Table {fam['family'][-1]}"
-        same: dict[str, list[str]] = {}
-        for ds, counts in fam["groups"]:
-            same.setdefault(_where(counts, "splits"), []).append(ds)
-        for where, names in same.items():
-            rows.setdefault(where, []).append(f"{table}: {', '.join(sorted(names))}")
-    for t in (2, 3):
-        recomputed = dd_recomputed(t, root)
-        same = {}
-        for r in recomputed:
-            same.setdefault(_where(r["where"], "splits"), []).append(r["dataset"])
-        for where, names in same.items():
-            which = "all datasets" if len(names) == len(recomputed) else ", ".join(sorted(names))
-            rows.setdefault(where, []).append(f"Table {t} (OPT): {which}")
-    for where, names in families.items():
-        rows.setdefault(where, []).insert(0, ", ".join(names))
-    if not rows:
-        return []
-    order = sorted(rows, key=lambda w: (w == NOT_RECORDED, -len(rows[w]), w))
-    return [
-        "",
-        "Where the stored results were computed, from the record each result file keeps "
-        "(*(OPT)*: the data-dependent column of Tables 2 and 3, computed separately with the "
-        "same seeds):",
-        "",
-        "| computed on | results |",
-        "| --- | --- |",
-        *(f"| {w} | {'; '.join(rows[w])} |" for w in order),
-    ]
 
 
 def _gpus_by_platform(root: Path | str = RESULTS) -> dict[str, str]:
@@ -570,25 +536,53 @@ def _gpus_by_platform(root: Path | str = RESULTS) -> dict[str, str]:
     return out
 
 
-def machine(data: dict, gpus: dict[str, str] | None = None) -> str:
-    """The computer of one stored per-task file with its cores and GPU: "16-core CPU with one
-    NVIDIA H200 GPU", "2-core CPU"; the GPU is the one the file's
-    ``coordinate_descent`` record names, else the one ``gpus`` (:func:`_gpus_by_platform`) gives
-    for the file's platform. Without a core count, :func:`computer`."""
-    prov = data.get("provenance") or {}
-    cores = prov.get("cpu_count")
-    if not isinstance(cores, int) or cores <= 0:
-        return computer(data)
-    device = (data.get("coordinate_descent") or {}).get("device") or (gpus or {}).get(
-        prov.get("platform")
-    )
-    return f"{cores}-core CPU" + (f" with one {device} GPU" if device else "")
+def where_computed(root: Path | str = RESULTS) -> list[dict]:
+    """Per task family of :data:`repro.sweep.FAMILIES` with stored results: ``family``, ``unit``
+    ("tasks"; "splits" for Tables 2 and 3; "runs" for a family stored in one aggregate file) and
+    ``groups``, a list of (subject, {computer: count}) where subject is ``None`` for the whole
+    family or a dataset of Tables 2 and 3.
+
+    Each per-task file counts one task (Tables 2 and 3: its ``n_splits`` splits) under
+    :func:`computer` of the file. A family stored only in its aggregate file (:data:`AGGREGATES`)
+    counts one run under that file's :func:`computer`. A dataset of Tables 2 and 3 stored only in
+    the table's file counts its 100 splits under :data:`NOT_RECORDED`: that file's provenance
+    records the merge that wrote it, not the run that computed the dataset."""
+    from . import sweep
+    from .ml_tables import result_path
+
+    gpus = _gpus_by_platform(root)
+    out = []
+    for name in sweep.FAMILIES:
+        if name in ("table2", "table3"):
+            folder = Path(root) / "sweep" / name / "paper_100x1000"
+            groups: dict[str, dict[str, int]] = {}
+            for d in sorted(p for p in folder.glob("*") if p.is_dir()):
+                if counts := _splits_by(d.glob("*.json"), lambda x: computer(x, gpus)):
+                    groups[d.name] = counts
+            path = result_path(int(name[-1]), "paper", 100, 1000, root)
+            if path.is_file():
+                for ds in read_json(path)["datasets"]:
+                    groups.setdefault(ds, {NOT_RECORDED: 100})
+            if groups:
+                out.append(dict(family=name, unit="splits", groups=sorted(groups.items())))
+            continue
+        counts = {}
+        for t in sweep.family(name).tasks(root, "paper", {}):
+            if (r := sweep.load_result(t)) is not None:
+                where = computer(r, gpus)
+                counts[where] = counts.get(where, 0) + 1
+        if counts:
+            out.append(dict(family=name, unit="tasks", groups=[(None, counts)]))
+        elif name in AGGREGATES and (Path(root) / AGGREGATES[name]).is_file():
+            where = computer(read_json(Path(root) / AGGREGATES[name]), gpus)
+            out.append(dict(family=name, unit="runs", groups=[(None, {where: 1})]))
+    return out
 
 
 def dd_recomputed(table: int, root: Path | str = RESULTS) -> list[dict]:
     """Per dataset of Table 2 or 3 at 100 × 1,000 whose (OPT) column was computed separately from
     the other columns (its row stores ``seconds_dd``): ``dataset``, ``seconds`` (``seconds_dd``) and
-    ``where``, ``{computer: splits}`` over its per-task files under ``dd_only/`` (:func:`machine`;
+    ``where``, ``{computer: splits}`` over its per-task files under ``dd_only/`` (:func:`computer`;
     :data:`NOT_RECORDED` for 100 splits without such files)."""
     from .ml_tables import result_path
 
@@ -601,8 +595,137 @@ def dd_recomputed(table: int, root: Path | str = RESULTS) -> list[dict]:
     for name, row in read_json(path)["datasets"].items():
         if row.get("seconds_dd") is None:
             continue
-        where = _splits_by((folder / name / "dd_only").glob("*.json"), lambda d: machine(d, gpus))
+        where = _splits_by(
+            (folder / name / "dd_only").glob("*.json"), lambda d: computer(d, gpus)
+        )
         out.append(
             dict(dataset=name, seconds=float(row["seconds_dd"]), where=where or {NOT_RECORDED: 100})
         )
     return out
+
+
+def computers(root: Path | str = RESULTS) -> list[str]:
+    """Every computer (:func:`computer`) that a stored result the chapters read records: the
+    families' tasks (:func:`where_computed`), the separately computed (OPT) columns
+    (:func:`dd_recomputed`) and the other results (:data:`OTHER_RESULTS`); fewest cores first."""
+    found = {c for fam in where_computed(root) for _, counts in fam["groups"] for c in counts}
+    found |= {c for t in (2, 3) for r in dd_recomputed(t, root) for c in r["where"]}
+    gpus = _gpus_by_platform(root)
+    found |= {
+        computer(read_json(f), gpus)
+        for _, pattern, _, _ in OTHER_RESULTS
+        for f in sorted(Path(root).glob(pattern))
+    }
+    found.discard(NOT_RECORDED)
+
+    def cores(name: str) -> tuple[int, str]:
+        head = name.split("-core", 1)[0]
+        return (int(head) if head.isdigit() else 0, name)
+
+    return sorted(found, key=cores)
+
+
+def hardware_sentence(root: Path | str = RESULTS) -> str:
+    """The page's one statement of the reference hardware (Markdown), from :func:`computers`."""
+    names = [f"a {c}" for c in computers(root)]
+    if not names:
+        return ""
+    return (
+        f"Times were measured on {_word(len(names))} computer{'s' * (len(names) > 1)}"
+        f": {_names(names)}. Each result file records the computer that produced it; times are "
+        "comparable only within one computer."
+    )
+
+
+# ------------------------------------------------------ the other results the chapters read
+# (command: a script under scripts/ or a function; what it writes under results/, as shown; the
+# files that hold its cost; who reads it)
+OTHER_RESULTS = (
+    ("`where_it_pays.py`", "`where_it_pays.json`", "where_it_pays.json",
+     "{doc}`Where it pays </notebooks/07_where_it_pays>`"),
+    ("`run_crossover.py`", "`composition/crossover/`", "composition/crossover/*.json",
+     "{doc}`Composition </notebooks/06_composition>`"),
+    ("`benchmark_data_dependent.py`", "`benchmarks/` `data_dependent.json`",
+     "benchmarks/data_dependent.json", "{doc}`Figure 3 </notebooks/23_figure3>`"),
+    ("`findings_corollary1.py`", "`findings/corollary1.json`, `counterexamples/`",
+     "findings/corollary1.json", "{doc}`Findings </notebooks/91_findings>`"),
+    ("`findings_eps5.py`", "`findings/` `eps5_cell_infimum.json`",
+     "findings/eps5_cell_infimum.json", "{doc}`Findings </notebooks/91_findings>`"),
+    ("`benchmark_pcd.py`", "`ml/benchmark_pcd.json`", "ml/benchmark_pcd.json",
+     "{doc}`Table 3 </notebooks/32_coordinate_descent>`"),
+    ("`benchmark_pcd_gpu.py`", "`benchmarks/pcd_gpu.json`", "benchmarks/pcd_gpu.json",
+     "this page"),
+    ("`sweep.py table2 --variant authors --splits 100 --sims 1000 --datasets D`",
+     "`ml/` `table2_authors_100x1000.json`", "ml/table2_authors_100x1000.json",
+     "{doc}`Table 2 </notebooks/31_naive_bayes>`"),
+    ("`sweep.py table2 --variant authors --splits 20 --sims 200`",
+     "`ml/` `table2_authors_20x200.json`", "ml/table2_authors_20x200.json",
+     "{doc}`Table 2 </notebooks/31_naive_bayes>`"),
+    ("`repro.ml_tables.` `nb_layout_comparison`", "`ml/` `table2_layouts_10x100.json`",
+     "ml/table2_layouts_10x100.json", "{doc}`Table 2 </notebooks/31_naive_bayes>`"),
+)
+
+
+def result_seconds(data: dict) -> float | None:
+    """The wall-clock seconds one stored result file records for computing it: for a file of
+    Tables 2 and 3 (``datasets``), its rows' ``seconds`` plus ``seconds_dd`` (the (OPT) column
+    computed separately), as :func:`ml_costs` counts them; else its provenance's ``seconds``;
+    ``None`` when it records neither (a benchmark records the times it measures, not its own)."""
+    if isinstance(data.get("datasets"), dict):
+        rows = data["datasets"].values()
+        if all(isinstance(r.get("seconds"), (int, float)) for r in rows):
+            return sum(r["seconds"] + (r.get("seconds_dd") or 0.0) for r in rows)
+        return None
+    seconds = (data.get("provenance") or {}).get("seconds")
+    return float(seconds) if isinstance(seconds, (int, float)) else None
+
+
+def other_costs(root: Path | str = RESULTS) -> list[dict]:
+    """One dict per entry of :data:`OTHER_RESULTS` whose files are stored: ``command``,
+    ``writes``, ``reader``, ``files`` (how many), ``seconds``, the sum of
+    :func:`result_seconds` over its files (``None`` if any file records none), and ``datasets``,
+    the datasets its files hold (Tables 2 and 3; else empty)."""
+    out = []
+    for command, writes, pattern, reader in OTHER_RESULTS:
+        files = sorted(Path(root).glob(pattern))
+        if not files:
+            continue
+        data = [read_json(f) for f in files]
+        secs = [result_seconds(d) for d in data]
+        out.append(
+            dict(
+                command=command,
+                writes=writes,
+                reader=reader,
+                files=len(files),
+                seconds=None if None in secs else sum(secs),
+                datasets=[n for d in data for n in d.get("datasets") or {}],
+            )
+        )
+    return out
+
+
+def other_markdown(root: Path | str = RESULTS) -> str:
+    """The page's table of the other results the chapters read (Markdown): what computes each,
+    what it writes, its recorded wall-clock time (:func:`other_costs`) and who reads it, then
+    which of them record no time of their own."""
+    rows = other_costs(root)
+    lines = [
+        "| command: what it writes, under `results/` | time | read by |",
+        "| --- | ---: | --- |",
+        *(
+            f"| {r['command']}: {r['writes']} | {hms_cell(r['seconds'])} | {r['reader']} |"
+            for r in rows
+        ),
+    ]
+    notes = ["The time column sums the wall-clock seconds each result file records."]
+    for r in rows:
+        if "--datasets D" in r["command"] and r["datasets"]:
+            notes.append(f"With `--datasets D`, {r['writes']} holds {_names(r['datasets'])}.")
+    untimed = [r["command"] for r in rows if r["seconds"] is None]
+    if untimed:
+        notes.append(
+            f"{_names(untimed)} record the times they measure, which the chapters show, but not "
+            "their own running time (—)."
+        )
+    return "\n".join([*lines, "", " ".join(notes)]) + "\n"

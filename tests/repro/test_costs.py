@@ -126,6 +126,7 @@ def test_the_cost_page_names_every_run_not_at_the_paper_scale():
 
 def test_hours_are_stated_to_two_significant_figures():
     assert costs.hms(None) == "—" and costs.hms(12.34) == "12.3 s" and costs.hms(270) == "4.5 min"
+    assert costs.hms_cell(270) == "4.5\u00a0min" and costs.hms_cell(None) == "—"
     assert [costs.hms(h * 3600) for h in (1, 2.26, 9.96, 71.42, 283.4)] == [
         "1.0 h", "2.3 h", "10 h", "71 h", "280 h"]
 
@@ -163,13 +164,14 @@ def test_ml_split_costs_group_the_tasks_by_implementation(tmp_path):
 
 def test_the_gpu_table_comes_from_the_benchmark_and_the_task_files():
     """Every number of the page's GPU section: the benchmark's seconds per split, the CPU kernel's
-    median per split of the stored task files, the GPU sweep and the kernel ratio."""
+    median per split of the stored task files, the datasets where the GPU is slower, and the
+    kernel ratio stated as one call."""
     bench = read_json(RESULTS / "benchmarks" / "pcd_gpu.json")
     g = costs.gpu_split_costs()
     assert g["device"] == bench["device"]["device"]
     assert {r["dataset"]: r["gpu"] for r in g["rows"]} == bench["per_split_seconds"]
     md = costs.costs_markdown()
-    assert f"on one {bench['device']['device']} GPU, one process alone on it" in md
+    assert f"one process alone on one {bench['device']['device']} GPU" in md
     for r in g["rows"]:
         files = _task_files(3, r["dataset"])
         cpu = [
@@ -178,24 +180,24 @@ def test_the_gpu_table_comes_from_the_benchmark_and_the_task_files():
             if "device" not in f["coordinate_descent"]
         ]
         assert r["cpu"] == (pytest.approx(statistics.median(cpu)) if cpu else None)
-        assert f"| {r['dataset']} | {costs.hms(r['gpu'])} | {costs.hms(r['cpu'])} |" in md
-    gpu_files = [
-        f
-        for name in g["gpu_tasks"]
-        for f in _task_files(3, name)
-        if "device" in f["coordinate_descent"]
-    ]
-    assert sum(r["splits"] for r in g["gpu_tasks"].values()) == len(gpu_files) > 0
-    sweep = bench["adult_table3_sweep"]
-    assert f"with {sweep['workers']} processes sharing the GPU " \
-        f"({costs.hms(sweep['wall_seconds'])} of wall-clock time for the {sweep['splits']}" in md
+        assert f"| {costs.hms_cell(r['gpu'])} | {costs.hms_cell(r['cpu'])} |" in md
+        if r["cpu"] is not None and r["gpu"] > r["cpu"]:
+            slower = rf"The GPU is slower than the CPU kernel on [^:]*\b{r['dataset']}\b"
+            assert re.search(slower, md)
     kernel = bench["adult_gn_T5_seconds"]
-    assert f"{kernel['numba'] / kernel['cupy']:.0f} times faster" in md
+    assert f"{kernel['numba'] / kernel['cupy']:.0f} times faster; that ratio is one call" in md
 
 
-def test_computer_names_the_gpu_else_the_cores_else_says_not_recorded():
+def test_computer_names_cores_and_the_gpu_of_the_same_platform():
+    gpu = {"provenance": {"cpu_count": 16, "platform": "p-gpu"},
+           "coordinate_descent": {"device": "GPU X"}}
+    assert costs.computer(gpu) == "16-core CPU with one GPU X GPU"
+    # a naive Bayes task on the same computer records no GPU itself
+    nb = {"provenance": {"cpu_count": 16, "platform": "p-gpu"}}
+    assert costs.computer(nb, {"p-gpu": "GPU X"}) == "16-core CPU with one GPU X GPU"
+    assert costs.computer({"provenance": {"cpu_count": 2, "platform": "q"}}, {"p-gpu": "GPU X"}) \
+        == "2-core CPU"
     assert costs.computer({"coordinate_descent": {"device": "GPU X"}}) == "GPU X GPU"
-    assert costs.computer({"provenance": {"cpu_count": 2}}) == "2-core CPU"
     assert costs.computer({"provenance": {"cpu_count": None}}) == costs.NOT_RECORDED
     assert costs.computer({}) == costs.NOT_RECORDED
 
@@ -220,23 +222,20 @@ def test_where_computed_counts_the_splits_of_every_task_file(tmp_path):
         "ecoli": {"2-core CPU": 100},
         "spect": {"2-core CPU": 100},
     }
-    assert costs.where_markdown(tmp_path)[-2:] == [
-        "| 2-core CPU | Table 3: ecoli, spect |",
-        "| GPU X GPU (3 splits), 2-core CPU (2 splits) | Table 3: adult |",
-    ]
+    assert costs.computers(tmp_path) == ["GPU X GPU", "2-core CPU"]
+    assert costs.hardware_sentence(tmp_path).startswith(
+        "Times were measured on two computers: a GPU X GPU and a 2-core CPU."
+    )
 
 
-def test_the_page_says_which_computer_computed_every_stored_result():
-    """Every stored per-task file is counted once under the computer its own record names, and
-    every family and dataset is in the page's table of computers."""
-    md = costs.costs_markdown()
-    where = md[md.index("| computed on | results |"):]
+def test_the_hardware_sentence_names_every_recorded_computer():
+    """Every computer a stored result file records, and only those, is in the page's one
+    statement of the hardware; every stored per-task file is counted once."""
+    sentence = costs.hardware_sentence()
+    found = set()
     for fam in costs.where_computed():
-        if fam["unit"] == "splits":
-            for ds, _ in fam["groups"]:
-                assert re.search(rf"Table {fam['family'][-1]}: [^;|]*\b{ds}\b", where), ds
-        else:
-            assert f"`{fam['family']}`" in where
+        for _, counts in fam["groups"]:
+            found |= set(counts)
         if fam["unit"] == "tasks":
             stored = {r["family"]: r["stored"] for r in costs.family_costs()}[fam["family"]]
             assert sum(fam["groups"][0][1].values()) == stored
@@ -245,33 +244,19 @@ def test_the_page_says_which_computer_computed_every_stored_result():
                 files = _task_files(int(fam["family"][-1]), ds)
                 if files:
                     assert sum(counts.values()) == sum(f["n_splits"] for f in files)
-                    gpu = sum(
-                        f["n_splits"]
-                        for f in files
-                        if "device" in (f.get("coordinate_descent") or {})
-                    )
-                    assert sum(n for c, n in counts.items() if c.endswith(" GPU")) == gpu
-
-
-def test_machine_names_cores_and_the_gpu_of_the_same_platform():
-    gpu = {"provenance": {"cpu_count": 16, "platform": "p-gpu"},
-           "coordinate_descent": {"device": "GPU X"}}
-    assert costs.machine(gpu) == "16-core CPU with one GPU X GPU"
-    # a naive Bayes task on the same computer records no GPU itself
-    nb = {"provenance": {"cpu_count": 16, "platform": "p-gpu"}}
-    assert costs.machine(nb, {"p-gpu": "GPU X"}) == "16-core CPU with one GPU X GPU"
-    assert costs.machine({"provenance": {"cpu_count": 2, "platform": "q"}}, {"p-gpu": "GPU X"}) \
-        == "2-core CPU"
-    assert costs.machine({}) == costs.NOT_RECORDED
+    found.discard(costs.NOT_RECORDED)
+    assert found and found <= set(costs.computers())
+    for c in costs.computers():
+        assert f"a {c}" in sentence
+    assert sentence in costs.total_markdown()
 
 
 def test_the_opt_recomputation_is_counted_where_costs_are_stated():
     """Every dataset whose (OPT) column was computed separately: its seconds are the row's
-    seconds_dd, its splits are those of its dd_only task files, each counted once, and the page's
-    table of computers names every such dataset."""
+    seconds_dd, its splits are those of its dd_only task files, each counted once, and its
+    computer is among those the page names."""
     from repro.ml_tables import result_path
 
-    md = costs.costs_markdown()
     for table in (2, 3):
         path = result_path(table, "paper", 100, 1000)
         if not path.is_file():
@@ -285,17 +270,16 @@ def test_the_opt_recomputation_is_counted_where_costs_are_stated():
                             / "dd_only").glob("*.json"))
             if files:
                 assert sum(r["where"].values()) == sum(read_json(f)["n_splits"] for f in files)
+                assert set(r["where"]) <= set(costs.computers())
         per_dataset = {r["dataset"]: r for r in costs.ml_costs(table)}
         for name, r in recomputed.items():
             assert per_dataset[name]["seconds_dd"] == r["seconds"]
-        where = md[md.index("| computed on | results |"):]
-        for name in recomputed:
-            assert re.search(rf"Table {table} \(OPT\): (all datasets|[^;|]*\b{name}\b)", where)
 
 
-def test_the_bottom_line_adds_up_the_family_table():
+def test_the_bottom_line_adds_up_the_family_table_and_says_it_mixes_computers():
     """The page's total is the families' summed seconds, with Tables 2 and 3 per dataset (the
-    datasets stored as one file and the (OPT) column included), read from the stored files."""
+    datasets stored as one file and the (OPT) column included), read from the stored files, and
+    it says that the sum is over several computers."""
     t = costs.total_seconds()
     fams = {r["family"]: r for r in costs.family_costs()}
     others = sum(r["seconds"] or 0.0 for n, r in fams.items() if n not in ("table2", "table3"))
@@ -305,5 +289,52 @@ def test_the_bottom_line_adds_up_the_family_table():
     md = costs.costs_markdown()
     for table in (2, 3):
         summed = sum(r["seconds"] for r in costs.ml_costs(table))
-        assert re.search(rf"\| `table{table}` \| [^|]* \| {re.escape(costs.hms(summed))} \|", md)
-    assert f"took {costs.hms(t['total'])} of task time" in costs.total_markdown()
+        assert re.search(rf"\| `table{table}` \| {re.escape(costs.hms_cell(summed))} \|", md)
+    total = costs.total_markdown()
+    assert f"ran for {costs.hms(t['total'])}, each task's own wall-clock time summed" in total
+    if len(costs.computers()) > 1:
+        assert "summed over the computers above" in total
+
+
+def test_the_stored_as_sentence_names_every_file_kept_whole():
+    text = costs.stored_as_sentence()
+    for r in costs.family_costs():
+        if r["source"] in costs.AGGREGATES.values():
+            assert f"`{r['family']}`" in text
+    for table in (2, 3):
+        for r in costs.ml_costs(table):
+            if not r["chunks"]:
+                assert re.search(rf"Table {table}'s [^;]*\b{r['dataset']}\b", text)
+
+
+def test_the_other_results_are_costed_from_their_files(tmp_path):
+    """Each other result's time is the seconds its files record (a Table 2 file: its rows and
+    (OPT) columns), "—" where a file records none, and the page says which those are."""
+    _write(tmp_path / "where_it_pays.json", {"provenance": {"seconds": 90.0, "cpu_count": 2}})
+    for k, sec in enumerate((1.0, 2.5)):
+        _write(tmp_path / "composition" / "crossover" / f"k={k}.json",
+               {"provenance": {"seconds": sec}})
+    _write(tmp_path / "ml" / "table2_authors_20x200.json",
+           {"datasets": {"a": {"seconds": 10.0, "seconds_dd": 5.0}, "b": {"seconds": 1.0}},
+            "provenance": {"seconds": 999.0}})
+    _write(tmp_path / "benchmarks" / "pcd_gpu.json", {"per_split_seconds": {"adult": 11.0}})
+    rows = {r["writes"]: r for r in costs.other_costs(tmp_path)}
+    assert rows["`where_it_pays.json`"]["seconds"] == 90.0
+    assert rows["`composition/crossover/`"]["seconds"] == 3.5
+    assert rows["`composition/crossover/`"]["files"] == 2
+    assert rows["`ml/` `table2_authors_20x200.json`"]["seconds"] == 16.0
+    assert rows["`benchmarks/pcd_gpu.json`"]["seconds"] is None
+    md = costs.other_markdown(tmp_path)
+    assert "| 1.5\u00a0min |" in md and "| 3.5\u00a0s |" in md and "| 16.0\u00a0s |" in md
+    assert "`benchmark_pcd_gpu.py` record the times they measure" in md
+
+
+def test_every_other_result_the_chapters_read_is_on_the_page():
+    """Each entry of OTHER_RESULTS with stored files is a row of the generated table, and the
+    page includes the table; its time is the seconds its files record."""
+    md = costs.other_markdown()
+    page = (ROOT / "book" / "full_reproduction.md").read_text(encoding="utf-8")
+    assert "_generated/costs_other.md" in page
+    for r in costs.other_costs():
+        assert f"| {r['command']}: {r['writes']} | {costs.hms_cell(r['seconds'])} |" in md
+    assert len(costs.other_costs()) == len(costs.OTHER_RESULTS)

@@ -86,3 +86,11 @@ def test_item_datasets_counts_the_datasets_named_and_those_run():
                  location="Table 2, b, in", ours=""),
             dict(_row("22_tables/table4/l1/a", "matches"), location="Table 4", ours="1")]
     assert landing.item_datasets(rows) == {"Table 2": {"all": 2, "run": 1}}
+
+
+def test_every_item_is_counted_once():
+    """No item of the tally only points to others (it would count their status twice), and no
+    two items summarise the same ledger item."""
+    assert not [it.name for it in landing.ITEMS if it.reason.lower().startswith("see ")]
+    named = [it.ledger_item for it in landing.ITEMS if it.ledger_item]
+    assert len(named) == len(set(named))
