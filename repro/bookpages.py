@@ -324,8 +324,7 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "",
         "When the outputs stored with each chapter were computed (UTC) and the chapter's time to "
         "run: how long executing it took, loading the stored results of the second table and "
-        "recomputing a small part of them. The *Time to run* line at the top of each chapter "
-        "rounds this time.",
+        "recomputing a small part of them.",
         "",
         "| chapter | computed | time to run | errors |",
         "|---|---|---:|---:|",
