@@ -8,7 +8,7 @@ by git):
     included by ``book/status.md``: one row per chapter with the run stored in the notebook (cell
     timestamps written by nbclient: when it ran, for how long, errors), and one row per stored
     result with the chapters that show it (:data:`RESULT_CHAPTERS`), its files, date and recorded
-    seconds; and the scripts that produce results (:func:`scripts_table`);
+    seconds (what the book's *status* page shows);
 ``headline.png``
     the landing page's figure, copied from the stored output of a chapter's named figure
     (:data:`HEADLINE`), so the landing page computes nothing;
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
+import itertools
 import json
-import re
 from pathlib import Path
 
 from .costs import hms
@@ -33,10 +33,8 @@ __all__ = [
     "HEADLINE",
     "GENERATED",
     "RESULT_CHAPTERS",
-    "BOOK_TOOLS",
     "notebook_runs",
     "result_families",
-    "scripts_table",
     "status_markdown",
     "wrap_command",
     "extract_figure",
@@ -44,31 +42,54 @@ __all__ = [
 ]
 
 GENERATED = ROOT / "book" / "_generated"
-# the chapters that show each stored result (a group of :func:`result_families`)
+# each stored result (a group of :func:`result_families`): what it is, in words, and the chapters
+# that show it
 RESULT_CHAPTERS = {
-    "41_optimal_noise_vs_delta.json": ("41_purification",),
-    "figure3_data_dependent.json": ("23_figure3",),
-    "figure3_data_independent.json": ("17_nonuniform_bounds", "23_figure3"),
-    "appendix": ("24_figures4_5", "25_github_appendix", "91_findings"),
-    "benchmarks": ("23_figure3",),
-    "composition/crossover": ("06_composition",),
-    "counterexamples": ("17_nonuniform_bounds", "91_findings"),
-    "data_dependent": ("24_figures4_5", "25_github_appendix"),
-    "findings": ("91_findings",),
-    "ml": ("31_naive_bayes", "32_coordinate_descent"),
-    "sweep/figure3-dd": ("23_figure3",),
-    "sweep/figure3-di": ("23_figure3",),
-    "sweep/figure5": ("24_figures4_5",),
-    "sweep/optimal-vs-delta": ("41_purification",),
-    "sweep/table2": ("31_naive_bayes",),
-    "sweep/table3": ("32_coordinate_descent",),
-    "tables": ("21_example1", "22_tables"),
-    "tables/cells": ("22_tables", "91_findings"),
-    "where_it_pays.json": ("07_where_it_pays",),
+    "appendix": (
+        "Figure 4 and the GitHub appendix's monotone counterexample",
+        ("24_figures4_5", "25_github_appendix", "91_findings"),
+    ),
+    "benchmarks": ("Benchmarks: time to a certified gap", ("23_figure3",)),
+    "composition/crossover": (
+        "Optimal noise against the analytic Gaussian for k releases",
+        ("06_composition",),
+    ),
+    "counterexamples": (
+        "The paper's lower bound on a non-uniform partition, refuted",
+        ("17_nonuniform_bounds", "91_findings"),
+    ),
+    "data_dependent": (
+        "Figure 5, its panels merged into one file",
+        ("24_figures4_5", "25_github_appendix"),
+    ),
+    "findings": ("The paper's own lower bounds, for the findings", ("91_findings",)),
+    "ml": (
+        "Tables 2 and 3: the paper's values, smaller-scale runs and where the time goes",
+        ("31_naive_bayes", "32_coordinate_descent"),
+    ),
+    "sweep/figure3-dd": ("Figure 3, data-dependent half", ("23_figure3",)),
+    "sweep/figure3-di": (
+        "Figure 3, data-independent half",
+        ("17_nonuniform_bounds", "23_figure3"),
+    ),
+    "sweep/figure5": ("Figure 5, one file per panel", ("24_figures4_5",)),
+    "sweep/optimal-vs-delta": ("Certified optimal noise against δ", ("41_purification",)),
+    "sweep/table2": ("Table 2: naïve Bayes, all runs", ("31_naive_bayes",)),
+    "sweep/table3": ("Table 3: coordinate descent, all runs", ("32_coordinate_descent",)),
+    "tables": (
+        "Example 1's optimal noise and the paper's printed tables",
+        ("21_example1", "22_tables"),
+    ),
+    "tables/cells": (
+        "Tables 1, 4, 5 and 6: one certified noise per cell",
+        ("22_tables", "91_findings"),
+    ),
+    "where_it_pays.json": (
+        "Best closed form against the certified optimum over (ε, δ)",
+        ("07_where_it_pays",),
+    ),
 }
 HEADLINE = ("21_example1.ipynb", "fig-21_example1-densities")
-# scripts that maintain the book and produce no result: not listed by :func:`scripts_table`
-BOOK_TOOLS = ("check_book.py", "check_pages.py", "nbcompare.py", "nbrun.py")
 
 
 def _ts(s: str | None) -> _dt.datetime | None:
@@ -138,10 +159,26 @@ _SCALE_KEYS = (
 )
 
 
-def _group(rel: Path) -> str:
-    """The stored result a file of ``results/`` belongs to: a top-level file is one on its own,
-    the per-task files of a sweep family one per family, any other file its folder."""
+def _sweep_families(command: str) -> list[str]:
+    """The task families a ``sweep.py`` command line names (its words before the first option)."""
+    words = command.split()
+    if not words or Path(words[0]).name != "sweep.py":
+        return []
+    return list(itertools.takewhile(lambda w: not w.startswith("-"), words[1:]))
+
+
+def _group(rel: Path, command: str = "", folder: Path = RESULTS) -> str:
+    """The stored result a file of ``results/`` belongs to: a file merged from the tasks of a sweep
+    family (its command ``sweep.py FAMILY ...``, the tasks under ``sweep/FAMILY``) is one with
+    them (the family the file's name names, when the command names several); any other top-level
+    file is one on its own, the per-task files of a sweep family one per family, any other file
+    its folder."""
     parts = rel.parts
+    if parts[0] != "sweep":
+        families = [f for f in _sweep_families(command) if (Path(folder) / "sweep" / f).is_dir()]
+        if families:
+            named = [f for f in families if f in rel.stem]
+            return f"sweep/{(named or families)[0]}"
     if len(parts) == 1:
         return parts[0]
     if parts[0] == "sweep":
@@ -152,9 +189,11 @@ def _group(rel: Path) -> str:
 def result_families(folder: Path = RESULTS) -> list[dict]:
     """Stored results (:func:`_group`): files, files with provenance, date range, total seconds,
     commands, commits, scale settings found in the provenance, and whether any was computed with
-    local changes to dpdro or repro. A file merged from a sweep's tasks (``sweep.py ...
-    --merge-only``) adds no seconds: its tasks' time is counted in the sweep family."""
+    local changes to dpdro or repro. A file merged from tasks (outside ``sweep/`` in a sweep
+    family's group, or written by a ``--merge-only`` command) adds no seconds: its tasks' time is
+    counted where the tasks are stored."""
     groups: dict[str, list[tuple[Path, dict | None]]] = {}
+    merged: set[Path] = set()
     for p in sorted(Path(folder).rglob("*.json")):
         try:
             d = json.loads(p.read_text(encoding="utf-8"))
@@ -163,7 +202,12 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
         prov = d.get("provenance") if isinstance(d, dict) else None
         if prov is None and isinstance(d, dict) and isinstance(d.get("meta"), dict):
             prov = d["meta"].get("provenance", d["meta"])
-        groups.setdefault(_group(p.relative_to(folder)), []).append((p, prov))
+        rel = p.relative_to(folder)
+        command = str(prov.get("command") or "") if isinstance(prov, dict) else ""
+        group = _group(rel, command, folder)
+        if "--merge-only" in command or (group.startswith("sweep/") and rel.parts[0] != "sweep"):
+            merged.add(p)
+        groups.setdefault(group, []).append((p, prov))
     out = []
     for group, items in sorted(groups.items()):
         provs = [pv for _, pv in items if isinstance(pv, dict)]
@@ -174,8 +218,8 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
         )
         secs = [
             float(pv.get("seconds") or pv.get("total_seconds") or 0)
-            for pv in provs
-            if "--merge-only" not in str(pv.get("command") or "")
+            for p, pv in items
+            if isinstance(pv, dict) and p not in merged
         ]
         commands = sorted(
             {
@@ -235,28 +279,6 @@ def _code(items, limit: int = 3) -> str:
     return ", ".join(shown)
 
 
-def scripts_table(folder: Path | None = None) -> list[tuple[str, str]]:
-    """(file name, first paragraph of its module docstring) for every script in ``scripts/`` that
-    produces results (all but :data:`BOOK_TOOLS`)."""
-    import ast
-
-    folder = Path(folder) if folder is not None else ROOT / "scripts"
-    out = []
-    for p in sorted(folder.glob("*.py")):
-        if p.name in BOOK_TOOLS:
-            continue
-        try:
-            doc = ast.get_docstring(ast.parse(p.read_text(encoding="utf-8"))) or ""
-        except SyntaxError:
-            doc = ""
-        first = " ".join(doc.strip().split("\n\n")[0].split())  # the first paragraph, on one line
-        first = re.sub(r"``([^`]*)``", r"\1", first)  # plain text: code spans do not wrap
-        # long tokens (paths) may break after / and _ (zero-width spaces)
-        first = re.sub(r"\S{30,}", lambda m: re.sub(r"([/_])", "\\1\u200b", m.group(0)), first)
-        out.append((p.name, first))
-    return out
-
-
 def wrap_command(command: str, width: int = 80, indent: str = "") -> list[str]:
     """A command line as lines of at most ``width`` characters: words filled greedily after
     ``indent``, continuation lines indented four more spaces; a word longer than a line (a
@@ -292,15 +314,19 @@ def _breakable(path: str) -> str:
 
 
 def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str:
-    """The status tables (MyST markdown), from :func:`notebook_runs` and :func:`result_families`."""
+    """The status tables (MyST markdown), from :func:`notebook_runs` and :func:`result_families`:
+    one row per chapter (its time to run) and one per stored result (described by
+    :data:`RESULT_CHAPTERS`, in the order of the chapters that show it, with its computing time)."""
     runs = notebook_runs(notebooks)
+    order = {r["chapter"]: i for i, r in enumerate(runs)}
     lines = [
         "## Chapters",
         "",
-        "When the outputs stored with each chapter were computed (UTC) and how long the chapter "
-        "took to run, from the execution record stored in its notebook.",
+        "When the outputs stored with each chapter were computed (UTC) and the chapter's time to "
+        "run: how long executing it took, loading the stored results of the second table and "
+        "recomputing a small part of them.",
         "",
-        "| chapter | computed | seconds | errors |",
+        "| chapter | computed | time to run | errors |",
         "|---|---|---:|---:|",
     ]
     for r in runs:
@@ -308,7 +334,8 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         missing = f" ({r['unexecuted_cells']} cells not run)" if r["unexecuted_cells"] else ""
         lines.append(
             f"| {doc} | {_nowrap(r['executed']) or 'not recorded'} | "
-            f"{_cell(r['seconds'])} | {r['errors']}{missing} |"
+            f"{_nowrap(hms(r['seconds'])) if r['seconds'] is not None else '–'} | "
+            f"{r['errors']}{missing} |"
         )
     total = sum(r["seconds"] or 0 for r in runs)
     lines += [
@@ -317,43 +344,33 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "",
         "## Stored results",
         "",
-        "The paper-scale computations are stored under `results/` with their provenance, and the "
-        "chapters load them. One row per stored result: the chapters that show it, its files "
-        "(and how many record their provenance), the date of the latest, the computing time "
-        "they record ('–' where none is recorded; a table merged from a sweep's tasks and the "
-        "sweep's own row are two records of one computation, timed separately). "
-        "{doc}`full_reproduction` shows how to "
-        "recompute any of them.",
+        "The computations at the paper's scale, computed once and stored with their provenance; "
+        "the chapters load them. One row per stored result: the chapters that show it, its files "
+        "(and how many record their provenance), the date of the latest, and its computing time: "
+        "what computing it took, as its files record it ('–' where they record none). A chapter "
+        "that shows a result takes only its own time to run (first table), not the result's "
+        "computing time. A table merged from many tasks records no computing time of its own: "
+        "the tasks' time is in their row, so no computation is counted twice. "
+        "{doc}`full_reproduction` shows how to recompute each of them.",
         "",
-        "| result | chapters | files | latest | time |",
+        "| result | chapters | files | latest | computing time |",
         "|---|---|---:|---|---:|",
     ]
+    rows = []
     for r in result_families(results):
-        group = r["folder"]
-        chapters = ", ".join(
-            f"{{doc}}`/notebooks/{c}`" for c in RESULT_CHAPTERS.get(group, ())
-        )
+        title, chapters = RESULT_CHAPTERS.get(r["folder"], (r["folder"], ()))
+        rank = min((order.get(c, len(order)) for c in chapters), default=len(order))
+        rows.append((rank, title, chapters, r))
+    for _, title, chapters, r in sorted(rows, key=lambda row: row[:2]):
+        shown = ", ".join(f"{{doc}}`/notebooks/{c}`" for c in chapters)
         files = f"{r['files']}" + (
             f" ({r['with_provenance']})" if r["with_provenance"] != r["files"] else ""
         )
         latest = r["dates"].split(" to ")[-1]
         lines.append(
-            f"| {_breakable(group)} | {chapters or '–'} | {files} | {_nowrap(latest) or '–'} | "
+            f"| {_cell(title)} | {shown or '–'} | {files} | {_nowrap(latest) or '–'} | "
             f"{_nowrap(hms(r['seconds'])) if r['seconds'] else '–'} |"
         )
-    lines += [
-        "",
-        "## Scripts",
-        "",
-        "The command lines in `scripts/` that produce the stored results, the certified catalog "
-        "and the datasets (run them from the repository root with "
-        "`.venv/bin/python scripts/NAME --help`).",
-        "",
-        "| script | what it does |",
-        "|---|---|",
-    ]
-    for name, doc in scripts_table(Path(notebooks).parent / "scripts"):
-        lines.append(f"| `{name}` | {_cell(doc)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -21,7 +21,14 @@ from pathlib import Path
 
 from .paths import NOTEBOOKS, ROOT
 
-__all__ = ["execute", "sanitizers", "outputs", "output_differences", "dpdro_cli"]
+__all__ = [
+    "execute",
+    "sanitizers",
+    "outputs",
+    "output_differences",
+    "dpdro_cli",
+    "wrap_transcript_line",
+]
 
 
 def execute(path: str | Path, timeout: int = 1800) -> float:
@@ -107,16 +114,67 @@ def output_differences(path: str | Path, rev: str = "HEAD") -> tuple[list[str], 
     return diffs, images
 
 
+def _break_at(text: str, room: int) -> int:
+    """Where a line ``text`` longer than ``room`` is best broken: the index of a space at most
+    ``room`` characters in, outside parentheses and brackets, by preference after a clause (``,``,
+    ``;``, ``:``) or before a parenthesis or an option (``(``, ``-``), in the second half of the
+    line; else after any word but a comparison (``=``, ``>=``...); else the last space; else the
+    first space (a word longer than ``room``); -1 if there is none."""
+    depth, spaces = 0, []
+    for i, ch in enumerate(text[: room + 1]):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(depth - 1, 0)
+        elif ch == " " and i > 0:
+            spaces.append((i, depth))
+
+    def around(i: int) -> tuple[str, str]:
+        before = text[:i].rsplit(" ", 1)[-1]
+        return before, text[i + 1 :].split(" ", 1)[0]
+
+    comparison = {"=", "<", ">", "<=", ">=", "=="}
+    top = [i for i, d in spaces if d == 0]
+    clause = [
+        i
+        for i in top
+        if i >= room // 2 and (text[i - 1] in ",;:" or text[i + 1 : i + 2] in ("(", "-"))
+    ]
+    plain = [i for i in top if not (set(around(i)) & comparison)]
+    for choice in (clause, plain, [i for i, _ in spaces]):
+        if choice:
+            return choice[-1]
+    return text.find(" ", 1)
+
+
+def wrap_transcript_line(line: str, width: int = 80, indent: str = "    ") -> list[str]:
+    """A terminal line as lines of at most ``width`` characters, continuation lines indented by
+    ``indent``, broken at clause boundaries where it can (:func:`_break_at`): a phrase such as
+    ``delta = 0.001`` or ``(1, 0.001)`` stays on one line, and no line ends in an orphan word."""
+    out, prefix, rest = [], "", line
+    while len(prefix) + len(rest) > width:
+        cut = _break_at(rest, width - len(prefix))
+        if cut <= 0:
+            break
+        out.append(prefix + rest[:cut].rstrip())
+        prefix, rest = indent, rest[cut + 1 :].lstrip()
+    return out + [prefix + rest]
+
+
 def dpdro_cli(*args: str, cwd: str | Path | None = None) -> int:
     """Run ``dpdro ARGS`` (as ``python -m dpdro``, the same entry point as the console script) in a
     subprocess, the way a reader types it, and print the command line, its stderr (progress,
-    warnings, errors) and its stdout, lines longer than the book's 80 columns wrapped (continuation
-    lines indented by four spaces). Returns the exit status."""
+    warnings, errors) and its stdout, lines longer than the book's 80 columns wrapped at clause
+    boundaries (:func:`wrap_transcript_line`). Returns the exit status."""
     import sys
-    import textwrap
 
-    out = subprocess.run([sys.executable, "-m", "dpdro", *args], capture_output=True, text=True, cwd=cwd,
-                         stdin=subprocess.DEVNULL)
+    out = subprocess.run(
+        [sys.executable, "-m", "dpdro", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+    )
     lines = ["$ dpdro " + " ".join(args), *(out.stderr + out.stdout).rstrip().splitlines()]
-    print("\n".join(textwrap.fill(line, 80, subsequent_indent="    ", break_on_hyphens=False) for line in lines))
+    print("\n".join(w for line in lines for w in wrap_transcript_line(line)))
     return out.returncode

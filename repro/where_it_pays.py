@@ -71,6 +71,9 @@ __all__ = [
     "cell_key",
     "ratio_grid",
     "map_label",
+    "shown_width",
+    "shown_as_range",
+    "n_ranges",
     "n_pays",
     "largest",
     "draw_map",
@@ -254,14 +257,25 @@ def _cents(lo: float) -> int:
     return math.floor(100 * lo)
 
 
+def shown_width(lo: float, hi: float) -> float:
+    """The width of a certified ratio interval [lo, hi] as a map shows it: from max(lo, 1), since
+    every closed form is private (C ≥ OPT), to hi."""
+    return hi - max(lo, 1.0)
+
+
+def shown_as_range(lo: float, hi: float) -> bool:
+    """Whether a map labels the interval [lo, hi] with both ends: its :func:`shown_width` is over
+    0.01."""
+    return shown_width(lo, hi) > 0.01
+
+
 def map_label(lo: float, hi: float) -> str:
     """The label of one map cell: the certified lower end rounded down to two decimals, at
-    least 1 (every closed form is private, so C ≥ OPT); where the interval is wider than 0.01,
-    both ends, rounded outwards."""
-    lo = max(lo, 1.0)
-    if hi - lo <= 0.01:
-        return f"{_cents(lo) / 100:.2f}"
-    return f"{_cents(lo) / 100:.2f}–{math.ceil(100 * hi) / 100:.2f}"
+    least 1 (every closed form is private, so C ≥ OPT); where the interval is wider than 0.01
+    (:func:`shown_as_range`), both ends, rounded outwards."""
+    if not shown_as_range(lo, hi):
+        return f"{_cents(max(lo, 1.0)) / 100:.2f}"
+    return f"{_cents(max(lo, 1.0)) / 100:.2f}–{math.ceil(100 * hi) / 100:.2f}"
 
 
 def ratio_grid(cells, setting: str, names=None):
@@ -313,10 +327,18 @@ def draw_map(ax, r, title: str) -> None:
     ax.set_title(title, fontsize=10)
 
 
+def n_ranges(r) -> int:
+    """Cells of a :func:`ratio_grid` that the map labels with a range (:func:`shown_as_range`)."""
+    import numpy as np
+
+    return sum(shown_as_range(lo, hi) for lo, hi in r.reshape(-1, 2) if np.isfinite(lo))
+
+
 def summary_line(title: str, r) -> str:
-    """One line on a :func:`ratio_grid`: cells bracketed, cells labelled 1.01 or more, largest."""
+    """One line on a :func:`ratio_grid`: cells bracketed, cells labelled 1.01 or more, largest,
+    cells labelled with a range."""
     import numpy as np
 
     n = int(np.isfinite(r[..., 0]).sum())
-    return (f"{title}: {n} of {r[..., 0].size} cells bracketed, "
-            f"{n_pays(r)} labelled 1.01 or more, largest {largest(r)}")
+    return (f"{title}: {n} of {r[..., 0].size} bracketed, {n_pays(r)} labelled 1.01 or more, "
+            f"largest {largest(r)}, {n_ranges(r)} range{'' if n_ranges(r) == 1 else 's'}")

@@ -51,23 +51,33 @@ def test_status_pages_are_generated_from_stored_notebooks(tmp_path):
     (res / "merged.json").write_text(json.dumps(merged))
     md = bookpages.status_markdown(nbs, tmp_path / "results")
     # dates and times stay on one line (no-break hyphens and spaces)
-    assert "| {doc}`/notebooks/01_a` | 2026\u201101\u201101\u00a010:00 | 12.5 | 0 |" in md
+    assert "| {doc}`/notebooks/01_a` | 2026\u201101\u201101\u00a010:00 | 12.5\u00a0s | 0 |" in md
     # no code-history column and no commit hash; the time stays on one line
     assert "| x | – | 2 | 2026\u201101\u201102 | 3.0\u00a0s |" in md and "abcdef" not in md
     assert "| code |" not in md
 
 
-def test_scripts_table_lists_only_scripts_that_produce_results(tmp_path):
-    for name in ("run_x.py", *bookpages.BOOK_TOOLS):
-        (tmp_path / name).write_text('"""Does x."""\n')
-    assert bookpages.scripts_table(tmp_path) == [("run_x.py", "Does x.")]
+def test_a_table_merged_from_sweep_tasks_is_counted_with_them_once(tmp_path):
+    """One computation, one row: the tables merged from two sweep families' tasks go each to the
+    family its name names, and add no seconds to the tasks' own."""
+    res = tmp_path / "results"
+    for fam in ("t2", "t3"):
+        (res / "sweep" / fam).mkdir(parents=True)
+        (res / "sweep" / fam / "task.json").write_text(json.dumps({"provenance": {"seconds": 60}}))
+    (res / "ml").mkdir()
+    for fam in ("t2", "t3"):
+        prov = {"seconds": 60, "command": "sweep.py t2 t3 --splits 100"}
+        (res / "ml" / f"{fam}_100.json").write_text(json.dumps({"provenance": prov}))
+    (res / "ml" / "other.json").write_text(json.dumps({"provenance": {"seconds": 5}}))
+    rows = {r["folder"]: (r["files"], r["seconds"]) for r in bookpages.result_families(res)}
+    assert rows == {"sweep/t2": (2, 60.0), "sweep/t3": (2, 60.0), "ml": (1, 5.0)}
 
 
 def test_every_stored_result_names_the_chapters_that_show_it():
     chapters = {p.stem for p in bookpages.NOTEBOOKS.glob("*.ipynb")}
     groups = {r["folder"] for r in bookpages.result_families()}
     assert groups <= set(bookpages.RESULT_CHAPTERS), groups - set(bookpages.RESULT_CHAPTERS)
-    assert all(set(c) <= chapters for c in bookpages.RESULT_CHAPTERS.values())
+    assert all(set(c) <= chapters for _, c in bookpages.RESULT_CHAPTERS.values())
 
 
 def test_corollary1_stored_from_a_clean_tree_and_above_a_certified_noise():

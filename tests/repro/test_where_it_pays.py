@@ -8,6 +8,7 @@ import itertools
 import json
 import math
 
+import numpy as np
 import pytest
 
 import dpdro
@@ -132,3 +133,15 @@ def test_one_sided_closed_forms_are_shifted_half_widths(epsilon, delta):
 def test_ratio_interval():
     assert wip.ratio_interval(2.0, 1.0, 4.0) == (0.5, 2.0)
     assert wip.ratio_interval(1.0, 0.0, 1.0) == (1.0, math.inf)
+
+
+def test_a_range_is_what_the_map_draws_as_a_range():
+    """The lower end is raised to 1 before the width is measured, so the counts of ranges agree
+    with the labels of the maps."""
+    assert wip.map_label(0.95, 1.005) == "1.00" and not wip.shown_as_range(0.95, 1.005)
+    assert wip.map_label(1.02, 1.05) == "1.02–1.05" and wip.shown_as_range(1.02, 1.05)
+    assert wip.shown_width(0.9, 1.2) == pytest.approx(0.2)
+    grid = np.array([[[0.95, 1.005], [1.02, 1.05]], [[np.nan, np.nan], [1.1, 1.105]]])
+    assert wip.n_ranges(grid) == 1
+    line = wip.summary_line("x", grid)
+    assert line == "x: 3 of 4 bracketed, 2 labelled 1.01 or more, largest 1.10, 1 range"
