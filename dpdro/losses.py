@@ -23,6 +23,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import integrate, optimize
 
+from ._rounding import UNIT_ROUNDOFF
 from ._validation import check_positive, check_real
 
 __all__ = [
@@ -72,11 +73,14 @@ class Loss:
         """Infimum of c over (−∞, a] ∪ [b, ∞), the region outside the padded support of D(π, β)."""
         raise NotImplementedError  # pragma: no cover
 
-    def grid_interpolation_excess(self, beta: float) -> float | None:
-        """sup_x (Îc(x) − c(x)) ≥ 0, where Îc interpolates c linearly between the grid points of βℤ.
+    def grid_interpolation_excess(self, beta: float, eta: float = 0.0) -> float | None:
+        """An upper bound e_β(η) ≥ 0 on sup_x (Îc(x) − (1 + η)·c(x)), where Îc interpolates c
+        linearly between the grid points of βℤ: with η = 0 the excess itself, with η > 0 the
+        excess beyond a fraction η of the loss, finite for losses whose excess grows without bound
+        but slower than c (|x|^k, k > 2). Since c ≥ 0, e_β(0) bounds e_β(η) for every η.
 
         ``None`` when no finite bound is known (the randomized-rounding lower bound then refuses
-        the loss).
+        the loss at that η).
         """
         return None
 
@@ -141,19 +145,51 @@ class PowerLoss(_MonotoneSides):
         out[one] = hi**k * ratio / (k + 1)
         return out
 
-    def grid_interpolation_excess(self, beta):
+    def grid_interpolation_excess(self, beta, eta=0.0):
         """0 for k ≤ 1 (|x|^k is concave on each side of the grid point 0). For 1 < k ≤ 2, c''
         decreases in |x|, so the excess is largest on [0, β]: max_x β^{k−1}x − x^k at x =
-        β·k^{−1/(k−1)}, which is β²/4 for k = 2. ``None`` for k > 2 (the excess grows without bound
-        in |x|)."""
+        β·k^{−1/(k−1)}, which is β²/4 for k = 2 (the same bound for every η). For k > 2 the excess
+        grows like |x|^{k−2} without bound: ``None`` for η = 0, and for η > 0 the bound of
+        :func:`_power_excess_beyond`."""
         beta = check_positive("beta", beta)
         k = self.k
         if k <= 1:
             return 0.0
         if k > 2:
-            return None
+            eta = check_real("eta", eta)
+            return None if eta <= 0 else _power_excess_beyond(k, beta, eta)
         x = beta * k ** (-1.0 / (k - 1.0))
         return float(beta ** (k - 1) * x - x**k)
+
+
+def _power_excess_beyond(k: float, beta: float, eta: float) -> float:
+    r"""An upper bound on sup_x (Îc(x) − (1 + η)|x|^k) for k > 2, η > 0 (:meth:`Loss.
+    grid_interpolation_excess`), by symmetry over x ≥ 0; in units of β^k, so on the grid ℤ.
+
+    On [j, j + 1] the chord minus (1 + η)x^k is concave, so its supremum is at the x where the
+    slope of x^k times 1 + η equals the chord's: computed so for j ≤ 1024, with an allowance for
+    the cancellation of the two terms. Beyond, the interpolation error of a C² convex function on
+    the interval is at most 1/8 of the largest c'' there, k(k − 1)(j + 1)^{k−2}, and ηc(x) ≥ ηj^k,
+    so the supremum there is at most f(j) = C(j + 1)^{k−2} − ηj^k, C = k(k − 1)/8, and over a run
+    of integers [a, b] at most C(b + 1)^{k−2} − ηa^k: runs growing by 1/128 up to J. The ratio
+    j^k/(j + 1)^{k−2} increases with j, so once f(j) ≤ 0 it stays so, and f(j) ≤ 0 for j ≥ J =
+    √(C·2^{k−2}/η) (there (j + 1)^{k−2} ≤ (2j)^{k−2}). The bound is at least 0 (x = 0)."""
+    c = k * (k - 1.0) / 8.0
+    top = math.ceil(math.sqrt(c * 2.0 ** (k - 2.0) / eta)) + 1
+    j = np.arange(0.0, min(top, 1024) + 1.0)
+    slope = (j + 1.0) ** k - j**k
+    x = np.clip((slope / ((1.0 + eta) * k)) ** (1.0 / (k - 1.0)), j, j + 1.0)
+    chord = j**k + slope * (x - j)
+    peak = chord - (1.0 + eta) * x**k + 8 * UNIT_ROUNDOFF * (chord + (1.0 + eta) * x**k)
+    best = max(0.0, float(np.max(peak)))
+    if top > 1024:
+        ratio = 1.0 + 1.0 / 128.0
+        n = math.ceil(math.log(top / 1024.0) / math.log(ratio)) + 1
+        ends = np.unique(np.ceil(1024.0 * ratio ** np.arange(0, n + 1)))
+        # the runs [a, b] of integers between consecutive ends, and the last end alone
+        a, b = ends, np.append(ends[1:] - 1.0, ends[-1])
+        best = max(best, float(np.max(c * (b + 1.0) ** (k - 2.0) - eta * a**k)))
+    return float(beta**k * best)
 
 
 class PiecewiseLinear(Loss):
@@ -246,9 +282,9 @@ class PiecewiseLinear(Loss):
             out = np.where((a <= t) & (t <= b), np.minimum(out, v), out)
         return out
 
-    def grid_interpolation_excess(self, beta):
-        """Exact: Îc − c is piecewise linear, 0 at the grid points and linear beyond the outer
-        knots, so its supremum is attained at a knot."""
+    def grid_interpolation_excess(self, beta, eta=0.0):
+        """Exact for η = 0 (and a bound for every η): Îc − c is piecewise linear, 0 at the grid
+        points and linear beyond the outer knots, so its supremum is attained at a knot."""
         beta = check_positive("beta", beta)
         lo = np.floor(self.knots / beta) * beta
         hi = lo + beta

@@ -58,7 +58,11 @@ left exceeds the last round's time (a round costs at least as much as the one be
 more, e.g. eightfold per doubling of k, stopped calls at a fifth of their limit with the gap open:
 the refinement often grows only one of the two grids), a solve that runs out of time is abandoned,
 and the call returns the best bracket so far with ``reached`` telling whether ``rel_gap`` was met.
-The first round always runs (its grid is small).
+The first round always runs (its grid is small). Nothing runs on a time of its own after the limit:
+the first lower-bound LP leaves a tenth of the limit (at most 2 s, :func:`_reserve`) for the
+coarser one that replaces it should it run out, and a problem solved at Δf = 1 leaves as much for
+scaling back and certifying at Δf (measured at ε = 0.0016, δ = 5.3e-10, |x|³, Δf = 0.001: 0.5 s,
+several times that under load, which had overrun a 20 s limit by 17%).
 """
 
 from __future__ import annotations
@@ -300,12 +304,29 @@ def _round_record(
     )
 
 
+def _reference_cells(problem: Problem, k) -> float:
+    """The cells of the truncated Laplace candidate of the reference upper bound for the first grid
+    Δf/k: Δf/k, but no finer than Δf/64. Its certificate costs about k² times its width in units of
+    Δf (measured at ε = 10, δ = 1e-12: 1.3 s at Δf/256, beyond a 2 s limit under load), and where
+    the first grid is that fine (ε ≳ 4) the staircase beats the truncated Laplace mechanism many
+    times over."""
+    return problem.sensitivity / min(64, max(1, math.ceil(k)))
+
+
+def _reserve(seconds: float | None, share: float = 0.1) -> float:
+    """The part of a time limit kept back for what must still run once a solve is abandoned: a
+    ``share`` of it, at most 2 s (0 without a limit)."""
+    return 0.0 if seconds is None else min(2.0, share * seconds)
+
+
 def _fallback_lower_bound(
-    problem: Problem, k, window: float, time_limit: float
+    problem: Problem, k, window: float, budget: TimeBudget
 ) -> LowerBound | None:
     """The lower bound of the grid 8 times coarser than ``k`` (its LP takes a few hundredths of the
-    time, the cost growing like k^2.5), allowed 10% of ``time_limit`` (at most 2 s): what the call
-    returns when the first lower-bound LP ran out of time. ``None`` if that runs out too."""
+    time, the cost growing like k^2.5) within what is left of ``budget`` (the first lower-bound LP
+    leaves :func:`_reserve` for it; building that LP is not part of its solver's limit, so at least
+    half as much again): what the call returns when that LP ran out of time. ``None`` if this one
+    runs out too."""
     k = Fraction(k)
     coarse = k / 8 if k < 1 else Fraction(max(1, math.ceil(k / 8)))
     try:
@@ -313,7 +334,8 @@ def _fallback_lower_bound(
             problem,
             coarse,
             max(1, math.ceil(window * coarse / problem.sensitivity)),
-            time_limit=min(2.0, 0.1 * time_limit),
+            # what is left, and at least half the reserve again: at most 5% over the limit
+            time_limit=budget.left(floor=_reserve(budget.seconds, 0.05)),
         )
     except TimeoutError:
         return None
@@ -368,11 +390,15 @@ class _Search:
     def solve_round(self, g: _Grids, budget: TimeBudget) -> tuple[UpperBound | None, LowerBound]:
         """This round's bounds (``None`` for an upper bound not worth its LP, module docstring)."""
         problem, best_ub, best_lb = self.problem, self.best_ub, self.best_lb
+        lower_budget = budget
+        if best_lb is None and budget.seconds is not None:
+            # the first lower-bound LP leaves time for a coarser one should it run out
+            lower_budget = TimeBudget(budget.seconds - _reserve(budget.seconds), budget.start)
         lower = partial(grid_lower_bound, problem, g.k_low, g.L_low)
         upper = partial(grid_upper_bound, problem, g.k_up, g.L_up, atom=self.atom)
         if best_ub is not None and self.upper_rounds == 0:
             # the lower bound first: with the reference upper bound it may already suffice
-            lb, ub = lower(time_limit=budget.left()), None
+            lb, ub = lower(time_limit=lower_budget.left(floor=1e-3)), None
             if best_lb is not None and _reference_falls_short(
                 best_ub.value, best_lb.value, lb.value, self.rel_gap
             ):
@@ -387,10 +413,10 @@ class _Search:
             # the two LPs are independent: solve them side by side (HiGHS releases the GIL)
             with ThreadPoolExecutor(max_workers=2) as pool:
                 up = pool.submit(upper, time_limit=budget.left())
-                low = pool.submit(lower, time_limit=budget.left())
+                low = pool.submit(lower, time_limit=lower_budget.left(floor=1e-3))
                 return up.result(), low.result()
         # the upper bound has settled and the lower bound is catching up: refine it alone
-        return None, lower(time_limit=budget.left())
+        return None, lower(time_limit=lower_budget.left(floor=1e-3))
 
     def target(self) -> float:
         """The gap to reach: the requested one once the release is no worse than the best
@@ -421,13 +447,13 @@ class _Search:
         self.rel_gap = self.target()
         return info
 
-    def timed_out(self, g: _Grids, time_limit: float, seconds: float) -> None:
+    def timed_out(self, g: _Grids, time_limit: float, budget: TimeBudget) -> None:
         """A round ran out of time: keep what there is (a coarse lower bound if there is none
         yet)."""
         # a lower bound on a grid 8 times coarser
         if self.best_lb is None and self.best_ub is not None:
             # (≈ 1/200 of the time)
-            self.best_lb = _fallback_lower_bound(self.problem, g.k_low, g.w_low, time_limit)
+            self.best_lb = _fallback_lower_bound(self.problem, g.k_low, g.w_low, budget)
         if self.best_ub is None or self.best_lb is None:
             raise TimeoutError(
                 f"time_limit = {time_limit:g} s expired before the first bounds (grid "
@@ -442,7 +468,7 @@ class _Search:
                 lb,
                 self.best_ub,
                 lb,
-                seconds,
+                budget.elapsed(),
             )
         )
 
@@ -535,8 +561,8 @@ def _rescaled(
         # a literature candidate certified within its rounding allowance of δ (tiny δ: measured
         # 1.59999e-12 at Δf = 1, 1.6087e-12 scaled to Δf = 0.001, δ = 1.6e-12): the candidates
         # certified at Δf itself instead
-        k = max(1, math.ceil(res.history[0]["k"])) if res.history else 1
-        upper = reference_upper_bound(problem, problem.sensitivity / k, atom=atom)
+        k = res.history[0]["k"] if res.history else 1
+        upper = reference_upper_bound(problem, _reference_cells(problem, k), atom=atom)
         if upper is None:
             return None
         noise = upper.noise
@@ -627,7 +653,8 @@ def optimal_noise(
         res = _refine(
             problem.at_sensitivity(1.0),
             rel_gap,
-            time_limit,
+            # the rest is kept for scaling back, certifying at Δf and the rare solve at Δf itself
+            None if time_limit is None else time_limit - _reserve(time_limit),
             None if report is None else _scaled_report(report, unit**problem.loss.degree),
             atom,
             k_start,
@@ -656,9 +683,7 @@ def _refine(
     budget = TimeBudget(time_limit)
     search = _Search(problem, rel_gap, atom, k_start, max_k)
     # the truncated Laplace mechanism on the first fine grid: an upper bound without an LP
-    search.best_ub = reference_upper_bound(
-        problem, problem.sensitivity / max(1, math.ceil(search.k)), atom=atom
-    )
+    search.best_ub = reference_upper_bound(problem, _reference_cells(problem, search.k), atom=atom)
     last = 0.0
     while True:
         if search.history and time_limit is not None and last > budget.left():
@@ -671,12 +696,12 @@ def _refine(
             search.f_up *= 2 * _GROWTH
             continue
         except TimeoutError:
-            search.timed_out(g, time_limit, budget.elapsed())
+            search.timed_out(g, time_limit, budget)
             break
         except SolverError:  # HiGHS failed on this round's LP: keep the best bracket so far
             if search.best_ub is None or search.best_lb is None:
                 raise
-            search.timed_out(g, time_limit, budget.elapsed())
+            search.timed_out(g, time_limit, budget)
             break
         last = time.perf_counter() - r0
         info = search.record(g, ub, lb, budget.elapsed())

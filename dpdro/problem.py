@@ -78,6 +78,20 @@ class Problem:
         """
         return self.loss.grid_interpolation_excess(beta)
 
+    def rounding_allowances(self, beta: float) -> list[tuple[float, float]]:
+        """The pairs (η, e_β(η)) with a finite bound e_β(η) ≥ sup_x (Îc − (1 + η)c)(x)
+        (:meth:`Loss.grid_interpolation_excess`) for η = 0 and η = 10^{−10}, 10^{−9.75}, …, 10^{−1};
+        empty where the randomized-rounding lower bound does not apply.
+
+        For the law q of the rounded noise Y, E c(Y) = E Îc(X) ≤ (1 + η)·E c(X) + e_β(η), so a
+        lower bound D on Σ_j q_j c(jβ) gives E c(X) ≥ (D − e_β(η))/(1 + η) for every such pair
+        (:mod:`dpdro.grid`); η > 0 makes the bound second order in β for losses whose excess grows
+        without bound (|x|^k, k > 2), where the cell infima lose a first-order β·c′/c.
+        """
+        etas = (0.0,) + tuple(10.0 ** (-q / 4.0) for q in range(4, 41))
+        pairs = [(eta, self.loss.grid_interpolation_excess(beta, eta)) for eta in etas]
+        return [(eta, float(e)) for eta, e in pairs if e is not None]
+
     def without_monotonicity(self) -> Problem:
         """The same problem without ``monotone`` (a relaxation: its optimum is at most this
         one's)."""

@@ -8,7 +8,8 @@ runs the default call ``optimal_noise(problem, rel_gap=1e-3, time_limit=20)`` on
 noise is certified again here (exact δ ≤ δ). Printed per point: the certified gap reached, the time
 and the time over the limit; then the count at 0.1%, the median and largest time, and the largest
 overrun of the time limit. Targets: ≥ 29 of 30 at 0.1%, median ≤ 1 s; the time limit
-honoured within 10%. Timings depend on the machine and its load.
+honoured within 10%. Timings depend on the machine and its load: the load average (1, 5, 15 min)
+at the start and the end of the run is printed and stored.
 
 Usage (writes OUT.txt with what is printed and OUT.json with every point)::
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import io
 import math
+import os
 import statistics
 import sys
 import time
@@ -121,6 +123,9 @@ def main(argv=None):
         print(line, flush=True)
         buf.write(line + "\n")
 
+    loads = [os.getloadavg()]
+    start = " ".join(f"{x:.2f}" for x in loads[0])
+    say(f"load average at the start: {start} ({os.cpu_count()} CPUs)")
     say(f"{'#':>3} {'epsilon':>9} {'delta':>9} {'sens':>6} {'loss':<18} {'gap %':>8} "
         f"{'s':>6} {'s/limit':>7} released")
     rows = []
@@ -141,6 +146,8 @@ def main(argv=None):
         f"{statistics.median(times):.2f} s, largest {max(times):.2f} s; largest time over the "
         f"limit {100 * (max(times) / args.time_limit - 1):+.1f}%"
     )
+    loads.append(os.getloadavg())
+    say(f"load average at the end: {' '.join(f'{x:.2f}' for x in loads[1])}")
     if args.out:
         with open(args.out + ".txt", "w") as fh:
             fh.write(buf.getvalue())
@@ -151,6 +158,7 @@ def main(argv=None):
                 rel_gap=args.rel_gap,
                 time_limit=args.time_limit,
                 seed=args.seed,
+                load_average=dict(start=loads[0], end=loads[1]),
                 points=rows,
             ),
         )

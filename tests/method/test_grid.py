@@ -167,13 +167,37 @@ def test_grid_bounds_sandwich_and_tighten(eps, delta, loss):
 
 
 def test_lower_bound_with_cell_infima_for_losses_without_rounding():
-    prob = dpdro.Problem(epsilon=1.0, delta=0.2, loss=dpdro.PowerLoss(3))
-    assert prob.rounding_excess(0.25) is None
+    prob = dpdro.Problem(epsilon=1.0, delta=0.2, loss=lambda x: np.abs(x) ** 3)
+    assert prob.rounding_excess(0.25) is None and prob.rounding_allowances(0.25) == []
     with pytest.raises(ValueError, match="coefficients='rounding' needs"):
         GridLP(prob, 4, 8, "lower", coefficients="rounding")
     lb = grid_lower_bound(prob, 4, 8)
     ub = grid_upper_bound(prob, 4, 12)
     assert 0 < lb.value <= ub.value and lb.coefficients == "infimum"
+
+
+@pytest.mark.parametrize(
+    "eps, delta, sens, k", [(1.0, 0.2, 1.0, 2), (0.2, 1e-4, 1.0, 2), (2.0, 0.01, 7.5, 8)]
+)
+def test_rounding_lower_bound_for_a_power_above_two(eps, delta, sens, k):
+    """|x|³ has no finite interpolation excess, but (D − e_β(η))/(1 + η) is a lower bound: valid
+    (below a released noise's exact loss, and below the same bound on a finer grid's upper bound)
+    and second order in β where the cell infima are first order, so at a coarse grid it closes
+    most of the infima's gap."""
+    prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=sens, loss=dpdro.PowerLoss(3))
+    a = truncated_laplace_half_width(epsilon=eps, delta=delta, sensitivity=sens)
+    L = math.ceil(1.5 * a * k / sens)
+    assert prob.rounding_excess(sens / k) is None and all(
+        eta > 0 for eta, _ in prob.rounding_allowances(sens / k)
+    )
+    rounding = grid_lower_bound(prob, k, L)
+    infimum = GridLP(prob, k, L, "lower", coefficients="infimum")
+    infimum = infimum.dual_bound(infimum.solve().row_duals)
+    ub = grid_upper_bound(prob, 2 * k, math.ceil(2.0 * a * 2 * k / sens))
+    assert rounding.coefficients == "rounding"
+    assert infimum < rounding.value <= ub.value
+    assert ub.noise.expected_loss(prob.loss) <= ub.value
+    assert (ub.value - rounding.value) < 0.5 * (ub.value - infimum)
 
 
 @pytest.mark.parametrize("delta", [1e-9, 1e-12])

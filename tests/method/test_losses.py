@@ -1,5 +1,7 @@
 """Cell averages (upper-bound coefficients) and cell infima (lower-bound coefficients)."""
 
+import math
+
 import numpy as np
 import pytest
 from scipy import integrate
@@ -138,6 +140,22 @@ def test_grid_interpolation_excess_matches_dense_evaluation(loss, beta):
     numeric = _interpolation_excess_numeric(loss, beta)
     assert e >= numeric - 1e-12  # never too small (the bound would be invalid)
     assert e == pytest.approx(max(numeric, 0.0), abs=1e-6 * beta**2 + 1e-12)  # and tight
+
+
+@pytest.mark.parametrize("k, beta, eta", [(3.0, 0.5, 1e-2), (3.0, 0.25, 1e-4), (2.5, 1.0, 1e-3),
+                                           (5.0, 0.1, 1e-3)])
+def test_excess_beyond_a_share_of_the_loss_bounds_a_dense_scan(k, beta, eta):
+    """|x|^k, k > 2: sup(Îc − (1 + η)c) is finite for η > 0 (the excess grows like |x|^{k−2}); the
+    bound is never below a dense scan over everywhere it can be positive, and within 10% of it."""
+    loss = dpdro.PowerLoss(k)
+    e = loss.grid_interpolation_excess(beta, eta)
+    assert loss.grid_interpolation_excess(beta) is None  # η = 0: unbounded
+    reach = 2 * beta * math.sqrt(k * (k - 1) / 8 * 2 ** (k - 2) / eta) + 2 * beta
+    x = np.linspace(0.0, reach, int(reach / beta) * 200 + 1)
+    a = np.floor(x / beta) * beta
+    t = (x - a) / beta
+    numeric = float(np.max((1 - t) * loss(a) + t * loss(a + beta) - (1 + eta) * loss(x)))
+    assert numeric - 1e-12 * max(1.0, abs(numeric)) <= e <= 1.1 * numeric
 
 
 def test_grid_interpolation_excess_closed_forms_and_unavailable():

@@ -142,3 +142,38 @@ def test_first_lower_bound_out_of_time_falls_back_to_a_coarser_grid():
         and res.history[0]["k_lower"] == float(res.lower.k)
     )
     assert dpdro.certify_delta(res.noise, 10.0, 1.0) <= 1e-12
+
+
+def test_time_after_the_refinement_is_kept_within_the_limit(monkeypatch):
+    """Item 3 of issue 28 (time_limit within 10%): a problem solved at Δf = 1 and scaled back
+    refines within the limit less a tenth (at most 2 s), kept for scaling and certifying at Δf;
+    the first lower-bound LP leaves as much for the coarser fallback, which gets only what is left
+    (at least half the reserve again). The mechanism is asserted, not wall time."""
+    seen = []
+    refine = dpdro.optimal._refine
+
+    def recording(problem, rel_gap, time_limit, *args):
+        seen.append((problem.sensitivity, time_limit))
+        return refine(problem, rel_gap, time_limit, *args)
+
+    monkeypatch.setattr(dpdro.optimal, "_refine", recording)
+    prob = dpdro.Problem(epsilon=1.0, delta=1e-3, sensitivity=1000.0, loss=dpdro.PowerLoss(3))
+    res = dpdro.optimal_noise(prob, rel_gap=0.05, time_limit=3.0)
+    assert seen == [(1.0, pytest.approx(2.7))] and res.reached
+    assert dpdro.certify_delta(res.noise, 1.0, 1000.0) <= 1e-3
+
+    limits = []
+    lower = dpdro.optimal.grid_lower_bound
+
+    def first_out_of_time(problem, k, L, *, time_limit=None):
+        limits.append(time_limit)
+        if len(limits) == 1:  # uses all the time it was given
+            time.sleep(time_limit)
+            raise TimeoutError("the lower-bound LP ran out of the time limit")
+        return lower(problem, k, L, time_limit=time_limit)
+
+    monkeypatch.setattr(dpdro.optimal, "grid_lower_bound", first_out_of_time)
+    res = dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=0.2), time_limit=2.0)
+    # the first LP: what was left less the reserve; the fallback: what is left of the reserve
+    assert len(limits) == 2 and limits[0] <= 2.0 - 0.2 and limits[1] <= 0.2
+    assert 0 < res.lower.value <= res.upper.value and len(res.history) == 1
