@@ -248,13 +248,16 @@ _RULES = (
 _SCALE = re.compile(r"(\d+) splits? x (\d+) sims \(paper (\d+) x (\d+)\)")
 
 
-def _is_number(text: str) -> bool:
-    """Whether a ledger cell holds a number (the paper's entry printed as a value)."""
-    try:
-        float(text)
-    except ValueError:
+def _is_statement(value) -> bool:
+    """Whether the paper's entry of a row is a statement in words (a non-empty text that is not a
+    number), not a printed value."""
+    if not isinstance(value, str) or not value.strip():
         return False
-    return True
+    try:
+        float(value)
+    except ValueError:
+        return True
+    return False
 
 
 def classify(row: dict) -> str:
@@ -269,7 +272,7 @@ def classify(row: dict) -> str:
     ``unexplained`` otherwise.
     """
     status = row["status"]
-    if status == "matches" and not _is_number(row.get("paper", "0")):
+    if status == "matches" and _is_statement(row.get("paper")):
         return "consistent (qualitative)"
     if status != "differs":
         return status

@@ -133,6 +133,11 @@ def test_a_match_with_a_statement_is_qualitative():
     assert ledger.classify(statement) == "consistent (qualitative)"
     assert ledger.classify(dict(_d("matches"), paper="0.25")) == "matches"
     assert ledger.classify(dict(_d("differs", "unexplained"), paper="yes")) != "matches"
+    for value in (None, 0.25, ""):
+        assert ledger.classify(dict(_d("matches"), paper=value)) == "matches"
+    row = Row(id="x/a", chapter="nb", location="l", quantity="q", paper=None, ours=1.0,
+              status="matches", scale="exact").as_dict()
+    assert ledger.classify(row) == "matches"
 
 
 def test_paper_item():
