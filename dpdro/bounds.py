@@ -364,8 +364,7 @@ class BoundingLP(PrivacyLP):
             f"P(π, β) is infeasible: the support [{lo:.6g}, {hi:.6g}) (length {hi - lo:.6g}) is "
             "too small "
             f"for (ε, δ) = ({p.epsilon:g}, {p.delta:g}) with Δf = {p.sensitivity:g}. The truncated "
-            "Laplace "
-            f"mechanism needs [-{a:.6g}, {a:.6g}]; "
+            f"Laplace mechanism fits within [-{a:.6g}, {a:.6g}], a support known to suffice; "
             "enlarge the support: more cells L at the same β."
         )
 
