@@ -129,7 +129,8 @@ def leaderboard_figure(rows: list[dict], loss: str, columns: int = 3):
     """Heat maps of the certified gap over the (ε, δ) plane for one loss, drawn at the book's column
     width (6.5 in, text at 10 pt): its mechanisms in rows of ``columns`` panels, every cell ticked
     and every third labelled, a shared
-    logarithmic colour scale across the free slots of the last row (below the panels when there
+    logarithmic colour scale from 1e-3 to 1e2 (values outside drawn at its ends, marked by the
+    colour bar's arrows) across the free slots of the last row (below the panels when there
     are none); cells
     where a mechanism is not (ε, δ)-DP are blank."""
     import matplotlib.pyplot as plt
@@ -169,9 +170,11 @@ def leaderboard_figure(rows: list[dict], loss: str, columns: int = 3):
                 0.1 * first.height,
             )
         )
-        bar = fig.colorbar(image, cax=cax, orientation="horizontal")
+        bar = fig.colorbar(image, cax=cax, orientation="horizontal", extend="both")
     else:
-        bar = fig.colorbar(image, ax=panels, location="bottom", shrink=0.6, aspect=40)
+        bar = fig.colorbar(
+            image, ax=panels, location="bottom", shrink=0.6, aspect=40, extend="both"
+        )
     bar.set_label(f"{LOSS_LABELS.get(loss, loss)}: certified gap E/D − 1", fontsize=10)
     bar.ax.tick_params(labelsize=10)
     return fig

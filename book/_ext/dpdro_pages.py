@@ -18,6 +18,7 @@ from pybtex.plugin import register_plugin
 from pybtex.richtext import Text
 from pybtex.style.formatting.unsrt import Style as _Unsrt
 from pybtex.style.labels import BaseLabelStyle
+from pybtex.style.sorting.author_year_title import SortingStyle as _AuthorYearTitle
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
@@ -57,12 +58,20 @@ class AuthorYearLabels(BaseLabelStyle):
                 yield lab
 
 
+class AuthorYearSorting(_AuthorYearTitle):
+    """Author, year, title, with the braces of a group author ({The OpenDP Project}) ignored."""
+
+    def person_key(self, person):
+        return super().person_key(person).replace("{", "").replace("}", "")
+
+
 class AuthorYearStyle(_Unsrt):
     default_label_style = "dpdro_author_year"
-    default_sorting_style = "author_year_title"
+    default_sorting_style = "dpdro_author_year"
 
 
 register_plugin("pybtex.style.labels", "dpdro_author_year", AuthorYearLabels)
+register_plugin("pybtex.style.sorting", "dpdro_author_year", AuthorYearSorting)
 register_plugin("pybtex.style.formatting", "dpdro_author_year", AuthorYearStyle)
 
 
