@@ -283,7 +283,6 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
                 ),
                 seconds=round(sum(secs), 1) if any(secs) else None,
                 by_computer={c: round(v, 1) for c, v in by_computer.items() if v},
-                computers=_computer_counts([datas[p] for p, pv in items if pv], gpus),
                 pairs=sorted(
                     {
                         (int(pv["n_splits"]), int(pv["n_sims"]))
@@ -298,15 +297,6 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
                 local_changes=dirty,
             )
         )
-    return out
-
-
-def _computer_counts(datas: list[dict], gpus: dict[str, str]) -> dict[str, int]:
-    """``{computer: files}`` (:func:`repro.costs.computer`) over result files."""
-    out: dict[str, int] = {}
-    for d in datas:
-        c = costs.computer(d, gpus)
-        out[c] = out.get(c, 0) + 1
     return out
 
 
@@ -371,17 +361,15 @@ def _scale(pairs: list[tuple[int, int]]) -> str:
     return "; ".join(f"{a:,}\u00a0×\u00a0{b:,}" for a, b in pairs) if pairs else "full"
 
 
-def _by_computer_cells(by_computer: dict[str, float], counts: dict[str, int]) -> tuple[str, str]:
-    """(computer cell, time cell) of a status row: the computers of its files, most files first,
-    and each one's time in the same order; times of different computers are never added."""
-    order = sorted(counts, key=lambda c: (-by_computer.get(c, 0.0), -counts[c], c))
-    label = [("—" if c == costs.NOT_RECORDED else costs.short_computer(c)) for c in order]
-    times = [_nowrap(hms(by_computer[c])) for c in order if by_computer.get(c)]
-    extra = [c for c in by_computer if c not in counts]  # time of a computer no file names
-    label += ["—" if c == costs.NOT_RECORDED else costs.short_computer(c) for c in extra]
-    times += [_nowrap(hms(by_computer[c])) for c in extra]
-    timed = [lab for c, lab in zip([*order, *extra], label, strict=True) if by_computer.get(c)]
-    return (" + ".join(timed or label), " + ".join(times) or "–")
+def _time_on_computers(by_computer: dict[str, float]) -> str:
+    """A status row's computing time, one time per computer, longest first ("9.3 h (2-core CPU);
+    14.8 min (H200 GPU)"; "—" for a computer not recorded): times of different computers are
+    never added."""
+    parts = sorted(((v, c) for c, v in by_computer.items() if v), reverse=True)
+    return "; ".join(
+        f"{_nowrap(hms(v))} ({'—' if c == costs.NOT_RECORDED else costs.short_computer(c)})"
+        for v, c in parts
+    ) or "–"
 
 
 def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str:
@@ -421,16 +409,16 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "The computations the chapters load, computed once and stored with their provenance. One "
         "row per stored result: the chapters that show it; its *scale*, the splits × simulations "
         "of each stored run of Tables 2 and 3, else *full* (the whole computation its chapters "
-        "show, at the settings they state); the date of its latest file; the *computer* its files "
-        "record (the computers are those of {doc}`full_reproduction`; — where a file records "
-        "none); and its *computing time*, what computing it took as its files record it, one time "
-        "per computer ('–' where they record none). A chapter that shows a result takes only its "
+        "show, at the settings they state); the date of its latest file; and its *computing time*, "
+        "what computing it took as its files record it, with the computer in parentheses (the "
+        "computers of {doc}`full_reproduction`; — where a file records none), one time per "
+        "computer ('–' where they record no time). A chapter that shows a result takes only its "
         "own time to run (first table), not the result's computing time. A table merged from "
         "many tasks is counted once, with its tasks. {doc}`full_reproduction` shows how to "
         "recompute each result, with the same times.",
         "",
-        "| result | chapters | scale | latest | computer | computing time |",
-        "|---|---|---|---|---|---:|",
+        "| result | chapters | scale | latest | computing time (computer) |",
+        "|---|---|---|---|---|",
     ]
     rows = []
     for r in result_families(results):
@@ -440,10 +428,9 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
     for _, title, chapters, r in sorted(rows, key=lambda row: row[:2]):
         shown = ", ".join(f"{{doc}}`/notebooks/{c}`" for c in chapters)
         latest = r["dates"].split(" to ")[-1]
-        where, time = _by_computer_cells(r["by_computer"], r["computers"])
         lines.append(
             f"| {_cell(title)} | {shown or '–'} | {_scale(r['pairs'])} "
-            f"| {_nowrap(latest) or '–'} | {where} | {time} |"
+            f"| {_nowrap(latest) or '–'} | {_time_on_computers(r['by_computer'])} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -545,13 +545,17 @@ NOT_RECORDED = "not recorded"
 def computer(data: dict, gpus: dict[str, str] | None = None) -> str:
     """The computer that computed one stored result file, in neutral words, from the file's own
     record: its cores and GPU ("16-core CPU with one NVIDIA H200 GPU", "2-core CPU"), the GPU
-    being the one the file's ``coordinate_descent`` record names, else the one ``gpus``
+    being the one the file's ``coordinate_descent`` record (or a GPU benchmark's ``device``)
+    names, else the one ``gpus``
     (:func:`_gpus_by_platform`) gives for the file's platform (a naïve Bayes task on a computer
     with a GPU records none itself); without a core count the GPU alone ("NVIDIA H100 GPU"),
     else :data:`NOT_RECORDED`."""
     prov = data.get("provenance") or {}
-    device = (data.get("coordinate_descent") or {}).get("device") or (gpus or {}).get(
-        prov.get("platform")
+    bench = data.get("device") if isinstance(data.get("device"), dict) else {}
+    device = (
+        (data.get("coordinate_descent") or {}).get("device")
+        or bench.get("device")  # a GPU benchmark names its device
+        or (gpus or {}).get(prov.get("platform"))
     )
     cores = prov.get("cpu_count")
     if isinstance(cores, int) and cores > 0:
@@ -678,10 +682,11 @@ def seconds_by_computer(root: Path | str = RESULTS) -> dict[str, float]:
 
 def by_computer_text(seconds: dict[str, float]) -> str:
     """``{computer: seconds}`` as "8.6 h on the 2-core CPU and 24.0 min on the H200 GPU", most
-    first; a computer not recorded reads "on a computer not recorded"."""
+    first (each time joined to its unit by a no-break space); a computer not recorded reads "on
+    a computer not recorded"."""
     parts = sorted(seconds.items(), key=lambda kv: -kv[1])
     return _names([
-        f"{hms(s)} " + ("on a computer not recorded" if c == NOT_RECORDED
+        f"{hms_cell(s)} " + ("on a computer not recorded" if c == NOT_RECORDED
                         else f"on the {short_computer(c)}")
         for c, s in parts
     ])
@@ -793,6 +798,8 @@ def computers(root: Path | str = RESULTS) -> list[str]:
         for f in sorted(Path(root).glob(pattern))
     }
     found.discard(NOT_RECORDED)
+    # a file that records only its GPU ran on the computer with cores that has that GPU
+    found = {c for c in found if not any(c != o and o.endswith(f" with one {c}") for o in found)}
 
     def cores(name: str) -> tuple[int, str]:
         head = name.split("-core", 1)[0]

@@ -318,7 +318,7 @@ def test_a_time_cell_of_two_computers_is_not_a_sum():
     assert two == "1.0\u00a0min + 2.0\u00a0h"
     assert costs._times_cell({"a": 60.0}, {"a": 98}) == "1.0\u00a0min"
     assert costs.by_computer_text({"2-core CPU": 7200.0, costs.NOT_RECORDED: 30.0}) == (
-        "2.0 h on the 2-core CPU and 30.0 s on a computer not recorded"
+        "2.0\u00a0h on the 2-core CPU and 30.0\u00a0s on a computer not recorded"
     )
 
 
