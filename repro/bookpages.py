@@ -367,7 +367,8 @@ def _time_on_computers(by_computer: dict[str, float]) -> str:
     never added."""
     parts = sorted(((v, c) for c, v in by_computer.items() if v), reverse=True)
     return "; ".join(
-        f"{_nowrap(hms(v))} ({'—' if c == costs.NOT_RECORDED else costs.short_computer(c)})"
+        f"{_nowrap(hms(v))} "
+        f"({_nowrap('—' if c == costs.NOT_RECORDED else costs.short_computer(c))})"
         for v, c in parts
     ) or "–"
 
