@@ -25,6 +25,7 @@ import itertools
 import json
 from pathlib import Path
 
+from . import costs
 from .costs import hms
 from .landing import write as write_glance
 from .paths import NOTEBOOKS, RESULTS, ROOT
@@ -194,6 +195,7 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
     counted where the tasks are stored."""
     groups: dict[str, list[tuple[Path, dict | None]]] = {}
     merged: set[Path] = set()
+    datas: dict[Path, dict] = {}
     for p in sorted(Path(folder).rglob("*.json")):
         try:
             d = json.loads(p.read_text(encoding="utf-8"))
@@ -202,12 +204,27 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
         prov = d.get("provenance") if isinstance(d, dict) else None
         if prov is None and isinstance(d, dict) and isinstance(d.get("meta"), dict):
             prov = d["meta"].get("provenance", d["meta"])
+        datas[p] = d if isinstance(d, dict) else {}
         rel = p.relative_to(folder)
         command = str(prov.get("command") or "") if isinstance(prov, dict) else ""
         group = _group(rel, command, folder)
         if "--merge-only" in command or (group.startswith("sweep/") and rel.parts[0] != "sweep"):
             merged.add(p)
         groups.setdefault(group, []).append((p, prov))
+    # a stored run of Table 2 or 3 merged from its sweep's tasks (results/ml/tableT_RUN.json with
+    # its datasets) is counted by costs.ml_file_seconds, which covers its tasks' files too
+    runs = {
+        p
+        for p in merged
+        if p.parent == Path(folder) / "ml" and isinstance(datas[p].get("datasets"), dict)
+        and "_" in p.stem
+    }
+    covered = {
+        t
+        for p in runs
+        for t in (Path(folder) / "sweep" / Path(*p.stem.split("_", 1))).rglob("*.json")
+    }
+    gpus = costs._gpus_by_platform(folder)
     out = []
     for group, items in sorted(groups.items()):
         provs = [pv for _, pv in items if isinstance(pv, dict)]
@@ -216,11 +233,18 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
             for pv in provs
             if pv.get("date_utc") or pv.get("date")
         )
-        secs = [
-            float(pv.get("seconds") or pv.get("total_seconds") or 0)
-            for p, pv in items
-            if isinstance(pv, dict) and p not in merged
-        ]
+        by_computer: dict[str, float] = {}
+        for p, pv in items:
+            if not isinstance(pv, dict):
+                continue
+            if p in runs:  # a stored run of Tables 2 and 3: costs.ml_file_seconds counts it
+                for c, v in costs.ml_file_seconds(p, folder).items():
+                    by_computer[c] = by_computer.get(c, 0.0) + v
+            elif p not in merged and p not in covered:
+                c = costs.computer(datas[p], gpus)
+                v = float(pv.get("seconds") or pv.get("total_seconds") or 0)
+                by_computer[c] = by_computer.get(c, 0.0) + v
+        secs = list(by_computer.values())
         commands = sorted(
             {
                 str(pv.get("command") or pv.get("script") or pv.get("generated_by") or "")
@@ -258,6 +282,15 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
                     else ""
                 ),
                 seconds=round(sum(secs), 1) if any(secs) else None,
+                by_computer={c: round(v, 1) for c, v in by_computer.items() if v},
+                pairs=sorted(
+                    {
+                        (int(pv["n_splits"]), int(pv["n_sims"]))
+                        for pv in provs
+                        if isinstance(pv.get("n_splits"), int) and isinstance(pv.get("n_sims"), int)
+                    },
+                    reverse=True,
+                ),
                 commands=commands,
                 commits=commits,
                 scale=scale,
@@ -313,18 +346,48 @@ def _breakable(path: str) -> str:
     return path.replace("/", "/\u200b").replace("_", "_\u200b")
 
 
+def toc_order(toc: Path = ROOT / "_toc.yml") -> list[str]:
+    """The chapters (notebook stems) in the order of the book's table of contents."""
+    import re
+
+    if not toc.is_file():
+        return []
+    return re.findall(r"file:\s*notebooks/(\S+)", toc.read_text(encoding="utf-8"))
+
+
+def _scale(pairs: list[tuple[int, int]]) -> str:
+    """A stored result's scale cell: its runs' splits × simulations, largest first, else "full"
+    (the whole computation its chapters show)."""
+    return "; ".join(f"{a:,}\u00a0×\u00a0{b:,}" for a, b in pairs) if pairs else "full"
+
+
+def _time_on_computers(by_computer: dict[str, float]) -> str:
+    """A status row's computing time, one time per computer, longest first ("9.3 h (2-core CPU);
+    14.8 min (H200 GPU)"; "—" for a computer not recorded): times of different computers are
+    never added."""
+    parts = sorted(((v, c) for c, v in by_computer.items() if v), reverse=True)
+    return "; ".join(
+        f"{_nowrap(hms(v))} "
+        f"({_nowrap('—' if c == costs.NOT_RECORDED else costs.short_computer(c))})"
+        for v, c in parts
+    ) or "–"
+
+
 def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str:
     """The status tables (MyST markdown), from :func:`notebook_runs` and :func:`result_families`:
-    one row per chapter (its time to run) and one per stored result (described by
-    :data:`RESULT_CHAPTERS`, in the order of the chapters that show it, with its computing time)."""
-    runs = notebook_runs(notebooks)
+    one row per chapter in the order of the table of contents (:func:`toc_order`; its time to
+    run) and one per stored result (described by :data:`RESULT_CHAPTERS`, in the order of its
+    main chapter, the first it lists, with its scale, computer and computing time per computer)."""
+    toc = {c: i for i, c in enumerate(toc_order())}
+    runs = sorted(notebook_runs(notebooks), key=lambda r: (toc.get(r["chapter"], len(toc)),
+                                                           r["chapter"]))
     order = {r["chapter"]: i for i, r in enumerate(runs)}
     lines = [
         "## Chapters",
         "",
-        "When the outputs stored with each chapter were computed (UTC) and the chapter's time to "
-        "run: how long executing it took, loading the stored results of the second table and "
-        "recomputing a small part of them.",
+        "When the outputs stored with each chapter were computed (UTC), the chapter's time to "
+        "run (how long executing it took, loading the stored results of the second table and "
+        "recomputing a small part of them) and the errors its stored outputs contain.",
         "",
         "| chapter | computed | time to run | errors |",
         "|---|---|---:|---:|",
@@ -344,32 +407,31 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "",
         "## Stored results",
         "",
-        "The computations at the paper's scale, computed once and stored with their provenance; "
-        "the chapters load them. One row per stored result: the chapters that show it, its files "
-        "(and how many record their provenance), the date of the latest, and its computing time: "
-        "what computing it took, as its files record it ('–' where they record none). A chapter "
-        "that shows a result takes only its own time to run (first table), not the result's "
-        "computing time. A table merged from many tasks records no computing time of its own: "
-        "the tasks' time is in their row, so no computation is counted twice. "
-        "{doc}`full_reproduction` shows how to recompute each of them.",
+        "The computations the chapters load, computed once and stored with their provenance. One "
+        "row per stored result: the chapters that show it; its *scale*, the splits × simulations "
+        "of each stored run of Tables 2 and 3, else *full* (the whole computation its chapters "
+        "show, at the settings they state); the date of its latest file; and its *computing time*, "
+        "what computing it took as its files record it, with the computer in parentheses (the "
+        "computers of {doc}`full_reproduction`; — where a file records none), one time per "
+        "computer ('–' where they record no time). A chapter that shows a result takes only its "
+        "own time to run (first table), not the result's computing time. A table merged from "
+        "many tasks is counted once, with its tasks. {doc}`full_reproduction` shows how to "
+        "recompute each result, with the same times.",
         "",
-        "| result | chapters | files | latest | computing time |",
-        "|---|---|---:|---|---:|",
+        "| result | chapters | scale | latest | computing time (computer) |",
+        "|---|---|---|---|---|",
     ]
     rows = []
     for r in result_families(results):
         title, chapters = RESULT_CHAPTERS.get(r["folder"], (r["folder"], ()))
-        rank = min((order.get(c, len(order)) for c in chapters), default=len(order))
+        rank = order.get(chapters[0], len(order)) if chapters else len(order)  # its main chapter
         rows.append((rank, title, chapters, r))
     for _, title, chapters, r in sorted(rows, key=lambda row: row[:2]):
         shown = ", ".join(f"{{doc}}`/notebooks/{c}`" for c in chapters)
-        files = f"{r['files']}" + (
-            f" ({r['with_provenance']})" if r["with_provenance"] != r["files"] else ""
-        )
         latest = r["dates"].split(" to ")[-1]
         lines.append(
-            f"| {_cell(title)} | {shown or '–'} | {files} | {_nowrap(latest) or '–'} | "
-            f"{_nowrap(hms(r['seconds'])) if r['seconds'] else '–'} |"
+            f"| {_cell(title)} | {shown or '–'} | {_scale(r['pairs'])} "
+            f"| {_nowrap(latest) or '–'} | {_time_on_computers(r['by_computer'])} |"
         )
     return "\n".join(lines) + "\n"
 

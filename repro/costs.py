@@ -28,8 +28,11 @@ Nothing here is typed: every number is read from the result files under ``result
 * :func:`other_costs`: the other results the chapters read (:data:`OTHER_RESULTS`: one script
   each, the runs of Table 2 with the authors' code settings, the layout comparison), with the
   seconds their files record (:func:`result_seconds`); :func:`other_markdown` the page's table.
-* :func:`total_seconds`: the task time of all the stored results of the families;
-  :func:`total_markdown` the page's opening: the hardware and the bottom line.
+* :func:`seconds_by_computer`: the task time of all the stored results of the families, per
+  computer (times of different computers are never added; :func:`by_computer_text`);
+  :func:`total_markdown` the page's opening: the computers and the bottom line.
+* :func:`ml_file_seconds`: one stored run of Tables 2 and 3 per computer, the single source of the
+  times of this page and of the status page (:mod:`repro.bookpages`).
 """
 
 from __future__ import annotations
@@ -51,11 +54,16 @@ __all__ = [
     "gpu_costs_markdown",
     "gpu_split_costs",
     "ml_costs",
+    "ml_costs_by_computer",
+    "ml_file_seconds",
+    "by_computer_text",
+    "computer_label",
+    "seconds_by_computer",
+    "short_computer",
     "ml_progress",
     "ml_split_costs",
     "recorded_seconds",
     "total_markdown",
-    "total_seconds",
     "where_computed",
     "computers",
     "hardware_sentence",
@@ -229,32 +237,20 @@ def _num(x, fmt: str) -> str:
     return "—" if x is None else format(x, fmt)
 
 
-def total_seconds(root: Path | str = RESULTS) -> dict:
-    """The task time of all the stored results of :data:`repro.sweep.FAMILIES`: ``families`` (the
-    summed seconds of every family but Tables 2 and 3, :func:`family_costs`), ``ml`` (Tables 2 and
-    3, every dataset, the (OPT) column included: :func:`ml_costs`) and ``total``."""
-    fams = sum(
-        r["seconds"] or 0.0 for r in family_costs(root) if r["family"] not in ("table2", "table3")
-    )
-    ml = sum(r["seconds"] for table in (2, 3) for r in ml_costs(table, root))
-    return dict(families=fams, ml=ml, total=fams + ml)
-
-
 def total_markdown(root: Path | str = RESULTS) -> str:
     """The page's opening paragraphs (Markdown): the computers the times were measured on
-    (:func:`computers`) and the bottom line, the task time of all the stored results of the
-    families, stated as a single-process sum over those computers."""
+    (:func:`hardware_sentence`) and the bottom line, the task time of all the stored results of
+    the families per computer (:func:`seconds_by_computer`); times of different computers are
+    not added."""
     from . import sweep
 
-    t = total_seconds(root)
     n = len(sweep.FAMILIES)
     return (
         f"{hardware_sentence(root)}\n\n"
-        f"**Bottom line.** Added up, the tasks of the {_word(n)} task families ran for "
-        f"{hms(t['total'])}, each task's own wall-clock time summed: {hms(t['ml'])} for "
-        f"Tables 2 and 3 and {hms(t['families'])} for the other {_word(n - 2)} families. This is "
-        "the work of one process at a time, summed over the computers above; a run on several "
-        "processes, or on a faster computer, takes less wall-clock time.\n"
+        f"**Bottom line.** The tasks of the {_word(n)} task families ran for "
+        f"{by_computer_text(seconds_by_computer(root))}, each task's own wall-clock time summed "
+        "per computer. This is the work of one process at a time; a run on several processes "
+        "takes less wall-clock time.\n"
     )
 
 
@@ -280,51 +276,86 @@ def stored_as_sentence(root: Path | str = RESULTS) -> str:
     )
 
 
+def _family_where(root: Path | str = RESULTS) -> dict[str, str]:
+    """Per task family, its computer column (:func:`computer_label` of :func:`where_computed`):
+    Tables 2 and 3 count their splits over every dataset."""
+    out = {}
+    for fam in where_computed(root):
+        counts: dict[str, int] = {}
+        for _, c in fam["groups"]:
+            for k, v in c.items():
+                counts[k] = counts.get(k, 0) + v
+        out[fam["family"]] = computer_label(counts, fam["unit"])
+    return out
+
+
+def _times_cell(seconds: dict[str, float], counts: dict[str, int]) -> str:
+    """A time cell that never adds times of different computers: the one computer's seconds, or
+    each computer's in the order of :func:`computer_label` ("1.4 h + 45.5 min")."""
+    if len(seconds) <= 1:
+        return hms_cell(sum(seconds.values()) if seconds else None)
+    order = sorted(counts, key=lambda c: -counts[c])
+    return " + ".join(hms_cell(seconds.get(c)) for c in order)
+
+
 def costs_markdown(root: Path | str = RESULTS) -> str:
-    """The cost tables of the full-reproduction page (Markdown, generated)."""
+    """The cost tables of the full-reproduction page (Markdown, generated): every row names its
+    computer, and no sum adds times of different computers (subtotals per computer instead)."""
     fams = family_costs(root)
-    ml_total = {t: sum(r["seconds"] for r in ml_costs(t, root)) for t in (2, 3)}
+    where = _family_where(root)
     lines = [
-        "| family | summed | median | largest | memory |",
-        "| --- | ---: | ---: | ---: | ---: |",
+        "| family | computer | summed | median | largest | memory |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
     ]
     for r in fams:
         largest = "—" if r["largest"] is None else hms_cell(r["largest"][0])
-        summed = ml_total.get(int(r["family"][-1]) if r["family"] in ("table2", "table3") else 0)
-        summed = r["seconds"] if not summed else summed
+        ml = r["family"] in ("table2", "table3")
+        summed = "below" if ml else hms_cell(r["seconds"])
+        computer_cell = "several, below" if ml else where.get(r["family"], "—")
         lines.append(
-            f"| `{r['family']}` | {hms_cell(summed)} "
+            f"| `{r['family']}` | {computer_cell.replace('not recorded', '—')} | {summed} "
             f"| {hms_cell(r['median'])} | {largest} | {_num(r['peak_mb'], '.0f')} MB |".replace(
                 "— MB", "—"
             )
         )
-    lines += ["", stored_as_sentence(root)]
+    lines += ["", stored_as_sentence(root) + " A computer shown as — is not recorded in the "
+              "result's file."]
     settings = {
-        2: "in the paper reading (the default settings of the Table 2 chapter; its runs with the "
-        "authors' code settings are in the table of other results above)",
-        3: "in the paper reading (the only setting of the Table 3 chapter)",
+        2: "with the {doc}`Table 2 chapter's </notebooks/31_naive_bayes>` default settings "
+        "(its *paper reading*; its runs with the authors' code settings are in the table of other "
+        "results above)",
+        3: "with the {doc}`Table 3 chapter's </notebooks/32_coordinate_descent>` only settings "
+        "(its *paper reading*)",
     }
     for table, what in ((2, "naïve Bayes"), (3, "coordinate descent")):
-        setting = settings[table]
         rows = ml_costs(table, root)
         if not rows:
             continue
+        split = {d["dataset"]: d for d in ml_costs_by_computer(table, root)}
         lines += [
             "",
-            f"Table {table} ({what}) at 100 splits × 1,000 simulations, per dataset, {setting}:",
+            f"Table {table} ({what}) at 100 splits × 1,000 simulations, per dataset, "
+            f"{settings[table]}. *Other columns* is the time of every column but (OPT), the "
+            "data-dependent optimal noise, which was computed separately:",
             "",
-            "| dataset | rows | time | of it (OPT) | stored as | memory |",
-            "| --- | ---: | ---: | ---: | --- | ---: |",
+            "| dataset | rows | other columns | computer | (OPT) | computer | memory |",
+            "| --- | ---: | ---: | --- | ---: | --- | ---: |",
         ]
+        subtotal: dict[str, float] = {}
         for r in rows:
-            stored = f"{r['chunks']} tasks" if r["chunks"] else "one file"
+            d = split[r["dataset"]]
+            _add(subtotal, d["main"])
+            _add(subtotal, d["dd"])
+            dd_where = computer_label(d["where_dd"]) if d["where_dd"] else "—"
             lines.append(
-                f"| {r['dataset']} | {_num(r['n'], ',')} | {hms_cell(r['seconds'])} "
-                f"| {hms_cell(r['seconds_dd'])} | {stored} "
+                f"| {r['dataset']} | {_num(r['n'], ',')} "
+                f"| {_times_cell(d['main'], d['where'])} "
+                f"| {computer_label(d['where']).replace('not recorded', '—')} "
+                f"| {hms_cell(r['seconds_dd'])} | {dd_where.replace('not recorded', '—')} "
                 f"| {_num(r['peak_mb'], '.0f')} MB |".replace("— MB", "—")
             )
-        total = sum(r["seconds"] for r in rows)
-        lines += ["", f"Total: {hms(total)} of task time for the {len(rows)} datasets."]
+        lines += ["", f"Task time of the {len(rows)} datasets, per computer: "
+                  f"{by_computer_text(subtotal)}."]
         done = {r["dataset"] for r in rows}
         running = {d: p for d, p in ml_progress(table, root).items() if d not in done}
         if running:
@@ -420,8 +451,21 @@ def gpu_split_costs(root: Path | str = RESULTS) -> dict | None:
         rows = [r for r in split_costs.get(name, []) if r["device"] is None]
         return rows[0]["per_split"] if rows else None
 
+    gpus = _gpus_by_platform(root)
+    folder = Path(root) / "sweep" / "table3" / "paper_100x1000"
+    cpu_computers = {
+        computer(d, gpus)
+        for f in sorted(folder.glob("*/*.json"))
+        if not (d := read_json(f)).get("coordinate_descent", {}).get("device")
+        and (d.get("provenance") or {}).get("seconds") is not None
+    }
     return dict(
         device=bench["device"]["device"],
+        computer=next(
+            (c for c in computers(root) if bench["device"]["device"] in c),
+            f"{bench['device']['device']} GPU",
+        ),
+        cpu_computers=cpu_computers,
         sims=bench["sims"],
         rows=[
             dict(dataset=name, gpu=float(seconds), cpu=cpu(name), n=sizes.get(name))
@@ -445,11 +489,13 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
     if g is None:
         return []
     rows = sorted(g["rows"], key=lambda r: (r["n"] is None, r["n"] or 0, r["dataset"]))
+    cpu_where = "the " + _names(sorted({short_computer(c) for c in g["cpu_computers"]}))
     lines = [
         "",
         f"Table 3 on a GPU: seconds per paper-scale split ({g['sims']:,} simulations of the six "
-        f"mechanisms) of one process alone on one {g['device']} GPU, per dataset, smallest "
-        "first; next to them, the median per split of the stored tasks that ran the CPU kernel:",
+        f"mechanisms) of one process alone on the {short_computer(g['computer'])}, per dataset, "
+        "smallest first; next to them, the median per split of the stored tasks that ran the CPU "
+        f"kernel, on {cpu_where}:",
         "",
         "| dataset | rows | GPU | CPU kernel |",
         "| --- | ---: | ---: | ---: |",
@@ -463,24 +509,26 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
     text = []
     if slower:
         text.append(
-            f"The GPU is slower than the CPU kernel on {_names([r['dataset'] for r in slower])} "
-            f"({_names([_num(r['n'], ',') for r in slower])} rows): on small datasets a kernel "
-            "call does too little work to make up for the GPU's fixed cost per call."
+            f"The GPU is slower than the CPU kernel on {_names([r['dataset'] for r in slower])}; "
+            "the number of rows alone does not predict where it pays."
         )
     fast = sorted((r for r in timed if r["gpu"] < r["cpu"]), key=lambda r: r["gpu"] / r["cpu"])
     if fast:
         text.append(
-            "It pays most on the largest datasets: "
-            + _names([f"{fast[0]['cpu'] / fast[0]['gpu']:.0f} times faster per split on "
-                      f"{fast[0]['dataset']}"]
-                     + [f"{r['cpu'] / r['gpu']:.0f} times on {r['dataset']}" for r in fast[1:2]])
+            "It pays most on "
+            + _names([f"{fast[0]['dataset']} ({fast[0]['cpu'] / fast[0]['gpu']:.0f} times "
+                      "faster per split)"]
+                     + [f"{r['dataset']} ({r['cpu'] / r['gpu']:.0f} times)" for r in fast[1:2]])
             + "."
         )
     k = g["kernel"]
     if k:
         text.append(
-            f"On a single kernel call (adult, the GN mechanism, {g['sims']:,} simulations, "
-            f"T = 5), measured in one run, the GPU took {k['cupy']:.2g} s and one CPU thread "
+            "On a single kernel call (adult, the classical Gaussian mechanism GN, "
+            f"{g['sims']:,} simulations, T = 5 iterations of coordinate descent, not Section "
+            "5.3's 100; see "
+            "{doc}`Table 3 </notebooks/32_coordinate_descent>`), measured in one run on the "
+            f"{short_computer(g['computer'])}, the GPU took {k['cupy']:.2g} s and one CPU thread "
             f"{k['numba']:.2g} s, {k['numba'] / k['cupy']:.0f} times faster; that ratio is one "
             "call on the largest dataset, not the speed-up of every split "
             "(`scripts/benchmark_pcd_gpu.py`)."
@@ -497,18 +545,151 @@ NOT_RECORDED = "not recorded"
 def computer(data: dict, gpus: dict[str, str] | None = None) -> str:
     """The computer that computed one stored result file, in neutral words, from the file's own
     record: its cores and GPU ("16-core CPU with one NVIDIA H200 GPU", "2-core CPU"), the GPU
-    being the one the file's ``coordinate_descent`` record names, else the one ``gpus``
+    being the one the file's ``coordinate_descent`` record (or a GPU benchmark's ``device``)
+    names, else the one ``gpus``
     (:func:`_gpus_by_platform`) gives for the file's platform (a naïve Bayes task on a computer
     with a GPU records none itself); without a core count the GPU alone ("NVIDIA H100 GPU"),
     else :data:`NOT_RECORDED`."""
     prov = data.get("provenance") or {}
-    device = (data.get("coordinate_descent") or {}).get("device") or (gpus or {}).get(
-        prov.get("platform")
+    bench = data.get("device") if isinstance(data.get("device"), dict) else {}
+    device = (
+        (data.get("coordinate_descent") or {}).get("device")
+        or bench.get("device")  # a GPU benchmark names its device
+        or (gpus or {}).get(prov.get("platform"))
     )
     cores = prov.get("cpu_count")
     if isinstance(cores, int) and cores > 0:
         return f"{cores}-core CPU" + (f" with one {device} GPU" if device else "")
     return f"{device} GPU" if device else NOT_RECORDED
+
+
+def short_computer(name: str) -> str:
+    """A :func:`computer` name as a table's short label: "2-core CPU" stays, a computer with a GPU
+    is named by its GPU model ("16-core CPU with one NVIDIA H100 80GB HBM3 GPU" -> "H100 GPU")."""
+    if " with one " in name or name.endswith(" GPU"):
+        model = name.split(" with one ", 1)[-1].removesuffix(" GPU")
+        return f"{model.split()[1] if model.startswith('NVIDIA ') else model} GPU"
+    return name
+
+
+def computer_label(counts: dict[str, int], unit: str = "splits") -> str:
+    """``{computer: count}`` as a short cell: the one computer's label, or the counts per computer
+    ("H100 GPU 98 + 2-core CPU 2 splits"), most first."""
+    if len(counts) == 1:
+        return short_computer(next(iter(counts)))
+    parts = sorted(counts.items(), key=lambda kv: -kv[1])
+    return " + ".join(f"{short_computer(c)} {n:,}" for c, n in parts) + f" {unit}"
+
+
+def _seconds_by(files, gpus: dict[str, str]) -> dict[str, float]:
+    """``{computer: summed provenance seconds}`` over result files (:func:`computer` of each)."""
+    out: dict[str, float] = {}
+    for f in sorted(files):
+        data = read_json(f)
+        seconds = (data.get("provenance") or {}).get("seconds")
+        if isinstance(seconds, (int, float)):
+            where = computer(data, gpus)
+            out[where] = out.get(where, 0.0) + float(seconds)
+    return out
+
+
+def _add(into: dict[str, float], more: dict[str, float]) -> dict[str, float]:
+    for k, v in more.items():
+        into[k] = into.get(k, 0.0) + v
+    return into
+
+
+def ml_costs_by_computer(table: int, root: Path | str = RESULTS) -> list[dict]:
+    """Per dataset of :func:`ml_costs` (same order): ``dataset``, ``main`` and ``dd``, each
+    ``{computer: seconds}``: the columns other than (OPT) (its per-task files, else the row's
+    ``seconds`` under :data:`NOT_RECORDED`) and the separately computed (OPT) column (its files
+    under ``dd_only/``, else :data:`NOT_RECORDED`; empty when not recomputed); ``where`` and
+    ``where_dd``, ``{computer: splits}`` of the same files."""
+    from .ml_tables import result_path
+
+    path = result_path(table, "paper", 100, 1000, root)
+    if not path.is_file():
+        return []
+    rows = read_json(path)["datasets"]
+    gpus = _gpus_by_platform(root)
+    folder = Path(root) / "sweep" / f"table{table}" / "paper_100x1000"
+    out = []
+    for r in ml_costs(table, root):
+        name = r["dataset"]
+        main_seconds = r["seconds"] - (r["seconds_dd"] or 0.0)
+        files = sorted((folder / name).glob("*.json"))
+        main = _seconds_by(files, gpus) if r["chunks"] else {NOT_RECORDED: main_seconds}
+        where = _splits_by(files, lambda x: computer(x, gpus)) or {NOT_RECORDED: 100}
+        dd_files = sorted((folder / name / "dd_only").glob("*.json"))
+        dd: dict[str, float] = {}
+        where_dd: dict[str, int] = {}
+        if rows[name].get("seconds_dd") is not None:
+            where_dd = _splits_by(dd_files, lambda x: computer(x, gpus)) or {NOT_RECORDED: 100}
+            if len(where_dd) == 1:
+                dd = {next(iter(where_dd)): float(rows[name]["seconds_dd"])}
+            else:
+                dd = _seconds_by(dd_files, gpus)
+        out.append(dict(dataset=name, main=main, dd=dd, where=where, where_dd=where_dd))
+    return out
+
+
+def ml_file_seconds(path: Path | str, root: Path | str = RESULTS) -> dict[str, float]:
+    """``{computer: seconds}`` of one stored run of Tables 2 and 3 (``results/ml/tableT_RUN.json``):
+    the paper-scale run as :func:`ml_costs_by_computer` counts it (the page's per-dataset
+    tables); any other run, its per-task files under ``results/sweep/tableT/RUN/`` (the (OPT)
+    column computed separately) plus the rest of :func:`result_seconds` under the file's own
+    computer. The single source of both the cost page's and the status page's times."""
+    path = Path(path)
+    fam, run = path.stem.split("_", 1)
+    if run == "paper_100x1000":
+        out: dict[str, float] = {}
+        for d in ml_costs_by_computer(int(fam[-1]), root):
+            _add(out, d["main"])
+            _add(out, d["dd"])
+        return out
+    gpus = _gpus_by_platform(root)
+    data = read_json(path)
+    tasks = _seconds_by((Path(root) / "sweep" / fam / run).glob("**/*.json"), gpus)
+    rest = (result_seconds(data) or 0.0) - sum(tasks.values())
+    return _add({computer(data, gpus): rest} if rest > 0 else {}, tasks)
+
+
+def seconds_by_computer(root: Path | str = RESULTS) -> dict[str, float]:
+    """The task time of all the stored results of :data:`repro.sweep.FAMILIES`, per computer
+    (:func:`computer`): each family's tasks, Tables 2 and 3 per dataset with their (OPT) columns
+    (:func:`ml_costs_by_computer`), a family stored in one file under that file's computer."""
+    from . import sweep
+
+    gpus = _gpus_by_platform(root)
+    out: dict[str, float] = {}
+    for r in family_costs(root):
+        name = r["family"]
+        if name in ("table2", "table3"):
+            for d in ml_costs_by_computer(int(name[-1]), root):
+                _add(out, d["main"])
+                _add(out, d["dd"])
+        elif r["source"] == "per-task files":
+            files = [t for t in sweep.family(name).tasks(root, "paper", {})]
+            for t in files:
+                res = sweep.load_result(t)
+                secs = ((res or {}).get("provenance") or {}).get("seconds")
+                if isinstance(secs, (int, float)):
+                    _add(out, {computer(res, gpus): float(secs)})
+        elif r["source"]:
+            _add(out, {computer(read_json(Path(root) / r["source"]), gpus): r["seconds"] or 0.0})
+    return out
+
+
+def by_computer_text(seconds: dict[str, float]) -> str:
+    """``{computer: seconds}`` as "8.6 h on the 2-core CPU and 24.0 min on the H200 GPU", most
+    first (each time joined to its unit by a no-break space); a computer not recorded reads "on
+    a computer not recorded"."""
+    parts = sorted(seconds.items(), key=lambda kv: -kv[1])
+    return _names([
+        f"{hms_cell(s)} " + ("on a computer not recorded" if c == NOT_RECORDED
+                        else f"on the {short_computer(c)}")
+        for c, s in parts
+    ])
 
 
 def _splits_by(files, describe) -> dict[str, int]:
@@ -617,6 +798,8 @@ def computers(root: Path | str = RESULTS) -> list[str]:
         for f in sorted(Path(root).glob(pattern))
     }
     found.discard(NOT_RECORDED)
+    # a file that records only its GPU ran on the computer with cores that has that GPU
+    found = {c for c in found if not any(c != o and o.endswith(f" with one {c}") for o in found)}
 
     def cores(name: str) -> tuple[int, str]:
         head = name.split("-core", 1)[0]
@@ -626,14 +809,21 @@ def computers(root: Path | str = RESULTS) -> list[str]:
 
 
 def hardware_sentence(root: Path | str = RESULTS) -> str:
-    """The page's one statement of the reference hardware (Markdown), from :func:`computers`."""
-    names = [f"a {c}" for c in computers(root)]
+    """The page's one statement of the computers (Markdown), from :func:`computers`: each one's
+    short label (:func:`short_computer`, the tables' *computer* column) and what it is."""
+    names = computers(root)
     if not names:
         return ""
+    defs = [
+        f"*{short_computer(c)}*, "
+        + (f"a computer with {c.split('-core')[0]} processor cores and no GPU"
+           if c.endswith("-core CPU") else f"a {c}")
+        for c in names
+    ]
     return (
-        f"Times were measured on {_word(len(names))} computer{'s' * (len(names) > 1)}"
-        f": {_names(names)}. Each result file records the computer that produced it; times are "
-        "comparable only within one computer."
+        f"Times were measured on {_word(len(names))} computer{'s' * (len(names) > 1)}, named in "
+        f"the *computer* column of the tables below: {'; '.join(defs)}. Times are comparable "
+        "only within one computer, and no sum on this page adds times of different computers."
     )
 
 
@@ -645,23 +835,23 @@ OTHER_RESULTS = (
      "{doc}`Where it pays </notebooks/07_where_it_pays>`"),
     ("`run_crossover.py`", "`composition/crossover/`", "composition/crossover/*.json",
      "{doc}`Composition </notebooks/06_composition>`"),
-    ("`benchmark_data_dependent.py`", "`benchmarks/` `data_dependent.json`",
+    ("`benchmark_data_dependent.py`", "`benchmarks/data_dependent.json`",
      "benchmarks/data_dependent.json", "{doc}`Figure 3 </notebooks/23_figure3>`"),
     ("`findings_corollary1.py`", "`findings/corollary1.json`, `counterexamples/`",
      "findings/corollary1.json", "{doc}`Findings </notebooks/91_findings>`"),
-    ("`findings_eps5.py`", "`findings/` `eps5_cell_infimum.json`",
+    ("`findings_eps5.py`", "`findings/eps5_cell_infimum.json`",
      "findings/eps5_cell_infimum.json", "{doc}`Findings </notebooks/91_findings>`"),
     ("`benchmark_pcd.py`", "`ml/benchmark_pcd.json`", "ml/benchmark_pcd.json",
      "{doc}`Table 3 </notebooks/32_coordinate_descent>`"),
     ("`benchmark_pcd_gpu.py`", "`benchmarks/pcd_gpu.json`", "benchmarks/pcd_gpu.json",
      "this page"),
     ("`sweep.py table2 --variant authors --splits 100 --sims 1000 --datasets D`",
-     "`ml/` `table2_authors_100x1000.json`", "ml/table2_authors_100x1000.json",
+     "`ml/table2_authors_100x1000.json`", "ml/table2_authors_100x1000.json",
      "{doc}`Table 2 </notebooks/31_naive_bayes>`"),
     ("`sweep.py table2 --variant authors --splits 20 --sims 200`",
-     "`ml/` `table2_authors_20x200.json`", "ml/table2_authors_20x200.json",
+     "`ml/table2_authors_20x200.json`", "ml/table2_authors_20x200.json",
      "{doc}`Table 2 </notebooks/31_naive_bayes>`"),
-    ("`repro.ml_tables.` `nb_layout_comparison`", "`ml/` `table2_layouts_10x100.json`",
+    ("`repro.ml_tables.nb_layout_comparison`", "`ml/table2_layouts_10x100.json`",
      "ml/table2_layouts_10x100.json", "{doc}`Table 2 </notebooks/31_naive_bayes>`"),
 )
 
@@ -684,7 +874,11 @@ def other_costs(root: Path | str = RESULTS) -> list[dict]:
     """One dict per entry of :data:`OTHER_RESULTS` whose files are stored: ``command``,
     ``writes``, ``reader``, ``files`` (how many), ``seconds``, the sum of
     :func:`result_seconds` over its files (``None`` if any file records none), and ``datasets``,
-    the datasets its files hold (Tables 2 and 3; else empty)."""
+    the datasets its files hold (Tables 2 and 3; else empty), ``where``, ``{computer: files}``
+    over its files and the per-task files of its run under ``results/sweep/`` (the (OPT) column
+    of Table 2's runs, computed separately), ``task_folder`` (the parts of that folder, or
+    ``None``) and ``task_seconds`` (their summed seconds, included in ``seconds``)."""
+    gpus = _gpus_by_platform(root)
     out = []
     for command, writes, pattern, reader in OTHER_RESULTS:
         files = sorted(Path(root).glob(pattern))
@@ -692,6 +886,19 @@ def other_costs(root: Path | str = RESULTS) -> list[dict]:
             continue
         data = [read_json(f) for f in files]
         secs = [result_seconds(d) for d in data]
+        task_files = [
+            t
+            for f in files
+            if f.parent.name == "ml" and "_" in f.stem
+            for t in sorted(
+                (Path(root) / "sweep" / f.stem.split("_", 1)[0] / f.stem.split("_", 1)[1])
+                .glob("**/*.json")
+            )
+        ]
+        where: dict[str, int] = {}
+        for d in [*data, *(read_json(t) for t in task_files)]:
+            c = computer(d, gpus)
+            where[c] = where.get(c, 0) + 1
         out.append(
             dict(
                 command=command,
@@ -700,6 +907,11 @@ def other_costs(root: Path | str = RESULTS) -> list[dict]:
                 files=len(files),
                 seconds=None if None in secs else sum(secs),
                 datasets=[n for d in data for n in d.get("datasets") or {}],
+                where=where,
+                task_folder=(
+                    task_files[0].relative_to(root).parts[:3] if task_files else None
+                ),
+                task_seconds=sum(_seconds_by(task_files, gpus).values()) if task_files else None,
             )
         )
     return out
@@ -707,21 +919,37 @@ def other_costs(root: Path | str = RESULTS) -> list[dict]:
 
 def other_markdown(root: Path | str = RESULTS) -> str:
     """The page's table of the other results the chapters read (Markdown): what computes each,
-    what it writes, its recorded wall-clock time (:func:`other_costs`) and who reads it, then
-    which of them record no time of their own."""
+    what it writes, the computer, its recorded wall-clock time (:func:`other_costs`) and who reads
+    it; then which datasets ``D`` is, how the (OPT) column's per-task files add up, and which
+    results record no time of their own."""
     rows = other_costs(root)
     lines = [
-        "| command: what it writes, under `results/` | time | read by |",
-        "| --- | ---: | --- |",
+        "| command: what it writes, under `results/` | computer | time | read by |",
+        "| --- | --- | ---: | --- |",
         *(
-            f"| {r['command']}: {r['writes']} | {hms_cell(r['seconds'])} | {r['reader']} |"
+            f"| {r['command']}: {r['writes']} "
+            f"| {computer_label(r['where'], 'files').replace(NOT_RECORDED, '—')} "
+            f"| {hms_cell(r['seconds'])} | {r['reader']} |"
             for r in rows
         ),
     ]
     notes = ["The time column sums the wall-clock seconds each result file records."]
     for r in rows:
         if "--datasets D" in r["command"] and r["datasets"]:
-            notes.append(f"With `--datasets D`, {r['writes']} holds {_names(r['datasets'])}.")
+            notes.append(f"In `--datasets D`, D is {_names(r['datasets'])} ({r['writes']}).")
+    split = [r for r in rows if r["task_seconds"] is not None and r["seconds"] is not None]
+    if split:
+        notes.append(
+            "In "
+            + _names([r["writes"] for r in split])
+            + ", the (OPT) column was computed separately, one file per task under "
+            + _names([f"`results/{'/'.join(r['task_folder'])}/`" for r in split])
+            + " ("
+            + _names([hms(r["task_seconds"]) for r in split])
+            + "); the rest of each time ("
+            + _names([hms(r["seconds"] - r["task_seconds"]) for r in split])
+            + ") is the other columns' seconds stored in the result file."
+        )
     untimed = [r["command"] for r in rows if r["seconds"] is None]
     if untimed:
         notes.append(

@@ -171,7 +171,10 @@ def test_the_gpu_table_comes_from_the_benchmark_and_the_task_files():
     assert g["device"] == bench["device"]["device"]
     assert {r["dataset"]: r["gpu"] for r in g["rows"]} == bench["per_split_seconds"]
     md = costs.costs_markdown()
-    assert f"one process alone on one {bench['device']['device']} GPU" in md
+    # the GPU named by its short label, the computer of the hardware sentence that holds it
+    assert bench["device"]["device"] in g["computer"]
+    assert f"one process alone on the {costs.short_computer(g['computer'])}," in md
+    assert costs.short_computer(g["computer"]) in costs.hardware_sentence()
     for r in g["rows"]:
         files = _task_files(3, r["dataset"])
         cpu = [
@@ -224,8 +227,13 @@ def test_where_computed_counts_the_splits_of_every_task_file(tmp_path):
     }
     assert costs.computers(tmp_path) == ["GPU X GPU", "2-core CPU"]
     assert costs.hardware_sentence(tmp_path).startswith(
-        "Times were measured on two computers: a GPU X GPU and a 2-core CPU."
+        "Times were measured on two computers, named in the *computer* column of the tables "
+        "below: *GPU X GPU*, a GPU X GPU; *2-core CPU*, a computer with 2 processor cores and "
+        "no GPU."
     )
+    # the adult row names both computers, most splits first, and never adds their times
+    assert costs.computer_label(dict(fam["groups"])["adult"]) == "GPU X GPU 3 + 2-core CPU 2 splits"
+    assert costs.short_computer("16-core CPU with one NVIDIA H100 80GB HBM3 GPU") == "H100 GPU"
 
 
 def test_the_hardware_sentence_names_every_recorded_computer():
@@ -247,7 +255,8 @@ def test_the_hardware_sentence_names_every_recorded_computer():
     found.discard(costs.NOT_RECORDED)
     assert found and found <= set(costs.computers())
     for c in costs.computers():
-        assert f"a {c}" in sentence
+        assert f"*{costs.short_computer(c)}*, a " in sentence
+        assert c in sentence or c == costs.short_computer(c)
     assert sentence in costs.total_markdown()
 
 
@@ -276,24 +285,41 @@ def test_the_opt_recomputation_is_counted_where_costs_are_stated():
             assert per_dataset[name]["seconds_dd"] == r["seconds"]
 
 
-def test_the_bottom_line_adds_up_the_family_table_and_says_it_mixes_computers():
-    """The page's total is the families' summed seconds, with Tables 2 and 3 per dataset (the
-    datasets stored as one file and the (OPT) column included), read from the stored files, and
-    it says that the sum is over several computers."""
-    t = costs.total_seconds()
+def test_the_bottom_line_gives_one_subtotal_per_computer_and_adds_up():
+    """The page's bottom line is the families' summed seconds per computer: together they are the
+    other families' summed seconds plus Tables 2 and 3 per dataset (the datasets stored as one
+    file and the (OPT) column included), read from the stored files; no time of the page adds
+    different computers' seconds."""
+    by = costs.seconds_by_computer()
     fams = {r["family"]: r for r in costs.family_costs()}
     others = sum(r["seconds"] or 0.0 for n, r in fams.items() if n not in ("table2", "table3"))
     ml = sum(r["seconds"] for table in (2, 3) for r in costs.ml_costs(table))
-    assert t["families"] == pytest.approx(others) and t["ml"] == pytest.approx(ml)
-    assert t["total"] == pytest.approx(others + ml) and t["total"] > 0
+    assert sum(by.values()) == pytest.approx(others + ml) and set(by) - {costs.NOT_RECORDED} <= set(
+        costs.computers()
+    )
+    assert costs.by_computer_text(by) in costs.total_markdown()
     md = costs.costs_markdown()
     for table in (2, 3):
-        summed = sum(r["seconds"] for r in costs.ml_costs(table))
-        assert re.search(rf"\| `table{table}` \| {re.escape(costs.hms_cell(summed))} \|", md)
-    total = costs.total_markdown()
-    assert f"ran for {costs.hms(t['total'])}, each task's own wall-clock time summed" in total
-    if len(costs.computers()) > 1:
-        assert "summed over the computers above" in total
+        assert re.search(rf"\| `table{table}` \| several, below \| below \|", md)
+        per = costs.ml_costs_by_computer(table)
+        for r in costs.ml_costs(table):
+            d = next(x for x in per if x["dataset"] == r["dataset"])
+            assert sum(d["main"].values()) + sum(d["dd"].values()) == pytest.approx(r["seconds"])
+        sub: dict = {}
+        for d in per:
+            for part in (d["main"], d["dd"]):
+                for c, v in part.items():
+                    sub[c] = sub.get(c, 0.0) + v
+        assert f"per computer: {costs.by_computer_text(sub)}." in md
+
+
+def test_a_time_cell_of_two_computers_is_not_a_sum():
+    two = costs._times_cell({"a": 60.0, "b": 7200.0}, {"a": 98, "b": 2})
+    assert two == "1.0\u00a0min + 2.0\u00a0h"
+    assert costs._times_cell({"a": 60.0}, {"a": 98}) == "1.0\u00a0min"
+    assert costs.by_computer_text({"2-core CPU": 7200.0, costs.NOT_RECORDED: 30.0}) == (
+        "2.0\u00a0h on the 2-core CPU and 30.0\u00a0s on a computer not recorded"
+    )
 
 
 def test_the_stored_as_sentence_names_every_file_kept_whole():
@@ -322,9 +348,10 @@ def test_the_other_results_are_costed_from_their_files(tmp_path):
     assert rows["`where_it_pays.json`"]["seconds"] == 90.0
     assert rows["`composition/crossover/`"]["seconds"] == 3.5
     assert rows["`composition/crossover/`"]["files"] == 2
-    assert rows["`ml/` `table2_authors_20x200.json`"]["seconds"] == 16.0
+    assert rows["`ml/table2_authors_20x200.json`"]["seconds"] == 16.0
     assert rows["`benchmarks/pcd_gpu.json`"]["seconds"] is None
     md = costs.other_markdown(tmp_path)
+    assert "| `where_it_pays.py`: `where_it_pays.json` | 2-core CPU | 1.5\u00a0min |" in md
     assert "| 1.5\u00a0min |" in md and "| 3.5\u00a0s |" in md and "| 16.0\u00a0s |" in md
     assert "`benchmark_pcd_gpu.py` record the times they measure" in md
 
@@ -336,5 +363,7 @@ def test_every_other_result_the_chapters_read_is_on_the_page():
     page = (ROOT / "book" / "full_reproduction.md").read_text(encoding="utf-8")
     assert "_generated/costs_other.md" in page
     for r in costs.other_costs():
-        assert f"| {r['command']}: {r['writes']} | {costs.hms_cell(r['seconds'])} |" in md
+        where = costs.computer_label(r["where"], "files").replace(costs.NOT_RECORDED, "—")
+        assert f"| {r['command']}: {r['writes']} | {where} | {costs.hms_cell(r['seconds'])} |" in md
+        assert "` `" not in r["writes"]  # a path is one code span
     assert len(costs.other_costs()) == len(costs.OTHER_RESULTS)

@@ -53,7 +53,7 @@ def test_status_pages_are_generated_from_stored_notebooks(tmp_path):
     # dates and times stay on one line (no-break hyphens and spaces)
     assert "| {doc}`/notebooks/01_a` | 2026\u201101\u201101\u00a010:00 | 12.5\u00a0s | 0 |" in md
     # no code-history column and no commit hash; the time stays on one line
-    assert "| x | – | 2 | 2026\u201101\u201102 | 3.0\u00a0s |" in md and "abcdef" not in md
+    assert "| x | – | full | 2026\u201101\u201102 | 3.0\u00a0s (—) |" in md and "abcdef" not in md
     assert "| code |" not in md
 
 
@@ -71,6 +71,37 @@ def test_a_table_merged_from_sweep_tasks_is_counted_with_them_once(tmp_path):
     (res / "ml" / "other.json").write_text(json.dumps({"provenance": {"seconds": 5}}))
     rows = {r["folder"]: (r["files"], r["seconds"]) for r in bookpages.result_families(res)}
     assert rows == {"sweep/t2": (2, 60.0), "sweep/t3": (2, 60.0), "ml": (1, 5.0)}
+
+
+def test_status_rows_follow_the_table_of_contents_and_give_scale_and_computer():
+    """The chapter rows in the order of _toc.yml; a stored run of Table 2 or 3 gives its splits ×
+    simulations; its time per computer is the cost page's (repro.costs.ml_file_seconds) for every
+    stored run of the family, so the two pages agree."""
+    from repro import costs
+
+    md = bookpages.status_markdown()
+    toc = bookpages.toc_order()
+    shown = [c for c in toc if f"{{doc}}`/notebooks/{c}` |" in md.split("## Stored results")[0]]
+    assert shown and shown == [c for c in toc if (bookpages.NOTEBOOKS / f"{c}.ipynb").is_file()]
+    rows = {r["folder"]: r for r in bookpages.result_families()}
+    for table in (2, 3):
+        r = rows[f"sweep/table{table}"]
+        assert (100, 1000) in r["pairs"] and "100\u00a0×\u00a01,000" in md
+        expected: dict = {}
+        for f in sorted((bookpages.RESULTS / "ml").glob(f"table{table}_*.json")):
+            if f"sweep/table{table}" == bookpages._group(
+                f.relative_to(bookpages.RESULTS),
+                str(json.loads(f.read_text())["provenance"].get("command", "")),
+            ):
+                for c, v in costs.ml_file_seconds(f).items():
+                    expected[c] = expected.get(c, 0.0) + v
+        assert r["by_computer"] == {c: pytest.approx(v, abs=0.1) for c, v in expected.items()}
+        paper = costs.ml_file_seconds(
+            bookpages.RESULTS / "ml" / f"table{table}_paper_100x1000.json"
+        )
+        assert sum(paper.values()) == pytest.approx(
+            sum(x["seconds"] for x in costs.ml_costs(table))
+        )
 
 
 def test_every_stored_result_names_the_chapters_that_show_it():
