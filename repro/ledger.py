@@ -62,9 +62,9 @@ from pathlib import Path
 
 from .paths import LEDGER as LEDGER_PATH
 
-__all__ = ["CATEGORIES", "CATEGORY_COLOURS", "COLUMNS", "DERIVED", "STATUSES", "LEDGER_PATH", "Row",
-           "category_counts", "classify", "compare", "counted", "paper_item", "record", "load",
-           "status_counts"]
+__all__ = ["CATEGORIES", "CATEGORY_COLOURS", "COLUMNS", "DERIVED", "ITEMS", "STATUSES",
+           "LEDGER_PATH", "Row", "category_counts", "classify", "compare", "counted", "paper_item",
+           "record", "load", "status_counts"]
 
 COLUMNS = ("id", "chapter", "location", "quantity", "paper", "ours", "deviation", "status", "scale", "explanation")
 STATUSES = ("matches", "differs", "not reproducible here")
@@ -287,15 +287,26 @@ def classify(row: dict) -> str:
     return "unexplained"
 
 
+# id prefix -> paper item, in the order of the paper (a longer prefix before a shorter one)
 _ITEMS = (
-    ("21_example1", "Example 1"), ("22_tables/table1/", "Table 1"), ("22_tables/table4/", "Table 4"),
-    ("22_tables/table5/", "Table 5"), ("22_tables/table6/", "Table 6"), ("22_tables", "Section 5.1 (text)"),
-    ("23_figure3", "Figure 3"), ("24_figures4_5/monotone", "Figure 4"),
-    ("24_figures4_5/intervals", "Figure 5"), ("25_github_appendix", "GitHub appendix"), ("31_naive_bayes", "Table 2"),
-    ("32_coordinate_descent", "Table 3"), ("41_purification", "Related: purification (Lin et al.)"),
+    ("21_example1", "Example 1"),
+    ("22_tables/table1/", "Table 1"),
+    ("22_tables/table4/", "Table 4"),
+    ("22_tables/table5/", "Table 5"),
+    ("22_tables/table6/", "Table 6"),
+    ("22_tables", "Section 5.1 (text)"),
+    ("23_figure3", "Figure 3"),
+    ("24_figures4_5/monotone", "Figure 4"),
+    ("24_figures4_5/intervals", "Figure 5"),
+    ("25_github_appendix", "GitHub appendix"),
+    ("31_naive_bayes", "Table 2"),
+    ("32_coordinate_descent", "Table 3"),
+    ("41_purification", "Related: purification (Lin et al.)"),
     ("42_private_lp", "Related: private LP (Muñoz Medina et al.)"),
     ("43_multiple_selections", "Related: multiple selections (Goel et al.)"),
 )
+#: The paper items of :func:`paper_item`, in the order of the paper (the book's tables list them so).
+ITEMS = tuple(dict.fromkeys(item for _, item in _ITEMS))
 
 
 def paper_item(row: dict) -> str:

@@ -146,6 +146,17 @@ def test_paper_item():
     assert ledger.paper_item(_d(i="31_naive_bayes/table2/adult/in/OPT")) == "Table 2"
 
 
+def test_items_in_paper_order():
+    """ITEMS lists every item once, Figures 4 and 5 right after Figure 3 and before Table 2."""
+    items = list(ledger.ITEMS)
+    assert len(items) == len(set(items))
+    assert items[:3] == ["Example 1", "Table 1", "Table 4"]
+    assert items.index("Figure 3") + 1 == items.index("Figure 4") == items.index("Figure 5") - 1
+    assert items.index("Figure 5") < items.index("Table 2") < items.index("Table 3")
+    for i in ("24_figures4_5/monotone_not_optimal", "42_private_lp/fig5/n=500/infeasible"):
+        assert ledger.paper_item(_d(i=i)) in items
+
+
 def test_stored_ledger_is_fully_classified():
     """Every row of results/ledger.csv falls in a category; the rows of Example 1 and Tables 1, 4, 5, 6
     carry their category as recorded (from the chapters' computed evidence), none unexplained, each
