@@ -145,3 +145,16 @@ def test_a_range_is_what_the_map_draws_as_a_range():
     assert wip.n_ranges(grid) == 1
     line = wip.summary_line("x", grid)
     assert line == "x: 3 of 4 bracketed, 2 labelled 1.01 or more, largest 1.10, 1 range"
+
+
+def test_largest_upper_bounds_every_ratio_and_cells_read_as_math():
+    """The largest upper end is rounded up (no cell's ratio exceeds it), unlike the largest
+    lower end, which is rounded down; cell lists read as inline math."""
+    grid = np.array([[[1.119, 1.121], [np.nan, np.nan]], [[1.04, 1.115], [1.0, 1.001]]])
+    assert wip.largest(grid) == "1.11" and wip.largest_upper(grid) == "1.13"
+    assert wip.tex_value(1e-10) == "10^{-10}" and wip.tex_value(0.01) == "0.01"
+    small = [d for d in wip.DELTAS if d <= 1e-4]
+    assert wip.cell_tex(8.0, [*small, 0.01]) == (
+        r"$\eps = 8$ at $\delta \le 10^{-4}$ and $\delta = 0.01$"
+    )
+    assert wip.cell_tex(4.0, [0.1, 1e-6]) == r"$\eps = 4$ at $\delta = 10^{-6}$ and $\delta = 0.1$"
