@@ -78,6 +78,7 @@ __all__ = [
     "largest",
     "largest_upper",
     "tex_value",
+    "math_role",
     "cell_tex",
     "draw_map",
     "summary_line",
@@ -321,19 +322,24 @@ def tex_value(x: float) -> str:
     return f"10^{{{k}}}" if x < 1e-3 and math.isclose(x, 10.0**k) else f"{x:g}"
 
 
+def math_role(tex: str) -> str:
+    """Inline math in MyST role syntax, for text glued as Markdown and pasted with
+    ``{glue:md}`key:myst```."""
+    return "{math}`" + tex + "`"
+
+
 def cell_tex(epsilon: float, deltas) -> str:
-    """The cells of one ε at the δ values ``deltas`` as inline math for the text, e.g.
-    ``$\\eps = 8$ at $\\delta \\le 10^{-4}$ and $\\delta = 0.01$``: the δ of :data:`DELTAS` up to
-    1e-4 are written as one bound where all of them are present."""
+    """The cells of one ε at the δ values ``deltas`` as inline math (:func:`math_role`) for the
+    text, e.g. ε = 8 at δ ≤ 10^{-4} and δ = 0.01: the δ of :data:`DELTAS` up to 1e-4 are written
+    as one bound where all of them are present."""
     ds = sorted(deltas)
     small = [d for d in DELTAS if d <= 1e-4]
     if all(d in ds for d in small):
-        parts = [r"$\delta \le 10^{-4}$"] + [
-            rf"$\delta = {tex_value(d)}$" for d in ds if d not in small
-        ]
+        rest = [d for d in ds if d not in small]
+        parts = [r"\delta \le 10^{-4}"] + [rf"\delta = {tex_value(d)}" for d in rest]
     else:
-        parts = [rf"$\delta = {tex_value(d)}$" for d in ds]
-    return rf"$\eps = {epsilon:g}$ at " + " and ".join(parts)
+        parts = [rf"\delta = {tex_value(d)}" for d in ds]
+    return math_role(rf"\eps = {epsilon:g}") + " at " + " and ".join(map(math_role, parts))
 
 
 def draw_map(ax, r, title: str) -> None:
@@ -365,7 +371,7 @@ def n_ranges(r) -> int:
     """Cells of a :func:`ratio_grid` that the map labels with a range (:func:`shown_as_range`)."""
     import numpy as np
 
-    return sum(shown_as_range(lo, hi) for lo, hi in r.reshape(-1, 2) if np.isfinite(lo))
+    return int(sum(shown_as_range(lo, hi) for lo, hi in r.reshape(-1, 2) if np.isfinite(lo)))
 
 
 def summary_line(title: str, r) -> str:

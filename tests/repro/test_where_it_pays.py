@@ -142,7 +142,7 @@ def test_a_range_is_what_the_map_draws_as_a_range():
     assert wip.map_label(1.02, 1.05) == "1.02–1.05" and wip.shown_as_range(1.02, 1.05)
     assert wip.shown_width(0.9, 1.2) == pytest.approx(0.2)
     grid = np.array([[[0.95, 1.005], [1.02, 1.05]], [[np.nan, np.nan], [1.1, 1.105]]])
-    assert wip.n_ranges(grid) == 1
+    assert wip.n_ranges(grid) == 1 and type(wip.n_ranges(grid)) is int  # glued as text
     line = wip.summary_line("x", grid)
     assert line == "x: 3 of 4 bracketed, 2 labelled 1.01 or more, largest 1.10, 1 range"
 
@@ -155,6 +155,8 @@ def test_largest_upper_bounds_every_ratio_and_cells_read_as_math():
     assert wip.tex_value(1e-10) == "10^{-10}" and wip.tex_value(0.01) == "0.01"
     small = [d for d in wip.DELTAS if d <= 1e-4]
     assert wip.cell_tex(8.0, [*small, 0.01]) == (
-        r"$\eps = 8$ at $\delta \le 10^{-4}$ and $\delta = 0.01$"
+        r"{math}`\eps = 8` at {math}`\delta \le 10^{-4}` and {math}`\delta = 0.01`"
     )
-    assert wip.cell_tex(4.0, [0.1, 1e-6]) == r"$\eps = 4$ at $\delta = 10^{-6}$ and $\delta = 0.1$"
+    assert wip.cell_tex(4.0, [0.1, 1e-6]) == (
+        r"{math}`\eps = 4` at {math}`\delta = 10^{-6}` and {math}`\delta = 0.1`"
+    )
