@@ -76,6 +76,10 @@ __all__ = [
     "n_ranges",
     "n_pays",
     "largest",
+    "largest_upper",
+    "tex_value",
+    "math_role",
+    "cell_tex",
     "draw_map",
     "summary_line",
 ]
@@ -304,15 +308,51 @@ def largest(r) -> str:
     return f"{_cents(np.nanmax(r[..., 0])) / 100:.2f}"
 
 
+def largest_upper(r) -> str:
+    """The largest certified upper end of a :func:`ratio_grid`, rounded up as in the labels: no
+    cell's ratio exceeds it."""
+    import numpy as np
+
+    return f"{math.ceil(100 * np.nanmax(r[..., 1])) / 100:.2f}"
+
+
+def tex_value(x: float) -> str:
+    """A grid value in TeX: powers of ten below 0.001 as 10^{k}, the rest as printed by ``g``."""
+    k = round(math.log10(x))
+    return f"10^{{{k}}}" if x < 1e-3 and math.isclose(x, 10.0**k) else f"{x:g}"
+
+
+def math_role(tex: str) -> str:
+    """Inline math in MyST role syntax, for text glued as Markdown and pasted with
+    ``{glue:md}`key:myst```."""
+    return "{math}`" + tex + "`"
+
+
+def cell_tex(epsilon: float, deltas) -> str:
+    """The cells of one ε at the δ values ``deltas`` as inline math (:func:`math_role`) for the
+    text, e.g. ε = 8 at δ ≤ 10^{-4} and δ = 0.01: the δ of :data:`DELTAS` up to 1e-4 are written
+    as one bound where all of them are present."""
+    ds = sorted(deltas)
+    small = [d for d in DELTAS if d <= 1e-4]
+    if all(d in ds for d in small):
+        rest = [d for d in ds if d not in small]
+        parts = [r"\delta \le 10^{-4}"] + [rf"\delta = {tex_value(d)}" for d in rest]
+    else:
+        parts = [rf"\delta = {tex_value(d)}" for d in ds]
+    return math_role(rf"\eps = {epsilon:g}") + " at " + " and ".join(map(math_role, parts))
+
+
 def draw_map(ax, r, title: str) -> None:
-    """Draw a :func:`ratio_grid` on ``ax``: colour the certified lower end (log scale, 1 to 1.5),
-    label every cell with :func:`map_label`, grey and "none" where there is no bracket."""
+    """Draw a :func:`ratio_grid` on ``ax``: colour the certified lower end (log scale, pure white
+    at 1 to dark red at 1.5), label every cell with :func:`map_label`, grey and "none" where
+    there is no bracket."""
     import matplotlib.pyplot as plt
     import numpy as np
-    from matplotlib.colors import LogNorm
+    from matplotlib.colors import LinearSegmentedColormap, LogNorm
 
     shown = np.ma.masked_invalid(np.maximum(r[..., 0], 1.0))
-    cmap = plt.get_cmap("Reds").copy()
+    reds = plt.get_cmap("Reds")(np.linspace(0.1, 1.0, 10))  # "Reds" itself starts off-white
+    cmap = LinearSegmentedColormap.from_list("white_reds", ["white", *reds])
     cmap.set_bad("0.85")
     ax.pcolormesh(shown, cmap=cmap, norm=LogNorm(vmin=1.0, vmax=1.5))
     for (i, j), lo in np.ndenumerate(r[..., 0]):
@@ -331,7 +371,7 @@ def n_ranges(r) -> int:
     """Cells of a :func:`ratio_grid` that the map labels with a range (:func:`shown_as_range`)."""
     import numpy as np
 
-    return sum(shown_as_range(lo, hi) for lo, hi in r.reshape(-1, 2) if np.isfinite(lo))
+    return int(sum(shown_as_range(lo, hi) for lo, hi in r.reshape(-1, 2) if np.isfinite(lo)))
 
 
 def summary_line(title: str, r) -> str:

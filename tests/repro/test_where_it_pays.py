@@ -142,6 +142,21 @@ def test_a_range_is_what_the_map_draws_as_a_range():
     assert wip.map_label(1.02, 1.05) == "1.02–1.05" and wip.shown_as_range(1.02, 1.05)
     assert wip.shown_width(0.9, 1.2) == pytest.approx(0.2)
     grid = np.array([[[0.95, 1.005], [1.02, 1.05]], [[np.nan, np.nan], [1.1, 1.105]]])
-    assert wip.n_ranges(grid) == 1
+    assert wip.n_ranges(grid) == 1 and type(wip.n_ranges(grid)) is int  # glued as text
     line = wip.summary_line("x", grid)
     assert line == "x: 3 of 4 bracketed, 2 labelled 1.01 or more, largest 1.10, 1 range"
+
+
+def test_largest_upper_bounds_every_ratio_and_cells_read_as_math():
+    """The largest upper end is rounded up (no cell's ratio exceeds it), unlike the largest
+    lower end, which is rounded down; cell lists read as inline math."""
+    grid = np.array([[[1.119, 1.121], [np.nan, np.nan]], [[1.04, 1.115], [1.0, 1.001]]])
+    assert wip.largest(grid) == "1.11" and wip.largest_upper(grid) == "1.13"
+    assert wip.tex_value(1e-10) == "10^{-10}" and wip.tex_value(0.01) == "0.01"
+    small = [d for d in wip.DELTAS if d <= 1e-4]
+    assert wip.cell_tex(8.0, [*small, 0.01]) == (
+        r"{math}`\eps = 8` at {math}`\delta \le 10^{-4}` and {math}`\delta = 0.01`"
+    )
+    assert wip.cell_tex(4.0, [0.1, 1e-6]) == (
+        r"{math}`\eps = 4` at {math}`\delta = 10^{-6}` and {math}`\delta = 0.1`"
+    )
