@@ -65,7 +65,8 @@ RESULT_CHAPTERS = {
     ),
     "findings": ("The paper's own lower bounds, for the findings", ("91_findings",)),
     "ml": (
-        "Tables 2 and 3: the paper's values, smaller-scale runs and where the time goes",
+        "Tables 2 and 3: the paper's values, the small runs of the chapters' earlier "
+        "sections (both tables) and where the time goes",
         ("31_naive_bayes", "32_coordinate_descent"),
     ),
     "sweep/figure3-dd": ("Figure 3, data-dependent half", ("23_figure3",)),
@@ -75,8 +76,8 @@ RESULT_CHAPTERS = {
     ),
     "sweep/figure5": ("Figure 5, one file per panel", ("24_figures4_5",)),
     "sweep/optimal-vs-delta": ("Certified optimal noise against δ", ("41_purification",)),
-    "sweep/table2": ("Table 2: naïve Bayes, all runs", ("31_naive_bayes",)),
-    "sweep/table3": ("Table 3: coordinate descent, all runs", ("32_coordinate_descent",)),
+    "sweep/table2": ("Table 2: naïve Bayes, the sweep's runs", ("31_naive_bayes",)),
+    "sweep/table3": ("Table 3: coordinate descent, the sweep's runs", ("32_coordinate_descent",)),
     "tables": (
         "Example 1's optimal noise and the paper's printed tables",
         ("21_example1", "22_tables"),
@@ -363,14 +364,15 @@ def _scale(pairs: list[tuple[int, int]]) -> str:
 
 def _time_on_computers(by_computer: dict[str, float]) -> str:
     """A status row's computing time, one time per computer, longest first ("9.3 h (2-core CPU);
-    14.8 min (H200 GPU)"; "—" for a computer not recorded): times of different computers are
-    never added."""
+    14.8 min (H200 GPU)"; "computer not recorded" where a file records none): times of different
+    computers are never added."""
     parts = sorted(((v, c) for c, v in by_computer.items() if v), reverse=True)
     return "; ".join(
         f"{_nowrap(hms(v))} "
-        f"({_nowrap('—' if c == costs.NOT_RECORDED else costs.short_computer(c))})"
+        + ("(computer not recorded)" if c == costs.NOT_RECORDED
+           else f"({_nowrap(costs.short_computer(c))})")
         for v, c in parts
-    ) or "–"
+    ) or "not recorded"
 
 
 def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str:
@@ -385,25 +387,28 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
     lines = [
         "## Chapters",
         "",
-        "When the outputs stored with each chapter were computed (UTC), the chapter's time to "
-        "run (how long executing it took, loading the stored results of the second table and "
-        "recomputing a small part of them) and the errors its stored outputs contain.",
+        "When the outputs committed with each chapter were computed (UTC) and the chapter's "
+        "time to run then (how long executing it took, loading the stored results of the second "
+        "table and recomputing a small part of them).",
         "",
-        "| chapter | computed | time to run | errors |",
-        "|---|---|---:|---:|",
+        "| chapter | computed | time to run |",
+        "|---|---|---:|",
     ]
     for r in runs:
         doc = f"{{doc}}`/notebooks/{r['chapter']}`"
         missing = f" ({r['unexecuted_cells']} cells not run)" if r["unexecuted_cells"] else ""
         lines.append(
             f"| {doc} | {_nowrap(r['executed']) or 'not recorded'} | "
-            f"{_nowrap(hms(r['seconds'])) if r['seconds'] is not None else '–'} | "
-            f"{r['errors']}{missing} |"
+            f"{_nowrap(hms(r['seconds'])) if r['seconds'] is not None else 'not recorded'}"
+            f"{missing} |"
         )
     total = sum(r["seconds"] or 0 for r in runs)
+    with_errors = [r["chapter"] for r in runs if r["errors"]]
     lines += [
         "",
-        f"Together: {total / 60:.1f} minutes for {len(runs)} chapters.",
+        f"Together: {total / 60:.1f} minutes for {len(runs)} chapters. "
+        + (f"Outputs with errors: {', '.join(with_errors)}." if with_errors
+           else "No committed output contains an error."),
         "",
         "## Stored results",
         "",
@@ -412,11 +417,10 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "of each stored run of Tables 2 and 3, else *full* (the whole computation its chapters "
         "show, at the settings they state); the date of its latest file; and its *computing time*, "
         "what computing it took as its files record it, with the computer in parentheses (the "
-        "computers of {doc}`full_reproduction`; — where a file records none), one time per "
-        "computer ('–' where they record no time). A chapter that shows a result takes only its "
-        "own time to run (first table), not the result's computing time. A table merged from "
-        "many tasks is counted once, with its tasks. {doc}`full_reproduction` shows how to "
-        "recompute each result, with the same times.",
+        "computers of {doc}`full_reproduction`), one time per computer. A chapter that shows a "
+        "result takes only its own time to run (first table), not the result's computing time. "
+        "A table merged from many tasks is counted once, with its tasks. "
+        "{doc}`full_reproduction` shows how to recompute each result, with the same times.",
         "",
         "| result | chapters | scale | latest | computing time (computer) |",
         "|---|---|---|---|---|",
@@ -430,8 +434,8 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         shown = ", ".join(f"{{doc}}`/notebooks/{c}`" for c in chapters)
         latest = r["dates"].split(" to ")[-1]
         lines.append(
-            f"| {_cell(title)} | {shown or '–'} | {_scale(r['pairs'])} "
-            f"| {_nowrap(latest) or '–'} | {_time_on_computers(r['by_computer'])} |"
+            f"| {_cell(title)} | {shown or 'none'} | {_scale(r['pairs'])} "
+            f"| {_nowrap(latest) or 'not recorded'} | {_time_on_computers(r['by_computer'])} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -126,6 +126,16 @@ def test_qualitative_and_derived_rows():
             status=ledger.DERIVED, scale="exact")
 
 
+def test_a_match_within_the_papers_gap_is_counted_apart():
+    """A synthetic-table entry that agrees only within the tolerance of the paper's 1% gap (its
+    explanation begins with ledger.BRACKET) is ``consistent with our bracket``, not ``matches``."""
+    within = dict(_d("matches", f"{ledger.BRACKET}: ours 0.03 and the paper's 0.17 differ"),
+                  paper="0.17")
+    assert ledger.classify(within) == "consistent with our bracket"
+    assert ledger.classify(dict(_d("matches"), paper="0.17")) == "matches"
+    assert "consistent with our bracket" in ledger.CATEGORIES
+
+
 def test_a_match_with_a_statement_is_qualitative():
     """A row recorded as ``matches`` against a statement of the paper (no number printed) is
     counted as ``consistent (qualitative)``, never as a numeric match."""
