@@ -387,7 +387,7 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
     lines = [
         "## Chapters",
         "",
-        "When the outputs committed with each chapter were computed (UTC) and the chapter's "
+        "When the outputs stored with each chapter were computed (UTC) and the chapter's "
         "time to run then (how long executing it took, loading the stored results of the second "
         "table and recomputing a small part of them).",
         "",
@@ -408,7 +408,7 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "",
         f"Together: {total / 60:.1f} minutes for {len(runs)} chapters. "
         + (f"Outputs with errors: {', '.join(with_errors)}." if with_errors
-           else "No committed output contains an error."),
+           else "No stored output contains an error."),
         "",
         "## Stored results",
         "",

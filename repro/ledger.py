@@ -83,7 +83,7 @@ BRACKET = "Consistent with our certified bracket"
 # black text stays readable on them)
 CATEGORY_COLOURS = {"matches": "#c7e9c0", "paper error (proven)": "#fcbba1",
                     "ambiguous in the paper": "#c6dbef", "consistent with the paper's bound": "#deebf7",
-                    "consistent with our bracket": "#e5f5e0",
+                    "consistent with our bracket": "#fff7bc",
                     "consistent (qualitative)": "#e5f5e0", DERIVED: "#f5f5f5",
                     "reduced scale": "#fdd0a2", "data differs": "#dadaeb", "unexplained": "#fb6a4a",
                     "not reproducible here": "#e0e0e0"}

@@ -52,7 +52,7 @@ def test_status_pages_are_generated_from_stored_notebooks(tmp_path):
     md = bookpages.status_markdown(nbs, tmp_path / "results")
     # dates and times stay on one line (no-break hyphens and spaces)
     assert "| {doc}`/notebooks/01_a` | 2026\u201101\u201101\u00a010:00 | 12.5\u00a0s |" in md
-    assert "No committed output contains an error." in md
+    assert "No stored output contains an error." in md
     # no code-history column and no commit hash; the time stays on one line
     assert "| x | none | full | 2026\u201101\u201102 | 3.0\u00a0s (computer not recorded) |" in md and "abcdef" not in md
     assert "| code |" not in md
