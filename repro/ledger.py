@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import html
 import math
 import re
 from dataclasses import dataclass
@@ -67,7 +68,8 @@ from pathlib import Path
 from .paths import LEDGER as LEDGER_PATH
 
 __all__ = ["BRACKET", "CATEGORIES", "CATEGORY_COLOURS", "COLUMNS", "DERIVED", "ITEMS", "STATUSES",
-           "LEDGER_PATH", "Row", "category_counts", "classify", "compare", "counted", "paper_item",
+           "LEDGER_PATH", "Row", "category_counts", "classify", "compare", "counted", "in_words",
+           "paper_item", "prose_html",
            "record", "load", "status_counts"]
 
 COLUMNS = ("id", "chapter", "location", "quantity", "paper", "ours", "deviation", "status", "scale", "explanation")
@@ -340,3 +342,73 @@ def category_counts(rows=None) -> dict[str, int]:
     for r in counted(rows):
         counts[classify(r)] += 1
     return counts
+
+
+# --- the ledger's text as the book shows it -------------------------------------------------
+# The CSV keeps each row's text as the chapter recorded it, with code names, file paths and ASCII
+# notation; :func:`in_words` and :func:`prose_html` rewrite it, by pattern, into the book's prose.
+
+# the chapters' code names for the rounding of the benchmark lower bound (footnote 3), in words
+_ROUNDING_WORDS = (
+    ("terms (rounding 'down', the authors' C++ code))",
+     "terms, rounded down as in the authors' C++ code)"),
+    ("terms (rounding 'up'))", "terms, rounded up)"),
+    ("(rounding 'down', the authors' C++ code)", "(rounded down, as in the authors' C++ code)"),
+    ("(rounding 'up')", "(rounded up)"),
+    ("(rounding=None)", "(not rounded)"),
+    ("rounding='up'", "rounding up"),
+    ("rounding 'down'", "rounded down"),
+)
+# a file: directories (capitalised words may hold spaces, as in the authors' "Data Dependent
+# Noise/") and a name with a source or data extension
+_FILE = (r"(?:(?:[A-Z][\w.-]*(?: [A-Z][\w.-]*)*|[\w.-]+)/)*[\w.-]+"
+         r"\.(?:jl|py|cpp|hpp|json|csv|txt|md|ipynb|npz|npy|pkl|jld2|mat)\b")
+_MODULE = r"\b(?:dpdro|repro)(?:\.\w+)+"
+_IDENT = r"\b[A-Za-z][A-Za-z0-9]+_\w+\b"          # a code name: a word with an underscore in it
+_GREEK = {"eps": "ε", "epsilon": "ε", "delta": "δ", "beta": "β", "sigma": "σ", "alpha": "α",
+          "gamma": "γ", "pi": "π", "Phi": "Φ", "Delta": "Δ"}
+_PROSE = (
+    # file paths: the authors' files are "the authors' code"; ours are left out (the CSV has them)
+    (rf"\bauthors' {_FILE}", "authors' code"),
+    (rf" \({_FILE}\)", ""),
+    (rf",? (?:from|of|in) {_FILE}", ""),
+    (_FILE, ""),
+    # module and function names of our package and of the authors' code
+    (rf"\bthe default {_MODULE}", "the default call of our package"),
+    (_MODULE, "our package"),
+    (rf"\bauthors' {_IDENT} ", "authors' "),
+    (_IDENT, "our code"),
+    # notation
+    (r"\b(" + "|".join(_GREEK) + r")\b", lambda m: _GREEK[m.group(1)]),
+    (r"(?<![^\W\d_])([^\W\d_])'(?![^\W\d_])", "\\1′"),   # P' → P′ (not "authors'", "'up'")
+    (r"<=", "≤"), (r">=", "≥"), (r"!=", "≠"), (r" - ", " − "),
+    (r"(?<=\w)\*(?=\w)", "·"), (r"\bsqrt\(", "√("), (r"(?<=\w) x (?=\d)", " × "),
+    (r"(?<![\w.])-(?=\d)", "−"),                           # a negative number: [-2, 2]
+    (r"\bl([12])\b", "ℓ\\1"), (r"\bsims\b", "simulations"),
+    # what the removals leave behind
+    (r" {2,}", " "), (r" ([,;)])", "\\1"), (r" \.(?!\.)", "."), (r"\( ", "("),
+)
+
+
+def in_words(text: str) -> str:
+    """A ledger text (location, quantity or explanation) as the book's prose.
+
+    The rounding options of the benchmark lower bound become words (*rounded up*, *not rounded*);
+    file paths and the names of modules and functions are dropped or named in words (*the authors'
+    code*, *our package*); ASCII notation becomes the paper's (``eps = 5, delta <= 0.2`` is
+    ε = 5, δ ≤ 0.2; ``P' - beta/2`` is P′ − β/2; ``100 x 1000`` is 100 × 1000). The rows in
+    ``results/ledger.csv`` keep their recorded text.
+    """
+    for code, words in _ROUNDING_WORDS:
+        text = text.replace(code, words)
+    for pattern, repl in _PROSE:
+        text = re.sub(pattern, repl, text)
+    return text
+
+
+def prose_html(text: str) -> str:
+    """:func:`in_words` as escaped HTML, with subscripts and superscripts set as such
+    (``D'_R`` is D′<sub>R</sub>, ``r_min`` r<sub>min</sub>, ``e^−ε`` e<sup>−ε</sup>)."""
+    out = html.escape(in_words(text))
+    out = re.sub(r"(?<![\w′])([^\W\d_]′?)_(\w+)", r"\1<sub>\2</sub>", out)
+    return re.sub(r"\^(\([^()]*\)|[−-]?\w+)", r"<sup>\1</sup>", out)

@@ -1,6 +1,7 @@
 """The reproduction ledger: validation, upsert by id, sorted stable file, status counts."""
 
 import math
+import re
 
 import pytest
 
@@ -194,3 +195,54 @@ def test_last_bit_noise_does_not_rewrite_the_file(tmp_path):
     ledger.record([Row(ours=x - 2e-16, **row)], path)
     assert path.read_bytes() == first
     assert ledger.load(path)[0]["deviation"] == "0"
+
+
+
+@pytest.mark.parametrize(("recorded", "shown"), [
+    # ASCII notation becomes the paper's, however it is spaced
+    ("at eps = 5, delta <= 0.2 on", "at ε = 5, δ ≤ 0.2 on"),
+    ("Figure 3, left (eps=5, delta=0.25)", "Figure 3, left (ε=5, δ=0.25)"),
+    ("certified, beta = 1/32", "certified, β = 1/32"),
+    ("(= P' - beta/2 for l1)", "(= P′ − β/2 for ℓ1)"),
+    ("valid D'_R = 0.0958, ε'=0.5", "valid D′_R = 0.0958, ε′=0.5"),
+    ("E|X| = sigma*sqrt(2/pi)", "E|X| = σ·√(2/π)"),
+    ("100 splits x 1000 sims on [-2, 2]", "100 splits × 1000 simulations on [−2, 2]"),
+    ("ours (rounding=None), theirs (rounding 'up')", "ours (not rounded), theirs (rounded up)"),
+    # paths, modules and function names leave; the sentence around them stays
+    ("a 300 s limit, from results/benchmarks/data_dependent.json; the gap",
+     "a 300 s limit; the gap"),
+    ("dataset bank is not available offline (data/README.md)",
+     "dataset bank is not available offline"),
+    ("for l1, authors' Data Dependent Noise/DP-via-DRO/main.cpp), not",
+     "for ℓ1, authors' code), not"),
+    ("hard-coded in the authors' visualize_bounds-left_revised.jl as sigma;",
+     "hard-coded in the authors' code as σ;"),
+    ("Each grid of results/figure3_data_dependent.json on its own", "Each grid on its own"),
+    ("Ours: the default dpdro.data_dependent.optimal_noise (a mechanism)",
+     "Ours: the default call of our package (a mechanism)"),
+    ("(its δ, recomputed by certify_delta, is within)",
+     "(its δ, recomputed by our code, is within)"),
+    ("(paper 100 x 1000); authors' PCD_train settings", "(paper 100 × 1000); authors' settings"),
+    # possessives, quotes, words containing the names and exponents stay as they are
+    ("the authors' code, 'Near Optimal LB' line, rounded 'up', betas, epsilons, δ=1e-06, 8-10 s",
+     "the authors' code, 'Near Optimal LB' line, rounded 'up', betas, epsilons, δ=1e-06, 8-10 s"),
+])
+def test_in_words(recorded, shown):
+    assert ledger.in_words(recorded) == shown
+
+
+def test_prose_html_sets_indices_and_escapes():
+    assert ledger.prose_html("D'_R < r_min") == "D′<sub>R</sub> &lt; r<sub>min</sub>"
+    assert ledger.prose_html("(1 − b)^2 and e^−ε") == "(1 − b)<sup>2</sup> and e<sup>−ε</sup>"
+
+
+def test_every_stored_row_reads_as_prose():
+    """No recorded location, quantity or explanation shows a path, a code name or ASCII notation."""
+    code = re.compile(r"\.(?:jl|py|cpp|json|csv|txt|md)\b|\b(?:dpdro|repro)\.|<=|>=|\b[A-Z]'"
+                      r"|\b(?:eps|delta|beta|sigma)\b|\d x \d|\bsims\b")
+    for r in ledger.load():
+        for field in ("location", "quantity", "explanation"):
+            shown = ledger.in_words(r[field])
+            assert not code.search(shown), (r["id"], field, shown)
+            # a subscript is set as one (r_min), a code name is gone
+            assert "_" not in ledger.prose_html(r[field]), (r["id"], field)
