@@ -53,6 +53,9 @@ One more recordable status is not a category: ``derived (not counted)`` (:data:`
 row whose paper value the paper does not print but that follows from other rows (e.g. the
 difference of two printed numbers). It is listed with its explanation but left out of every tally
 (:func:`counted`, :func:`category_counts`), so that one error of the paper is not counted twice.
+
+The file keeps each row's text as the chapter recorded it; the book shows it through
+:func:`in_words` and :func:`prose_html` (the paper's notation, no file paths or code names).
 """
 
 from __future__ import annotations
