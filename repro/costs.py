@@ -254,12 +254,15 @@ def total_markdown(root: Path | str = RESULTS) -> str:
     from . import sweep
 
     n = len(sweep.FAMILIES)
+    by = seconds_by_computer(root)
+    why = (" Why some files do not record their computer is said under the first cost table."
+           if NOT_RECORDED in by else "")
     return (
         f"{hardware_sentence(root)}\n\n"
         f"**Bottom line.** The tasks of the {_word(n)} task families ran for "
-        f"{by_computer_text(seconds_by_computer(root))}, each task's own wall-clock time summed "
+        f"{by_computer_text(by)}, each task's own wall-clock time summed "
         "per computer. This is the work of one process at a time; a run on several processes "
-        "takes less wall-clock time.\n"
+        f"takes less wall-clock time.{why}\n"
     )
 
 
