@@ -37,6 +37,7 @@ __all__ = [
     "notebook_runs",
     "result_families",
     "status_markdown",
+    "chapter_labels",
     "wrap_command",
     "extract_figure",
     "write_generated",
@@ -65,8 +66,7 @@ RESULT_CHAPTERS = {
     ),
     "findings": ("The paper's own lower bounds, for the findings", ("91_findings",)),
     "ml": (
-        "Tables 2 and 3: the paper's values, the small runs of the chapters' earlier "
-        "sections (both tables) and where the time goes",
+        "Tables 2 and 3: the paper's values and the chapters' smaller runs",
         ("31_naive_bayes", "32_coordinate_descent"),
     ),
     "sweep/figure3-dd": ("Figure 3, data-dependent half", ("23_figure3",)),
@@ -172,12 +172,19 @@ def _sweep_families(command: str) -> list[str]:
 def _group(rel: Path, command: str = "", folder: Path = RESULTS) -> str:
     """The stored result a file of ``results/`` belongs to: a file merged from the tasks of a sweep
     family (its command ``sweep.py FAMILY ...``, the tasks under ``sweep/FAMILY``) is one with
-    them (the family the file's name names, when the command names several); any other top-level
+    them (the family the file's name names, when the command names several), and so is the
+    family's aggregate file (:data:`repro.costs.AGGREGATES`) when its tasks are stored; any other
+    top-level
     file is one on its own, the per-task files of a sweep family one per family, any other file
     its folder."""
     parts = rel.parts
     if parts[0] != "sweep":
         families = [f for f in _sweep_families(command) if (Path(folder) / "sweep" / f).is_dir()]
+        # the aggregate file of a family that one of its own scripts assembled from the tasks
+        families += [
+            f for f, path in costs.AGGREGATES.items()
+            if path == rel.as_posix() and (Path(folder) / "sweep" / f).is_dir()
+        ]
         if families:
             named = [f for f in families if f in rel.stem]
             return f"sweep/{(named or families)[0]}"
@@ -212,11 +219,11 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
         if "--merge-only" in command or (group.startswith("sweep/") and rel.parts[0] != "sweep"):
             merged.add(p)
         groups.setdefault(group, []).append((p, prov))
-    # a stored run of Table 2 or 3 merged from its sweep's tasks (results/ml/tableT_RUN.json with
-    # its datasets) is counted by costs.ml_file_seconds, which covers its tasks' files too
+    # a stored run of Table 2 or 3 (results/ml/tableT_RUN.json with its datasets) is counted by
+    # costs.ml_file_seconds, which covers its tasks' files too
     runs = {
         p
-        for p in merged
+        for p in datas
         if p.parent == Path(folder) / "ml" and isinstance(datas[p].get("datasets"), dict)
         and "_" in p.stem
     }
@@ -234,16 +241,29 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
             for pv in provs
             if pv.get("date_utc") or pv.get("date")
         )
-        by_computer: dict[str, float] = {}
+        by_scale: dict[str, dict[str, float]] = {}
+        scale_dates: dict[str, str] = {}
         for p, pv in items:
-            if not isinstance(pv, dict):
-                continue
+            if p in runs or (p.parent == Path(folder) / "ml" and p.stem.startswith("table")):
+                day = str((pv or {}).get("date_utc") or (pv or {}).get("date") or "")[:10]
+                label = _run_label(p, pv)
+                scale_dates[label] = max(scale_dates.get(label, ""), day)
             if p in runs:  # a stored run of Tables 2 and 3: costs.ml_file_seconds counts it
+                into = by_scale.setdefault(_run_label(p, pv), {})
                 for c, v in costs.ml_file_seconds(p, folder).items():
-                    by_computer[c] = by_computer.get(c, 0.0) + v
+                    into[c] = into.get(c, 0.0) + v
             elif p not in merged and p not in covered:
-                c = costs.computer(datas[p], gpus)
-                v = float(pv.get("seconds") or pv.get("total_seconds") or 0)
+                pv = pv if isinstance(pv, dict) else {}
+                v = pv.get("seconds") or pv.get("total_seconds")
+                v = float(v) if v else costs.measured_seconds(datas[p]) or 0.0
+                if v:
+                    c = costs.computer(datas[p], gpus)
+                    run = p.parent == Path(folder) / "ml" and p.stem.startswith("table")
+                    into = by_scale.setdefault(_run_label(p, pv) if run else "", {})
+                    into[c] = into.get(c, 0.0) + v
+        by_computer: dict[str, float] = {}
+        for part in by_scale.values():
+            for c, v in part.items():
                 by_computer[c] = by_computer.get(c, 0.0) + v
         secs = list(by_computer.values())
         commands = sorted(
@@ -284,6 +304,11 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
                 ),
                 seconds=round(sum(secs), 1) if any(secs) else None,
                 by_computer={c: round(v, 1) for c, v in by_computer.items() if v},
+                by_scale=[
+                    (label, {c: round(v, 1) for c, v in part.items() if v})
+                    for label, part in sorted(by_scale.items(), key=_scale_order)
+                ],
+                scale_dates=scale_dates,
                 pairs=sorted(
                     {
                         (int(pv["n_splits"]), int(pv["n_sims"]))
@@ -299,6 +324,35 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
             )
         )
     return out
+
+
+# the variants of the stored runs of Tables 2 and 3 (results/ml/tableT_VARIANT_SxN.json), in words
+VARIANTS = {"authors": "authors' code settings", "layouts": "two noise layouts"}
+
+
+def _run_label(path: Path, prov: dict | None) -> str:
+    """A stored run of Table 2 or 3 as a status row's scale: its table, splits × simulations and,
+    other than the paper reading, its variant ("Table 2, 100 × 1,000, authors' code settings")."""
+    table, variant = path.stem.split("_")[:2]
+    prov = prov if isinstance(prov, dict) else {}
+    size = (
+        f"{prov['n_splits']:,}\u00a0×\u00a0{prov['n_sims']:,}"
+        if isinstance(prov.get("n_splits"), int) and isinstance(prov.get("n_sims"), int)
+        else path.stem.rsplit("_", 1)[-1]
+    )
+    words = f", {VARIANTS.get(variant, variant)}" if variant != "paper" else ""
+    return f"Table\u00a0{table.removeprefix('table')}, {size}{words}"
+
+
+def _scale_order(item: tuple[str, dict]) -> tuple:
+    """Scales of one stored result: the whole computation first, then by table, largest run
+    first, the paper reading before a variant."""
+    label = item[0]
+    if not label:
+        return (0,)
+    nums = [int(x.replace(",", "")) for x in label.replace("\u00a0", " ").split()
+            if x.replace(",", "").isdigit()]
+    return (1, nums[0], -nums[1], -nums[2], label)
 
 
 def _cell(x) -> str:
@@ -375,15 +429,72 @@ def _time_on_computers(by_computer: dict[str, float]) -> str:
     ) or "not recorded"
 
 
+def chapter_labels(toc: Path = ROOT / "_toc.yml") -> dict[str, str]:
+    """Per chapter (notebook stem), its short label as the book renders it: the chapter number
+    in the parts numbered by the table of contents (numbers run on across parts); an unnumbered
+    chapter has none (the status page names it by its title's first word)."""
+    import yaml
+
+    if not toc.is_file():
+        return {}
+    out, n = {}, 0
+    for part in yaml.safe_load(toc.read_text(encoding="utf-8")).get("parts", []):
+        for ch in part.get("chapters", []):
+            stem = Path(str(ch.get("file", ""))).name
+            if part.get("numbered"):
+                n += 1
+                out[stem] = str(n)
+    return out
+
+
+def _not_recorded_note(old: list[tuple[str, bool, str]], merged: list[tuple[int, list[str]]]
+                       ) -> str:
+    """The status page's one note on what no file records: the results whose files (``old``:
+    title, whether a time is recorded, dates) were written before the stored results recorded
+    their computer and computing time, and the datasets of Tables 2 and 3 (``merged``, table and
+    datasets) kept only in the table's file, whose record is of the merge that assembled it."""
+    parts = []
+    if old:
+        days = sorted({d for _, _, when in old for d in when.split(" to ") if d})
+        parts.append(
+            "the files of "
+            + _names([f"“{t}” ({'no computer' if timed else 'neither computer nor time'})"
+                      for t, timed, _ in old])
+            + " were written"
+            + (f" on {_names(days)}" if days else "")
+            + ", before the stored results recorded their computer and computing time"
+        )
+    for table, names in merged:
+        parts.append(
+            f"Table {table}'s {_names(names)} are kept only in the table's file, whose record is "
+            "of the merge that assembled it, not of the runs that computed them (their "
+            "seconds are recorded, their computer is not)"
+        )
+    if not parts:
+        return ""
+    return (
+        "*Not recorded*: " + "; ".join(parts) + ". Each is shown as its files record it; nothing "
+        "is filled in."
+    )
+
+
+def _names(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str:
     """The status tables (MyST markdown), from :func:`notebook_runs` and :func:`result_families`:
     one row per chapter in the order of the table of contents (:func:`toc_order`; its time to
     run) and one per stored result (described by :data:`RESULT_CHAPTERS`, in the order of its
-    main chapter, the first it lists, with its scale, computer and computing time per computer)."""
+    main chapter, the first it lists, with the chapters' numbers, :func:`chapter_labels`), one
+    line per scale (a stored run of Tables 2 and 3, :func:`_run_label`), each with its computing
+    time per computer; then one note on what no file records."""
     toc = {c: i for i, c in enumerate(toc_order())}
     runs = sorted(notebook_runs(notebooks), key=lambda r: (toc.get(r["chapter"], len(toc)),
                                                            r["chapter"]))
     order = {r["chapter"]: i for i, r in enumerate(runs)}
+    labels = chapter_labels()
+    titles = {r["chapter"]: r["title"] for r in runs}
     lines = [
         "## Chapters",
         "",
@@ -412,15 +523,18 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "",
         "## Stored results",
         "",
-        "The computations the chapters load, computed once and stored with their provenance. One "
-        "row per stored result: the chapters that show it; its *scale*, the splits × simulations "
-        "of each stored run of Tables 2 and 3, else *full* (the whole computation its chapters "
-        "show, at the settings they state); the date of its latest file; and its *computing time*, "
-        "what computing it took as its files record it, with the computer in parentheses (the "
-        "computers of {doc}`full_reproduction`), one time per computer. A chapter that shows a "
-        "result takes only its own time to run (first table), not the result's computing time. "
-        "A table merged from many tasks is counted once, with its tasks. "
-        "{doc}`full_reproduction` shows how to recompute each result, with the same times.",
+        "The computations the chapters load, computed once and stored with their provenance. "
+        "One row per stored result: the chapters that show it, by number; its *scale*, *full* "
+        "(the whole computation its chapters show, at the settings they state) or its stored "
+        "runs of Tables 2 and 3, each given a line of its own in the table after it; the date "
+        "of its latest file; and its *computing time*, what computing it took as its files "
+        "record it, with the computer in parentheses (the computers of "
+        "{doc}`full_reproduction`), one time per computer. For a benchmark, which records the "
+        "times it measures but not its own, the computing time is the sum of the runs it times. "
+        "A chapter that shows a result takes only its own time to run (first table), not the "
+        "result's computing time. A table merged from many tasks is counted once, with its "
+        "tasks. {doc}`full_reproduction` shows how to recompute each result, with the same "
+        "times.",
         "",
         "| result | chapters | scale | latest | computing time (computer) |",
         "|---|---|---|---|---|",
@@ -430,14 +544,50 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         title, chapters = RESULT_CHAPTERS.get(r["folder"], (r["folder"], ()))
         rank = order.get(chapters[0], len(order)) if chapters else len(order)  # its main chapter
         rows.append((rank, title, chapters, r))
+    old, merged, run_lines = [], [], []
+
+    def doc(c: str) -> str:
+        return f"{{doc}}`{labels.get(c) or (titles.get(c) or c).split()[0]} </notebooks/{c}>`"
+
     for _, title, chapters, r in sorted(rows, key=lambda row: row[:2]):
-        shown = ", ".join(f"{{doc}}`/notebooks/{c}`" for c in chapters)
-        latest = r["dates"].split(" to ")[-1]
+        shown = ", ".join(doc(c) for c in chapters)
+        latest = _nowrap(r["dates"].split(" to ")[-1]) or "not recorded"
+        named = [(label, part) for label, part in r["by_scale"] if label]
+        scale = (f"{len(named)} run{'s' * (len(named) > 1)}, below" if named
+                 else _scale(r["pairs"]))
         lines.append(
-            f"| {_cell(title)} | {shown or 'none'} | {_scale(r['pairs'])} "
-            f"| {_nowrap(latest) or 'not recorded'} | {_time_on_computers(r['by_computer'])} |"
+            f"| {_cell(title)} | {shown or 'none'} | {scale} | {latest} "
+            f"| {_time_on_computers(r['by_computer'])} |"
         )
-    return "\n".join(lines) + "\n"
+        for label, part in named:
+            table = label.split(",", 1)[0].split("\u00a0")[-1]  # "Table 2, ..." -> "2"
+            main = RESULT_CHAPTERS.get(f"sweep/table{table}", ("", ()))[1][:1]
+            run_lines.append(
+                f"| {label} | {doc(main[0]) if main else shown} "
+                f"| {_nowrap(r['scale_dates'].get(label, '')) or 'not recorded'} "
+                f"| {_time_on_computers(part)} |"
+            )
+        if r["folder"] in ("sweep/table2", "sweep/table3"):
+            table = int(r["folder"][-1])
+            names = [d["dataset"] for d in costs.ml_costs_by_computer(table, results)
+                     if costs.NOT_RECORDED in d["main"]]
+            if names:
+                merged.append((table, names))
+        elif not r["by_computer"] or costs.NOT_RECORDED in r["by_computer"]:
+            old.append((title, bool(r["by_computer"]), r["dates"]))
+    if run_lines:
+        lines += [
+            "",
+            "The stored runs of Tables 2 and 3, one line per run: the table, its splits × "
+            "simulations and, other than the chapter's paper reading, its settings; the chapter "
+            "that shows it; the date of its latest file; and its computing time per computer.",
+            "",
+            "| run | chapter | latest | computing time (computer) |",
+            "|---|---|---|---|",
+            *sorted(run_lines, key=lambda line: _scale_order((line.split(" | ")[0][2:], {}))),
+        ]
+    note = _not_recorded_note(old, merged)
+    return "\n".join(lines + (["", note] if note else [])) + "\n"
 
 
 def extract_figure(notebook: Path, name: str, out: Path) -> bool:

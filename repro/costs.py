@@ -1,7 +1,7 @@
 """What the stored paper-scale results cost, from their own provenance: the tables of the book's
 "Running the full reproduction" page (``book/full_reproduction.md`` includes
-``book/_generated/costs_total.md``, ``costs.md`` and ``costs_other.md``, written by
-:func:`write_costs` when the book is built).
+``book/_generated/costs_total.md``, ``costs.md``, ``costs_other.md`` and ``costs_gpu.md``,
+written by :func:`write_costs` when the book is built).
 
 Nothing here is typed: every number is read from the result files under ``results/``.
 
@@ -37,6 +37,7 @@ Nothing here is typed: every number is read from the result files under ``result
 
 from __future__ import annotations
 
+import re
 import statistics
 from pathlib import Path
 
@@ -71,6 +72,8 @@ __all__ = [
     "other_markdown",
     "OTHER_RESULTS",
     "result_seconds",
+    "measured_seconds",
+    "short_command",
     "stored_as_sentence",
     "write_costs",
 ]
@@ -227,6 +230,12 @@ def hms_cell(seconds: float | None) -> str:
     return hms(seconds).replace(" ", "\u00a0")
 
 
+def _unbroken(text: str) -> str:
+    """Text a table cell never breaks (no-break spaces and hyphens): "2‑core CPU" stays on one
+    line, level with the time beside it."""
+    return text.replace(" ", "\u00a0").replace("-", "\u2011")
+
+
 def _word(n: int) -> str:
     """A count as a word up to ten ("three"), else in digits."""
     words = "zero one two three four five six seven eight nine ten".split()
@@ -245,12 +254,15 @@ def total_markdown(root: Path | str = RESULTS) -> str:
     from . import sweep
 
     n = len(sweep.FAMILIES)
+    by = seconds_by_computer(root)
+    why = (" Why some files do not record their computer is said under the first cost table."
+           if NOT_RECORDED in by else "")
     return (
         f"{hardware_sentence(root)}\n\n"
         f"**Bottom line.** The tasks of the {_word(n)} task families ran for "
-        f"{by_computer_text(seconds_by_computer(root))}, each task's own wall-clock time summed "
+        f"{by_computer_text(by)}, each task's own wall-clock time summed "
         "per computer. This is the work of one process at a time; a run on several processes "
-        "takes less wall-clock time.\n"
+        f"takes less wall-clock time.{why}\n"
     )
 
 
@@ -318,14 +330,16 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
                 "— MB", "—"
             )
         )
-    lines += ["", stored_as_sentence(root) + " A computer shown as — is not recorded in the "
-              "result's file."]
+    lines += ["", stored_as_sentence(root) + " A computer shown as — is not recorded: the "
+              "files of `figure4` and `counterexample` were written before the stored results "
+              "recorded their computer, and a dataset kept in one file per dataset has only the "
+              "record of the merge that assembled that file, not of the run that computed it."]
     settings = {
         2: "with the {doc}`Table 2 chapter's </notebooks/31_naive_bayes>` default settings "
         "(its *paper reading*; its runs with the authors' code settings are in the table of other "
         "results above)",
-        3: "with the {doc}`Table 3 chapter's </notebooks/32_coordinate_descent>` only settings "
-        "(its *paper reading*)",
+        3: "with the {doc}`Table 3 chapter's </notebooks/32_coordinate_descent>` settings "
+        "(its only reading, the *paper reading*)",
     }
     for table, what in ((2, "naïve Bayes"), (3, "coordinate descent")):
         rows = ml_costs(table, root)
@@ -342,19 +356,31 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
             "| --- | ---: | ---: | --- | ---: | --- | ---: |",
         ]
         subtotal: dict[str, float] = {}
+        shared: list[str] = []  # the datasets whose other columns ran on several computers
         for r in rows:
             d = split[r["dataset"]]
             _add(subtotal, d["main"])
             _add(subtotal, d["dd"])
             dd_where = computer_label(d["where_dd"]) if d["where_dd"] else "—"
+            # one line per computer of the other columns, most splits first, each unbroken
+            where = sorted(d["where"].items(), key=lambda kv: -kv[1])
+            times = "<br>".join(hms_cell(d["main"].get(c)) for c, _ in where)
+            labels = "<br>".join(
+                _unbroken(short_computer(c).replace(NOT_RECORDED, "—")) for c, _ in where
+            )
+            if len(where) > 1:
+                shared.append(
+                    f"the other columns of {r['dataset']} ran "
+                    + _names([f"{n:,} splits on the {short_computer(c)}" for c, n in where])
+                )
             lines.append(
-                f"| {r['dataset']} | {_num(r['n'], ',')} "
-                f"| {_times_cell(d['main'], d['where'])} "
-                f"| {computer_label(d['where']).replace('not recorded', '—')} "
-                f"| {hms_cell(r['seconds_dd'])} | {dd_where.replace('not recorded', '—')} "
+                f"| {r['dataset']} | {_num(r['n'], ',')} | {times} | {labels} "
+                f"| {hms_cell(r['seconds_dd'])} | {_unbroken(dd_where.replace(NOT_RECORDED, '—'))} "
                 f"| {_num(r['peak_mb'], '.0f')} MB |".replace("— MB", "—")
             )
-        lines += ["", f"Task time of the {len(rows)} datasets, per computer: "
+        said = "; ".join(shared)
+        lines += ["", (f"{said[:1].upper()}{said[1:]} (one line each). " if shared else "")
+                  + f"Task time of the {len(rows)} datasets, per computer: "
                   f"{by_computer_text(subtotal)}."]
         done = {r["dataset"] for r in rows}
         running = {d: p for d, p in ml_progress(table, root).items() if d not in done}
@@ -369,18 +395,21 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
                 )
                 + "."
             )
-    lines += gpu_costs_markdown(root)
     return "\n".join(lines) + "\n"
 
 
 def write_costs(root: Path | str = ROOT) -> Path:
-    """Write ``book/_generated/costs.md``, ``costs_total.md`` and ``costs_other.md`` (all
-    included by ``book/full_reproduction.md``); returns the first."""
+    """Write ``book/_generated/costs.md``, ``costs_total.md``, ``costs_other.md`` and
+    ``costs_gpu.md`` (all included by ``book/full_reproduction.md``, the last in a folded
+    block); returns the first."""
     folder = Path(root) / "book" / "_generated"
     folder.mkdir(parents=True, exist_ok=True)
     results = Path(root) / "results"
     (folder / "costs_total.md").write_text(total_markdown(results), encoding="utf-8")
     (folder / "costs_other.md").write_text(other_markdown(results), encoding="utf-8")
+    (folder / "costs_gpu.md").write_text(
+        "\n".join(gpu_costs_markdown(results)).strip() + "\n", encoding="utf-8"
+    )
     path = folder / "costs.md"
     path.write_text(costs_markdown(results), encoding="utf-8")
     return path
@@ -548,8 +577,9 @@ def computer(data: dict, gpus: dict[str, str] | None = None) -> str:
     being the one the file's ``coordinate_descent`` record (or a GPU benchmark's ``device``)
     names, else the one ``gpus``
     (:func:`_gpus_by_platform`) gives for the file's platform (a naïve Bayes task on a computer
-    with a GPU records none itself); without a core count the GPU alone ("NVIDIA H100 GPU"),
-    else :data:`NOT_RECORDED`."""
+    with a GPU records none itself); the cores are the provenance's ``cpu_count``, or the
+    "N cpus" of an older record's ``machine``; without a core count the GPU alone ("NVIDIA H100
+    GPU"), else :data:`NOT_RECORDED`."""
     prov = data.get("provenance") or {}
     bench = data.get("device") if isinstance(data.get("device"), dict) else {}
     device = (
@@ -558,6 +588,9 @@ def computer(data: dict, gpus: dict[str, str] | None = None) -> str:
         or (gpus or {}).get(prov.get("platform"))
     )
     cores = prov.get("cpu_count")
+    if not isinstance(cores, int):  # the older record: "vm (x86_64, 2 cpus, shared)"
+        found = re.search(r"(\d+) cpus", str(prov.get("machine") or ""))
+        cores = int(found.group(1)) if found else None
     if isinstance(cores, int) and cores > 0:
         return f"{cores}-core CPU" + (f" with one {device} GPU" if device else "")
     return f"{device} GPU" if device else NOT_RECORDED
@@ -841,8 +874,7 @@ OTHER_RESULTS = (
      "findings/corollary1.json", "{doc}`Findings </notebooks/91_findings>`"),
     ("`findings_eps5.py`", "`findings/eps5_cell_infimum.json`",
      "findings/eps5_cell_infimum.json", "{doc}`Findings </notebooks/91_findings>`"),
-    ("`benchmark_pcd.py`", "`ml/benchmark_pcd.json`", "ml/benchmark_pcd.json",
-     "{doc}`Table 3 </notebooks/32_coordinate_descent>`"),
+    ("`benchmark_pcd.py`", "`ml/benchmark_pcd.json`", "ml/benchmark_pcd.json", "this page"),
     ("`benchmark_pcd_gpu.py`", "`benchmarks/pcd_gpu.json`", "benchmarks/pcd_gpu.json",
      "this page"),
     ("`sweep.py table2 --variant authors --splits 100 --sims 1000 --datasets D`",
@@ -860,14 +892,37 @@ def result_seconds(data: dict) -> float | None:
     """The wall-clock seconds one stored result file records for computing it: for a file of
     Tables 2 and 3 (``datasets``), its rows' ``seconds`` plus ``seconds_dd`` (the (OPT) column
     computed separately), as :func:`ml_costs` counts them; else its provenance's ``seconds``;
-    ``None`` when it records neither (a benchmark records the times it measures, not its own)."""
+    else, for a benchmark, which records the times it measures but not its own,
+    :func:`measured_seconds`; ``None`` when it records none of these."""
     if isinstance(data.get("datasets"), dict):
         rows = data["datasets"].values()
         if all(isinstance(r.get("seconds"), (int, float)) for r in rows):
             return sum(r["seconds"] + (r.get("seconds_dd") or 0.0) for r in rows)
         return None
     seconds = (data.get("provenance") or {}).get("seconds")
-    return float(seconds) if isinstance(seconds, (int, float)) else None
+    if isinstance(seconds, (int, float)):
+        return float(seconds)
+    return measured_seconds(data)
+
+
+def measured_seconds(data: dict) -> float | None:
+    """The seconds of the runs a benchmark file times (``None`` when it times none): the
+    ``seconds`` of each run it lists (a dict in one of its top-level lists) and the numbers of
+    its top-level dicts named ``*_seconds`` (one timing per entry). A benchmark records the
+    times it measures, not its own running time: their sum is the bulk of it."""
+    total, found = 0.0, False
+    for key, value in data.items():
+        if key == "provenance":
+            continue
+        if isinstance(value, list):
+            for run in value:
+                if isinstance(run, dict) and isinstance(run.get("seconds"), (int, float)):
+                    total, found = total + float(run["seconds"]), True
+        elif key.endswith("_seconds") and isinstance(value, dict):
+            for v in value.values():
+                if isinstance(v, (int, float)):
+                    total, found = total + float(v), True
+    return total if found else None
 
 
 def other_costs(root: Path | str = RESULTS) -> list[dict]:
@@ -923,17 +978,32 @@ def other_markdown(root: Path | str = RESULTS) -> str:
     it; then which datasets ``D`` is, how the (OPT) column's per-task files add up, and which
     results record no time of their own."""
     rows = other_costs(root)
+    long = [r for r in rows if short_command(r["command"]) != r["command"]]
+    mark = {r["command"]: f"({chr(ord('a') + k)})" for k, r in enumerate(long)}
     lines = [
         "| command: what it writes, under `results/` | computer | time | read by |",
         "| --- | --- | ---: | --- |",
         *(
-            f"| {r['command']}: {r['writes']} "
+            f"| {short_command(r['command'])}"
+            + (f" {mark[r['command']]}" if r["command"] in mark else "")
+            + f": {r['writes']} "
             f"| {computer_label(r['where'], 'files').replace(NOT_RECORDED, '—')} "
             f"| {hms_cell(r['seconds'])} | {r['reader']} |"
             for r in rows
         ),
     ]
-    notes = ["The time column sums the wall-clock seconds each result file records."]
+    if long:
+        block = []
+        for r in long:
+            command = ".venv/bin/python scripts/" + r["command"].strip("`")
+            block += [f"# {mark[r['command']]} {r['writes'].replace('`', '')}",
+                      *_shell_lines(command)]
+        marks = _names([mark[r["command"]] for r in long])
+        lines += ["", f"The command{'s' * (len(long) > 1)} marked {marks} in full:", "",
+                  "```bash", *block, "```"]
+    notes = ["The time column sums the wall-clock seconds each result file records; a "
+             "benchmark, which records the times it measures but not its own, shows the sum of "
+             "the runs it times."]
     for r in rows:
         if "--datasets D" in r["command"] and r["datasets"]:
             notes.append(f"In `--datasets D`, D is {_names(r['datasets'])} ({r['writes']}).")
@@ -950,10 +1020,39 @@ def other_markdown(root: Path | str = RESULTS) -> str:
             + _names([hms(r["seconds"] - r["task_seconds"]) for r in split])
             + ") is the other columns' seconds stored in the result file."
         )
-    untimed = [r["command"] for r in rows if r["seconds"] is None]
+    untimed = [short_command(r["command"]) for r in rows if r["seconds"] is None]
     if untimed:
-        notes.append(
-            f"{_names(untimed)} record the times they measure, which the chapters show, but not "
-            "their own running time (—)."
-        )
+        one = len(untimed) == 1
+        notes.append(f"{_names(untimed)} record{'s' * one} what {'it' if one else 'they'} "
+                     f"measure{'s' * one} but no running time of {'its' if one else 'their'} "
+                     "own and no runs timed in seconds (—).")
     return "\n".join([*lines, "", " ".join(notes)]) + "\n"
+
+
+def _shell_lines(command: str, width: int = 78) -> list[str]:
+    """A shell command as lines of at most ``width`` characters plus the continuation `` \\``,
+    an option never parted from its value; continuation lines indented four spaces."""
+    units: list[str] = []
+    for word in command.split():
+        if units and units[-1].startswith("--") and " " not in units[-1] \
+                and not word.startswith("-"):
+            units[-1] += f" {word}"
+        else:
+            units.append(word)
+    lines = [units[0]]
+    for unit in units[1:]:
+        if len(lines[-1]) + 1 + len(unit) > width - 2:
+            lines[-1] += " \\"
+            lines.append("    " + unit)
+        else:
+            lines[-1] += " " + unit
+    return lines
+
+
+def short_command(command: str) -> str:
+    """A command of :data:`OTHER_RESULTS` as a table cell: a command line with options is cut
+    before its first option (the page gives it in full below the table), so no cell wraps a
+    long option list."""
+    if " --" not in command:
+        return command
+    return command.split(" --", 1)[0].rstrip("`") + "`"

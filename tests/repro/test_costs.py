@@ -170,7 +170,7 @@ def test_the_gpu_table_comes_from_the_benchmark_and_the_task_files():
     g = costs.gpu_split_costs()
     assert g["device"] == bench["device"]["device"]
     assert {r["dataset"]: r["gpu"] for r in g["rows"]} == bench["per_split_seconds"]
-    md = costs.costs_markdown()
+    md = "\n".join(costs.gpu_costs_markdown())
     # the GPU named by its short label, the computer of the hardware sentence that holds it
     assert bench["device"]["device"] in g["computer"]
     assert f"one process alone on the {costs.short_computer(g['computer'])}," in md
@@ -203,6 +203,62 @@ def test_computer_names_cores_and_the_gpu_of_the_same_platform():
     assert costs.computer({"coordinate_descent": {"device": "GPU X"}}) == "GPU X GPU"
     assert costs.computer({"provenance": {"cpu_count": None}}) == costs.NOT_RECORDED
     assert costs.computer({}) == costs.NOT_RECORDED
+    # the older record names its cores in words
+    older = {"provenance": {"machine": "vm (x86_64, 2 cpus, shared)"}}
+    assert costs.computer(older) == "2-core CPU"
+    assert costs.computer({"provenance": {"machine": "x86_64"}}) == costs.NOT_RECORDED
+
+
+def test_a_benchmark_is_timed_by_the_runs_it_lists():
+    """A benchmark records the runs it times, not its own time: the top-level lists' runs and
+    the ``*_seconds`` dicts count, nested timings (a run's history) and settings do not."""
+    data = {
+        "provenance": {"seconds_note": 1.0},
+        "time_limit": 300.0,
+        "results": [{"seconds": 2.0, "reached": {"0.1": {"seconds": 1.0}}}, {"seconds": 3.0}],
+        "per_split_seconds": {"a": 0.5, "b": 1.5},
+        "targets": [0.1, 0.05],
+    }
+    assert costs.measured_seconds(data) == 7.0
+    assert costs.result_seconds(data) == 7.0
+    assert costs.measured_seconds({"time_limit": 1.0, "rows": [{"gap": 0.1}]}) is None
+    assert costs.result_seconds({"provenance": {"seconds": 4.0}, "runs": [{"seconds": 9.0}]}) == 4.0
+
+
+def test_a_dataset_on_two_computers_gets_one_line_per_computer():
+    """No cell joins two computers' times: a dataset of Tables 2 and 3 whose other columns ran on
+    two computers has a line per computer in its time and computer cells, in the same order,
+    each with its time and its splits."""
+    md = costs.costs_markdown()
+    assert " + " not in md
+    for table in (2, 3):
+        for d in costs.ml_costs_by_computer(table):
+            if len(d["where"]) > 1:
+                where = sorted(d["where"].items(), key=lambda kv: -kv[1])
+                times = "<br>".join(costs.hms_cell(d["main"][c]) for c, _ in where)
+                labels = "<br>".join(
+                    costs.short_computer(c).replace(" ", "\u00a0").replace("-", "\u2011")
+                    for c, _ in where
+                )
+                assert f"| {d['dataset']} | " in md and f"| {times} | {labels} |" in md
+                splits = [f"{n:,} splits on the {costs.short_computer(c)}" for c, n in where]
+                assert f"he other columns of {d['dataset']} ran {splits[0]}" in md
+
+
+def test_long_commands_are_given_in_full_below_the_table():
+    """A command with options is cut before its first option in the table and given in full
+    below it, each line within the column and no option parted from its value."""
+    md = costs.other_markdown()
+    block = md[md.index("```bash"):md.index("```", md.index("```bash") + 3)]
+    for r in costs.other_costs():
+        short = costs.short_command(r["command"])
+        if short != r["command"]:
+            assert "--" not in short and short in md
+            words = r["command"].strip("`").split()
+            assert " ".join(words) in " ".join(block.replace("\\\n", " ").split())
+    assert all(len(line) <= 80 for line in block.splitlines())
+    assert not any(line.rstrip(" \\").split()[-1].startswith("--")
+                   for line in block.splitlines()[1:] if line.endswith("\\"))
 
 
 def test_where_computed_counts_the_splits_of_every_task_file(tmp_path):
@@ -349,11 +405,12 @@ def test_the_other_results_are_costed_from_their_files(tmp_path):
     assert rows["`composition/crossover/`"]["seconds"] == 3.5
     assert rows["`composition/crossover/`"]["files"] == 2
     assert rows["`ml/table2_authors_20x200.json`"]["seconds"] == 16.0
-    assert rows["`benchmarks/pcd_gpu.json`"]["seconds"] is None
+    # a benchmark: the runs it times
+    assert rows["`benchmarks/pcd_gpu.json`"]["seconds"] == 11.0
     md = costs.other_markdown(tmp_path)
     assert "| `where_it_pays.py`: `where_it_pays.json` | 2-core CPU | 1.5\u00a0min |" in md
     assert "| 1.5\u00a0min |" in md and "| 3.5\u00a0s |" in md and "| 16.0\u00a0s |" in md
-    assert "`benchmark_pcd_gpu.py` record the times they measure" in md
+    assert "a benchmark, which records the times it measures but not its own, shows the sum" in md
 
 
 def test_every_other_result_the_chapters_read_is_on_the_page():
@@ -364,6 +421,10 @@ def test_every_other_result_the_chapters_read_is_on_the_page():
     assert "_generated/costs_other.md" in page
     for r in costs.other_costs():
         where = costs.computer_label(r["where"], "files").replace(costs.NOT_RECORDED, "—")
-        assert f"| {r['command']}: {r['writes']} | {where} | {costs.hms_cell(r['seconds'])} |" in md
+        shown = costs.short_command(r["command"])
+        assert re.search(
+            re.escape(f"| {shown}") + r"( \([a-z]\))?"
+            + re.escape(f": {r['writes']} | {where} | {costs.hms_cell(r['seconds'])} |"), md
+        )
         assert "` `" not in r["writes"]  # a path is one code span
     assert len(costs.other_costs()) == len(costs.OTHER_RESULTS)

@@ -135,3 +135,71 @@ def test_monotone_counterexample_recomputed():
     r = findings.recertify(free)
     assert r["delta"] <= 0.3 and r["loss"] == pytest.approx(free["upper"], abs=1e-6)
     assert not r["monotone"] and 0 < lb - r["loss"] < 0.001
+
+
+def test_each_stored_run_of_tables_2_and_3_is_its_own_status_line():
+    """One line per scale: every stored run of Tables 2 and 3 is a line of the status table with
+    its own time per computer (repro.costs.ml_file_seconds of its file), and the lines of a
+    stored result add up to its time."""
+    from repro import costs
+
+    md = bookpages.status_markdown()
+    for r in bookpages.result_families():
+        total: dict = {}
+        for label, part in r["by_scale"]:
+            for c, v in part.items():
+                total[c] = total.get(c, 0.0) + v
+            if label:
+                assert f"| {label} | " in md
+                line = next(x for x in md.splitlines() if f"| {label} | " in x)
+                assert line.endswith(f"| {bookpages._time_on_computers(part)} |")
+        assert total == pytest.approx(r["by_computer"], abs=0.2)
+    scales = {label: part for r in bookpages.result_families() for label, part in r["by_scale"]}
+    files = [f for f in sorted((bookpages.RESULTS / "ml").glob("table[23]_*_*.json"))
+             if isinstance(json.loads(f.read_text()).get("datasets"), dict)]
+    labels = [bookpages._run_label(f, json.loads(f.read_text())["provenance"]) for f in files]
+    assert len(set(labels)) == len(labels)  # one line per run
+    for f, label in zip(files, labels, strict=True):
+        assert scales[label] == pytest.approx(costs.ml_file_seconds(f), abs=0.1)
+
+
+def test_a_family_aggregate_is_counted_with_its_tasks(tmp_path):
+    """The aggregate file a family's own script assembles from its tasks is one stored result
+    with the tasks (no row of its own without a time)."""
+    res = tmp_path / "results"
+    (res / "sweep" / "figure5").mkdir(parents=True)
+    (res / "sweep" / "figure5" / "t.json").write_text(
+        json.dumps({"provenance": {"seconds": 60, "cpu_count": 2}})
+    )
+    (res / "data_dependent").mkdir()
+    (res / "data_dependent" / "figure5.json").write_text(
+        json.dumps({"provenance": {"seconds": 60, "command": "x.py --merge-only"}})
+    )
+    rows = {r["folder"]: r["by_computer"] for r in bookpages.result_families(res)}
+    assert rows == {"sweep/figure5": {"2-core CPU": 60.0}}
+
+
+def test_status_chapters_are_the_rendered_chapter_numbers():
+    """The stored-results table names its chapters by the numbers the book renders: the
+    chapters of the numbered parts, counted on across parts in the order of the table of
+    contents; an unnumbered chapter has none."""
+    labels = bookpages.chapter_labels()
+    numbered = [c for c in bookpages.toc_order() if c in labels]
+    assert [labels[c] for c in numbered] == [str(k) for k in range(1, len(numbered) + 1)]
+    assert "91_findings" not in labels and labels["01_quickstart"] == "1"
+    md = bookpages.status_markdown().split("## Stored results")[1]
+    assert f"{{doc}}`{labels['23_figure3']} </notebooks/23_figure3>`" in md
+
+
+def test_what_no_file_records_is_said_once(tmp_path):
+    """A result whose files record no computer or no time is named in one note, with the date
+    its files were written; nothing is filled in."""
+    res = tmp_path / "results" / "old"
+    res.mkdir(parents=True)
+    (res / "a.json").write_text(json.dumps({"provenance": {"date_utc": "2026-01-02"}}))
+    nbs = tmp_path / "notebooks"
+    nbs.mkdir()
+    md = bookpages.status_markdown(nbs, tmp_path / "results")
+    assert "| old | none | full | 2026\u201101\u201102 | not recorded |" in md
+    assert md.count("*Not recorded*") == 1 and "“old” (neither computer nor time)" in md
+    assert "written on 2026-01-02" in md
