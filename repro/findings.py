@@ -137,8 +137,9 @@ def corollary1_paper_bound() -> dict:
 def nonuniform_counterexample(k_upper: int = 64) -> dict:
     """Corollary 1's D(π, β) on the stored 643-cell partition (ε = 5, δ = 0.01, ℓ1): a certified
     private noise (the upper bound on the uniform grid β = 1/k_upper) and the largest violation of
-    the paper's constraints by its cell masses, against dpdro's cell-union constraints; the paper's
-    D(π, β) and the commit it was computed at are read from :data:`COROLLARY1`."""
+    the paper's constraints by its cell masses, against dpdro's cell-union constraints, both at the
+    stored shift stride (returned with the grid β); the paper's D(π, β) and the commit it was
+    computed at are read from :data:`COROLLARY1`."""
     data = read_json(NONUNIFORM)
     stored = read_json(COROLLARY1)
     prob = dpdro.Problem(**data["problem"])
@@ -155,6 +156,7 @@ def nonuniform_counterexample(k_upper: int = 64) -> dict:
     return dict(
         problem=data["problem"],
         cells=part.n_cells,
+        beta=float(part.beta),
         shift_stride=stride,
         paper_D=float(stored["paper_D"]),
         paper_D_commit=prov["git_commit"][:7],
