@@ -212,7 +212,7 @@ def _design(problem: Problem, gap: float, time_limit: float, loss: str):
     res = optimal_noise(problem, rel_gap=gap, time_limit=time_limit, progress=sys.stderr.isatty())
     reached = "" if res.gap <= gap else f" (target {gap:g} not reached within the time limit)"
     _say(
-        f"done in {time.perf_counter() - t0:.1f} s: expected loss {res.upper.value:.6g}, lower "
+        f"done in {time.perf_counter() - t0:.2f} s: expected loss {res.upper.value:.6g}, lower "
         f"bound {res.lower.value:.6g}, gap {res.gap:.4g}{reached}"
     )
     return res
@@ -499,7 +499,7 @@ def cmd_compose(args) -> None:
         rel_gap=args.gap,
         time_limit=args.time_limit,
     )
-    _say(f"done in {time.perf_counter() - t0:.1f} s ({len(d.history)} designs)")
+    _say(f"done in {time.perf_counter() - t0:.2f} s ({len(d.history)} designs)")
     lines, payload = _compose_report(args, d)
     n = d.noise
     if args.output is not None and n is not None:
