@@ -96,3 +96,10 @@ def test_every_item_is_counted_once():
     assert not [it.name for it in landing.ITEMS if it.reason.lower().startswith("see ")]
     named = [it.ledger_item for it in landing.ITEMS if it.ledger_item]
     assert len(named) == len(set(named))
+
+
+def test_intro_caption_states_the_certified_bracket_of_chapter_21():
+    """The landing page's figure caption cannot glue: its bracket must be chapter 21's output."""
+    g21 = landing.stored_glue(landing.NOTEBOOKS / "21_example1.ipynb")
+    intro = (landing.NOTEBOOKS.parent / "book" / "intro.md").read_text()
+    assert f"certified to lie in {g21['ex1_exact']} INR" in " ".join(intro.split())
