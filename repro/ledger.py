@@ -12,7 +12,8 @@ Statuses
 ``differs``
     it does not; the row's ``explanation`` must say why as far as we know;
 ``not reproducible here``
-    the number cannot be recomputed offline (e.g. a dataset that no registry ships); ``ours`` is empty.
+    the number cannot be recomputed from what the book includes (e.g. a public dataset that the
+    book does not bundle, having no redistributable copy); ``ours`` is empty.
 
 A chapter may also record one of the finer categories below directly, with the evidence in the
 explanation (chapters ``21_example1`` and ``22_tables`` do so for every row: their categories follow
@@ -26,9 +27,10 @@ for a ``differs`` row, the chapter's explanation:
     The explanation says how sure: "certified by computation" (floating-point certificates rounded
     in the safe direction, or exact arithmetic) or a proof a reader can check by hand;
 ``ambiguous in the paper``
-    the paper leaves a choice open (a benchmark, a rounded input) and our reconstruction of that
-    choice reproduces the number; the explanation says in how many of the comparable numbers
-    ("reconstruction matches k of n");
+    the paper leaves a choice open (a benchmark, a rounding, the settings of an experiment) and our
+    reconstruction of that choice reproduces the number; the explanation says in how many of the
+    comparable numbers ("reconstruction matches k of n") or which setting brings the number within
+    the chapter's tolerance;
 ``consistent with the paper's bound``
     the paper states a bound, ours is the exact value and lies within it;
 ``consistent with our bracket``
@@ -41,13 +43,15 @@ for a ``differs`` row, the chapter's explanation:
 ``reduced scale``
     a stochastic or iterative experiment run with less effort than the paper's;
 ``data differs``
-    the dataset we could obtain offline differs from the paper's (rows, columns);
+    the public dataset we use differs from the paper's (rows, columns);
 ``unexplained``
-    none of the above explains the difference;
+    none of the above explains the difference; in particular a stochastic experiment run at the
+    paper's scale whose number differs, with no setting found that reproduces it;
 ``not reproducible here``
     the paper's number cannot be recomputed from what the paper, its appendices and the authors'
-    code specify (e.g. an unstated benchmark that no candidate reproduces), or it depends on data or
-    a commercial solver not available to us; ``ours`` is empty.
+    code specify (e.g. an unstated benchmark that no candidate reproduces), or it depends on a
+    commercial solver, or on data that the paper does not publish or that the book does not include
+    (a public dataset with no redistributable copy); ``ours`` is empty.
 
 One more recordable status is not a category: ``derived (not counted)`` (:data:`DERIVED`) marks a
 row whose paper value the paper does not print but that follows from other rows (e.g. the
@@ -279,11 +283,12 @@ def classify(row: dict) -> str:
     A row recorded with a finer category (or :data:`DERIVED`) keeps it; ``matches`` is kept for a
     number the paper prints and is ``consistent (qualitative)`` where the paper's entry is a
     statement, not a number, and ``consistent with our bracket`` where its explanation begins with
-    :data:`BRACKET`; ``not reproducible here`` is kept; a ``differs`` row is placed by the phrases of its
-    explanation (``_RULES``), then by the
-    number of splits × simulations it states against the paper's (fewer: ``reduced scale``; as many:
-    ``ambiguous in the paper``, since the chapters show the open choices that remain), and is
-    ``unexplained`` otherwise.
+    :data:`BRACKET`; ``not reproducible here`` is kept. A ``differs`` row is placed by the phrases
+    of its explanation (``_RULES``), then ``reduced scale`` where it states fewer splits ×
+    simulations than the paper's, and is ``unexplained`` otherwise: a stochastic experiment at the
+    paper's scale that misses the paper's number is not explained by its scale. A chapter that has
+    a reading or setting reproducing the number within its tolerance records ``ambiguous in the
+    paper`` itself, with that setting in the explanation.
     """
     status = row["status"]
     if status == "matches" and _is_statement(row.get("paper")):
@@ -299,7 +304,8 @@ def classify(row: dict) -> str:
     m = _SCALE.search(text)
     if m:
         splits, sims, p_splits, p_sims = map(int, m.groups())
-        return "reduced scale" if splits * sims < p_splits * p_sims else "ambiguous in the paper"
+        if splits * sims < p_splits * p_sims:
+            return "reduced scale"
     return "unexplained"
 
 

@@ -108,6 +108,7 @@ def ml_ledger_rows(
     settings: Callable,
     opt_design: str,
     notes: Mapping[str, str],
+    alternative: Callable | None = None,
 ) -> list:
     """One ledger row per (dataset, side, column) of Table 2 or 3: the DP columns, "(OPT)" and
     "Imp".
@@ -118,8 +119,13 @@ def ml_ledger_rows(
     our "(OPT)" is built and ``notes[name]`` how a dataset differs from the paper's. A value within
     :func:`ml_tolerance` of the paper's (0.5 points; Imp: max(10% of |paper|, 0.5)) matches; Imp
     never matches where it has no meaning (:func:`imp_meaningful`: the non-private ``baseline`` not
-    measurably better than the best literature mechanism). Datasets not available offline get "not
-    reproducible here" rows.
+    measurably better than the best literature mechanism). ``alternative(name, side, column)``, if
+    given, is our value of the cell with the authors' code settings (the paper's other reading,
+    stated in each row as "authors' settings: 42.25"); a differing row whose alternative lies within
+    the tolerance is recorded as "ambiguous in the paper" (that setting reproduces the paper's
+    number), any other differing row keeps "differs" and is filed by
+    :func:`repro.ledger.classify` (at the paper's scale: "unexplained"). Datasets the book does not
+    include (``name`` not in ``offline``) get "not reproducible here" rows.
     """
     from ..ledger import Row, compare
 
@@ -142,7 +148,10 @@ def ml_ledger_rows(
                             ours=None,
                             status="not reproducible here",
                             scale="ci",
-                            explanation=f"dataset {name} is not available offline (data/README.md)",
+                            explanation=(
+                                f"dataset {name} is not included with the book: no "
+                                "redistributable copy exists (data/README.md)"
+                            ),
                         )
                     )
                     continue
@@ -165,6 +174,12 @@ def ml_ledger_rows(
                             "mechanism here (95% CI of the gap not above 0), so Imp has no "
                             "meaning; ")
                 expl += settings(name, side, c, k, m)
+                if alternative is not None:
+                    alt = alternative(name, side, c)
+                    expl += f"; authors' settings: {alt:.2f}"
+                    if status == "differs" and abs(alt - paper_v) <= ml_tolerance(c, paper_v):
+                        status = "ambiguous in the paper"
+                        expl += " (within the tolerance: this setting reproduces the paper's value)"
                 if c == "(OPT)":
                     expl += "; " + opt_design
                 if name in notes:
