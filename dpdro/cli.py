@@ -231,11 +231,32 @@ def _describe(cert: dict) -> str:
     )
 
 
+#: what OptimalNoise.source names, in words (the literature mechanisms are placed on a lattice;
+#: a source "shifted_<name>" is that mechanism translated, dpdro.reference.reference_upper_bound)
+_SOURCES = {"lp": "the noise of the upper-bounding LP P(pi, beta)", "tulap": "Tulap",
+            "staircase": "the staircase mechanism", "truncated_laplace": "truncated Laplace"}
+
+
+def _step(h: float) -> str:
+    """A lattice step as written: ``2^-23`` for a power of two, else ``%g``."""
+    m, e = math.frexp(h)
+    return f"2^{e - 1}" if m == 0.5 else f"{h:g}"
+
+
+def _released(res) -> str:
+    """The one stderr line of ``dpdro design`` that names what was released (OptimalNoise.source)
+    and the lattice its cells lie on."""
+    base = res.source.removeprefix("shifted_")
+    name = _SOURCES.get(base, base) + (", shifted" if base != res.source else "")
+    return f"released: {name}, piecewise uniform on a lattice of step {_step(res.noise.grid)}"
+
+
 # ----------------------------------------------------------------------------- subcommands
 def cmd_design(args) -> None:
     problem = _problem(args)
     _check_output(args.output)
     res = _design(problem, args.gap, args.time_limit, args.loss)
+    _say(_released(res))
     cert = certificate(
         res.noise,
         epsilon=args.epsilon,

@@ -165,7 +165,8 @@ def dpdro_cli(*args: str, cwd: str | Path | None = None) -> int:
     """Run ``dpdro ARGS`` (as ``python -m dpdro``, the same entry point as the console script) in a
     subprocess, the way a reader types it, and print the command line, its stderr (progress,
     warnings, errors) and its stdout, lines longer than the book's 80 columns wrapped at clause
-    boundaries (:func:`wrap_transcript_line`). Returns the exit status."""
+    boundaries (:func:`wrap_transcript_line`; a wrapped command ends its lines in ``\\``, so that
+    it pastes into a shell). Returns the exit status."""
     import sys
 
     out = subprocess.run(
@@ -175,6 +176,9 @@ def dpdro_cli(*args: str, cwd: str | Path | None = None) -> int:
         cwd=cwd,
         stdin=subprocess.DEVNULL,
     )
-    lines = ["$ dpdro " + " ".join(args), *(out.stderr + out.stdout).rstrip().splitlines()]
-    print("\n".join(w for line in lines for w in wrap_transcript_line(line)))
+    command = wrap_transcript_line("$ dpdro " + " ".join(args), width=78)
+    lines = [x + " \\" for x in command[:-1]] + command[-1:]  # pasteable: shell continuations
+    for line in (out.stderr + out.stdout).rstrip().splitlines():
+        lines += wrap_transcript_line(line)
+    print("\n".join(lines))
     return out.returncode

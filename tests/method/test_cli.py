@@ -49,7 +49,25 @@ def noise_file(tmp_path_factory):
         f"wrote {path}: l1 noise for (epsilon, delta) = (1, 0.2), sensitivity 1\n"
     )
     assert "designing l1 noise" in out.stderr and "done in" in out.stderr
+    released = [x for x in out.stderr.splitlines() if x.startswith("dpdro: released: ")]
+    assert len(released) == 1, out.stderr
     return path
+
+
+def test_design_names_what_it_released():
+    """The ``released:`` line names OptimalNoise.source in words and the lattice step."""
+
+    class Res:
+        source = "tulap"
+        noise = type("N", (), {"grid": 2.0**-23})()
+
+    assert cli._released(Res) == "released: Tulap, piecewise uniform on a lattice of step 2^-23"
+    Res.source, Res.noise.grid = "lp", 0.3
+    assert cli._released(Res) == ("released: the noise of the upper-bounding LP P(pi, beta), "
+                                  "piecewise uniform on a lattice of step 0.3")
+    Res.source = "shifted_staircase"
+    assert cli._released(Res).startswith("released: the staircase mechanism, shifted, piecewise")
+    assert set(cli._SOURCES) >= {"lp", "tulap", "staircase", "truncated_laplace"}
 
 
 def test_design_writes_a_versioned_certified_document(noise_file):
