@@ -231,11 +231,11 @@ def _group(rel: Path, command: str = "", folder: Path = RESULTS) -> str:
 
 
 def result_families(folder: Path = RESULTS) -> list[dict]:
-    """Stored results (:func:`_group`): files, files with provenance, date range, total seconds,
-    commands, commits, scale settings found in the provenance, and whether any was computed with
-    local changes to dpdro or repro. A file merged from tasks (outside ``sweep/`` in a sweep
-    family's group, or written by a ``--merge-only`` command) adds no seconds: its tasks' time is
-    counted where the tasks are stored."""
+    """Stored results (:func:`_group`): files, their names, files with provenance, date range,
+    total seconds, commands, commits, scale settings found in the provenance, and whether any was
+    computed with local changes to dpdro or repro. A file merged from tasks (outside ``sweep/``
+    in a sweep family's group, or written by a ``--merge-only`` command) adds no seconds: its
+    tasks' time is counted where the tasks are stored."""
     groups: dict[str, list[tuple[Path, dict | None]]] = {}
     merged: set[Path] = set()
     datas: dict[Path, dict] = {}
@@ -329,6 +329,7 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
             dict(
                 folder=group,
                 files=len(items),
+                names=sorted(p.name for p, _ in items),
                 with_provenance=len(provs),
                 dates=(
                     dates[0]
@@ -549,12 +550,14 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
     old, merged, run_lines = [], [], []
 
     def doc(c: str) -> str:
-        page = f"/notebooks/{c}" if (Path(notebooks) / f"{c}.ipynb").is_file() else f"/{c}"
+        page = f"/notebooks/{c}" if (Path(notebooks) / f"{c}.ipynb").is_file() else f"/book/{c}"
         return f"{{doc}}`{_nowrap(SHORT_TITLES.get(c, c))} <{page}>`"
 
     marks = iter("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
     for _, title, chapters, r in sorted(rows, key=lambda row: row[:2]):
         shown = ", ".join(doc(c) for c in chapters)
+        if r["folder"] in RESULT_CHAPTERS and not chapters:  # named file by file
+            title = f"{title}: {_names([_breakable(n) for n in r['names']])}"
         latest = _nowrap(r["dates"].split(" to ")[-1]) or "not recorded"
         named = [(label, part) for label, part in r["by_scale"] if label]
         mark = next(marks) if named else ""
