@@ -37,7 +37,7 @@ __all__ = [
     "notebook_runs",
     "result_families",
     "status_markdown",
-    "chapter_labels",
+    "SHORT_TITLES",
     "wrap_command",
     "extract_figure",
     "write_generated",
@@ -45,13 +45,19 @@ __all__ = [
 
 GENERATED = ROOT / "book" / "_generated"
 # each stored result (a group of :func:`result_families`): what it is, in words, and the chapters
-# that show it
+# (notebook stems) or book pages that show it; a file of a folder named here on its own is a stored
+# result of its own, the folder's other files one together
 RESULT_CHAPTERS = {
     "appendix": (
         "Figure 4 and the GitHub appendix's monotone counterexample",
         ("24_figures4_5", "25_github_appendix", "91_findings"),
     ),
-    "benchmarks": ("Benchmarks: time to a certified gap", ("23_figure3",)),
+    "benchmarks": ("Benchmarks that no chapter reads", ()),
+    "benchmarks/data_dependent.json": (
+        "Figure 3's benchmark: time to a certified gap",
+        ("23_figure3",),
+    ),
+    "benchmarks/pcd_gpu.json": ("Table 3 on a GPU, a benchmark", ("full_reproduction",)),
     "composition/crossover": (
         "Optimal noise against the analytic Gaussian for k releases",
         ("06_composition",),
@@ -92,6 +98,33 @@ RESULT_CHAPTERS = {
     ),
 }
 HEADLINE = ("21_example1.ipynb", "fig-21_example1-densities")
+# the short title of each chapter and book page, as the status page names them in a table column
+SHORT_TITLES = {
+    "01_quickstart": "Quick start",
+    "05_using_dpdro": "Using dpdro",
+    "06_composition": "Composition",
+    "07_where_it_pays": "Where it pays",
+    "11_reductions": "Reductions",
+    "12_duality": "Duality",
+    "13_convergence": "Convergence",
+    "14_counterexamples": "Counterexamples",
+    "15_cutting_planes": "Cutting planes",
+    "16_data_dependent": "Data-dependent noise",
+    "17_nonuniform_bounds": "Non-uniform bounds",
+    "21_example1": "Example 1",
+    "22_tables": "Tables 1, 4–6",
+    "23_figure3": "Figure 3",
+    "24_figures4_5": "Figures 4 and 5",
+    "25_github_appendix": "GitHub appendix",
+    "31_naive_bayes": "Table 2",
+    "32_coordinate_descent": "Table 3",
+    "41_purification": "Is δ worth it?",
+    "42_private_lp": "Private LP",
+    "43_multiple_selections": "Multiple selections",
+    "90_ledger": "Ledger",
+    "91_findings": "Findings",
+    "full_reproduction": "Full reproduction",
+}
 
 
 def _ts(s: str | None) -> _dt.datetime | None:
@@ -175,9 +208,11 @@ def _group(rel: Path, command: str = "", folder: Path = RESULTS) -> str:
     them (the family the file's name names, when the command names several), and so is the
     family's aggregate file (:data:`repro.costs.AGGREGATES`) when its tasks are stored; any other
     top-level
-    file is one on its own, the per-task files of a sweep family one per family, any other file
-    its folder."""
+    file is one on its own, the per-task files of a sweep family one per family, a file that
+    :data:`RESULT_CHAPTERS` names one on its own, any other file its folder."""
     parts = rel.parts
+    if len(parts) > 1 and parts[0] != "sweep" and rel.as_posix() in RESULT_CHAPTERS:
+        return rel.as_posix()
     if parts[0] != "sweep":
         families = [f for f in _sweep_families(command) if (Path(folder) / "sweep" / f).is_dir()]
         # the aggregate file of a family that one of its own scripts assembled from the tasks
@@ -196,11 +231,11 @@ def _group(rel: Path, command: str = "", folder: Path = RESULTS) -> str:
 
 
 def result_families(folder: Path = RESULTS) -> list[dict]:
-    """Stored results (:func:`_group`): files, files with provenance, date range, total seconds,
-    commands, commits, scale settings found in the provenance, and whether any was computed with
-    local changes to dpdro or repro. A file merged from tasks (outside ``sweep/`` in a sweep
-    family's group, or written by a ``--merge-only`` command) adds no seconds: its tasks' time is
-    counted where the tasks are stored."""
+    """Stored results (:func:`_group`): files, their names, files with provenance, date range,
+    total seconds, commands, commits, scale settings found in the provenance, and whether any was
+    computed with local changes to dpdro or repro. A file merged from tasks (outside ``sweep/``
+    in a sweep family's group, or written by a ``--merge-only`` command) adds no seconds: its
+    tasks' time is counted where the tasks are stored."""
     groups: dict[str, list[tuple[Path, dict | None]]] = {}
     merged: set[Path] = set()
     datas: dict[Path, dict] = {}
@@ -294,6 +329,7 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
             dict(
                 folder=group,
                 files=len(items),
+                names=sorted(p.name for p, _ in items),
                 with_provenance=len(provs),
                 dates=(
                     dates[0]
@@ -429,41 +465,19 @@ def _time_on_computers(by_computer: dict[str, float]) -> str:
     ) or "not recorded"
 
 
-def chapter_labels(toc: Path = ROOT / "_toc.yml") -> dict[str, str]:
-    """Per chapter (notebook stem), its short label as the book renders it: the chapter number
-    in the parts numbered by the table of contents (numbers run on across parts); an unnumbered
-    chapter has none (the status page names it by its title's first word)."""
-    import yaml
-
-    if not toc.is_file():
-        return {}
-    out, n = {}, 0
-    for part in yaml.safe_load(toc.read_text(encoding="utf-8")).get("parts", []):
-        for ch in part.get("chapters", []):
-            stem = Path(str(ch.get("file", ""))).name
-            if part.get("numbered"):
-                n += 1
-                out[stem] = str(n)
-    return out
-
-
-def _not_recorded_note(old: list[tuple[str, bool, str]], merged: list[tuple[int, list[str]]]
-                       ) -> str:
+def _not_recorded_note(old: list[tuple[str, bool]], merged: list[tuple[int, list[str]]]) -> str:
     """The status page's one note on what no file records: the results whose files (``old``:
-    title, whether a time is recorded, dates) were written before the stored results recorded
-    their computer and computing time, and the datasets of Tables 2 and 3 (``merged``, table and
-    datasets) kept only in the table's file, whose record is of the merge that assembled it."""
+    title, whether a time is recorded) carry no computer field, and the datasets of Tables 2 and 3
+    (``merged``, table and datasets) kept only in the table's file, whose record is of the merge
+    that assembled it."""
     parts = []
-    if old:
-        days = sorted({d for _, _, when in old for d in when.split(" to ") if d})
-        parts.append(
-            "the files of "
-            + _names([f"“{t}” ({'no computer' if timed else 'neither computer nor time'})"
-                      for t, timed, _ in old])
-            + " were written"
-            + (f" on {_names(days)}" if days else "")
-            + ", before the stored results recorded their computer and computing time"
-        )
+    untimed = [f"“{t}”" for t, timed in old if not timed]
+    timed = [f"“{t}”" for t, timed in old if timed]
+    if untimed:
+        parts.append(f"the files of {_names(untimed)} record neither a computer nor a computing "
+                     "time")
+    if timed:
+        parts.append(f"the files of {_names(timed)} record a computing time but no computer")
     for table, names in merged:
         parts.append(
             f"Table {table}'s {_names(names)} are kept only in the table's file, whose record is "
@@ -486,15 +500,14 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
     """The status tables (MyST markdown), from :func:`notebook_runs` and :func:`result_families`:
     one row per chapter in the order of the table of contents (:func:`toc_order`; its time to
     run) and one per stored result (described by :data:`RESULT_CHAPTERS`, in the order of its
-    main chapter, the first it lists, with the chapters' numbers, :func:`chapter_labels`), one
-    line per scale (a stored run of Tables 2 and 3, :func:`_run_label`), each with its computing
-    time per computer; then one note on what no file records."""
+    main chapter, the first it lists, the chapters by their :data:`SHORT_TITLES`), then a key to
+    its columns; one line per scale (a stored run of Tables 2 and 3, :func:`_run_label`) marked
+    with the letter of the stored result it is part of, each with its computing time per
+    computer; then one note on what no file records."""
     toc = {c: i for i, c in enumerate(toc_order())}
     runs = sorted(notebook_runs(notebooks), key=lambda r: (toc.get(r["chapter"], len(toc)),
                                                            r["chapter"]))
     order = {r["chapter"]: i for i, r in enumerate(runs)}
-    labels = chapter_labels()
-    titles = {r["chapter"]: r["title"] for r in runs}
     lines = [
         "## Chapters",
         "",
@@ -523,18 +536,8 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "",
         "## Stored results",
         "",
-        "The computations the chapters load, computed once and stored with their provenance. "
-        "One row per stored result: the chapters that show it, by number; its *scale*, *full* "
-        "(the whole computation its chapters show, at the settings they state) or its stored "
-        "runs of Tables 2 and 3, each given a line of its own in the table after it; the date "
-        "of its latest file; and its *computing time*, what computing it took as its files "
-        "record it, with the computer in parentheses (the computers of "
-        "{doc}`full_reproduction`), one time per computer. For a benchmark, which records the "
-        "times it measures but not its own, the computing time is the sum of the runs it times. "
-        "A chapter that shows a result takes only its own time to run (first table), not the "
-        "result's computing time. A table merged from many tasks is counted once, with its "
-        "tasks. {doc}`full_reproduction` shows how to recompute each result, with the same "
-        "times.",
+        "The computations the chapters load, computed once and stored with their provenance, "
+        "one row per stored result; {doc}`full_reproduction` shows how to recompute each.",
         "",
         "| result | chapters | scale | latest | computing time (computer) |",
         "|---|---|---|---|---|",
@@ -547,23 +550,28 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
     old, merged, run_lines = [], [], []
 
     def doc(c: str) -> str:
-        return f"{{doc}}`{labels.get(c) or (titles.get(c) or c).split()[0]} </notebooks/{c}>`"
+        page = f"/notebooks/{c}" if (Path(notebooks) / f"{c}.ipynb").is_file() else f"/book/{c}"
+        return f"{{doc}}`{_nowrap(SHORT_TITLES.get(c, c))} <{page}>`"
 
+    marks = iter("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
     for _, title, chapters, r in sorted(rows, key=lambda row: row[:2]):
         shown = ", ".join(doc(c) for c in chapters)
+        if r["folder"] in RESULT_CHAPTERS and not chapters:  # named file by file
+            title = f"{title}: {_names([_breakable(n) for n in r['names']])}"
         latest = _nowrap(r["dates"].split(" to ")[-1]) or "not recorded"
         named = [(label, part) for label, part in r["by_scale"] if label]
-        scale = (f"{len(named)} run{'s' * (len(named) > 1)}, below" if named
+        mark = next(marks) if named else ""
+        scale = (f"{len(named)}\u00a0run{'s' * (len(named) > 1)} ({mark})" if named
                  else _scale(r["pairs"]))
         lines.append(
-            f"| {_cell(title)} | {shown or 'none'} | {scale} | {latest} "
+            f"| {_cell(title)} | {shown or 'no chapter'} | {scale} | {latest} "
             f"| {_time_on_computers(r['by_computer'])} |"
         )
         for label, part in named:
             table = label.split(",", 1)[0].split("\u00a0")[-1]  # "Table 2, ..." -> "2"
             main = RESULT_CHAPTERS.get(f"sweep/table{table}", ("", ()))[1][:1]
             run_lines.append(
-                f"| {label} | {doc(main[0]) if main else shown} "
+                f"| {label} | {mark} | {doc(main[0]) if main else shown} "
                 f"| {_nowrap(r['scale_dates'].get(label, '')) or 'not recorded'} "
                 f"| {_time_on_computers(part)} |"
             )
@@ -574,16 +582,32 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
             if names:
                 merged.append((table, names))
         elif not r["by_computer"] or costs.NOT_RECORDED in r["by_computer"]:
-            old.append((title, bool(r["by_computer"]), r["dates"]))
+            old.append((title, bool(r["by_computer"])))
+    lines += [
+        "",
+        "Key to the columns:",
+        "",
+        "* *chapters*: the chapters that show the result. A chapter takes only its own time to "
+        "run (first table), not the result's computing time.",
+        "* *scale*: *full*, the whole computation its chapters show, at the settings they "
+        "state; or the number of its stored runs of Tables 2 and 3, each a line of the next "
+        "table, whose *part of* column gives the letter in parentheses.",
+        "* *latest*: the date of the result's latest file.",
+        "* *computing time*: what computing it took as its files record it, one time per "
+        "computer (the computers of {doc}`full_reproduction`). A table merged from many tasks "
+        "is counted once, with its tasks; a benchmark, which records the times it measures but "
+        "not its own, shows the sum of the runs it times.",
+    ]
     if run_lines:
         lines += [
             "",
             "The stored runs of Tables 2 and 3, one line per run: the table, its splits × "
-            "simulations and, other than the chapter's paper reading, its settings; the chapter "
-            "that shows it; the date of its latest file; and its computing time per computer.",
+            "simulations and, other than the chapter's paper reading, its settings; the stored "
+            "result it is part of; the chapter that shows it; the date of its latest file; and "
+            "its computing time per computer.",
             "",
-            "| run | chapter | latest | computing time (computer) |",
-            "|---|---|---|---|",
+            "| run | part of | chapter | latest | computing time (computer) |",
+            "|---|---|---|---|---|",
             *sorted(run_lines, key=lambda line: _scale_order((line.split(" | ")[0][2:], {}))),
         ]
     note = _not_recorded_note(old, merged)

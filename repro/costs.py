@@ -48,6 +48,7 @@ __all__ = [
     "AGGREGATES",
     "computer",
     "costs_markdown",
+    "cells_sentence",
     "dd_recomputed",
     "hms",
     "hms_cell",
@@ -166,7 +167,8 @@ def ml_costs(table: int, root: Path | str = RESULTS) -> list[dict]:
     its per-task files' provenance ``seconds`` where it has such files, ``chunks`` of them; else the
     ``seconds`` stored with its row, ``chunks`` 0), plus ``seconds_dd`` when the (OPT) column was
     computed separately (included in ``seconds``, and also given alone as ``seconds_dd``, ``None``
-    when not recomputed), and the chunks' peak memory where per-task files exist."""
+    when not recomputed), and the chunks' peak memory where per-task files exist; by number of
+    rows, smallest first (:func:`by_rows`)."""
     from .ml_tables import result_path
 
     path = result_path(table, "paper", 100, 1000, root)
@@ -192,7 +194,13 @@ def ml_costs(table: int, root: Path | str = RESULTS) -> list[dict]:
                 peak_mb=max(rss) if rss else None,
             )
         )
-    return sorted(out, key=lambda r: r["seconds"])
+    return by_rows(out)
+
+
+def by_rows(rows: list[dict]) -> list[dict]:
+    """Per-dataset rows (each with ``n``, its number of rows, and ``dataset``) in the one order of
+    every per-dataset table: by number of rows, smallest first, unknown sizes last."""
+    return sorted(rows, key=lambda r: (r["n"] is None, r["n"] or 0, r["dataset"]))
 
 
 def ml_progress(table: int, root: Path | str = RESULTS) -> dict[str, dict]:
@@ -331,9 +339,9 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
             )
         )
     lines += ["", stored_as_sentence(root) + " A computer shown as — is not recorded: the "
-              "files of `figure4` and `counterexample` were written before the stored results "
-              "recorded their computer, and a dataset kept in one file per dataset has only the "
-              "record of the merge that assembled that file, not of the run that computed it."]
+              "files of `figure4` and `counterexample` have no computer field, and a dataset "
+              "kept in one file per dataset has only the record of the merge that assembled that "
+              "file, not of the run that computed it."]
     settings = {
         2: "with the {doc}`Table 2 chapter's </notebooks/31_naive_bayes>` default settings "
         "(its *paper reading*; its runs with the authors' code settings are in the table of other "
@@ -348,8 +356,8 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
         split = {d["dataset"]: d for d in ml_costs_by_computer(table, root)}
         lines += [
             "",
-            f"Table {table} ({what}) at 100 splits × 1,000 simulations, per dataset, "
-            f"{settings[table]}. *Other columns* is the time of every column but (OPT), the "
+            f"Table {table} ({what}) at 100 splits × 1,000 simulations, per dataset (by number "
+            f"of rows, smallest first), {settings[table]}. *Other columns* is the time of every column but (OPT), the "
             "data-dependent optimal noise, which was computed separately:",
             "",
             "| dataset | rows | other columns | computer | (OPT) | computer | memory |",
@@ -398,15 +406,35 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
     return "\n".join(lines) + "\n"
 
 
+def cells_sentence(root: Path | str = RESULTS) -> str:
+    """The settings of every table cell (Markdown), from the code (:func:`repro.tables.solve_cell`
+    with :data:`repro.tables.REL_GAP` and :data:`repro.tables.TIME_LIMIT`) and how many stored
+    cells (``tables/cells/``) record the same ``rel_gap_target`` and ``time_limit``."""
+    from . import tables
+
+    cells = [read_json(f) for f in sorted((Path(root) / "tables" / "cells").glob("*.json"))]
+    same = sum(c.get("rel_gap_target") == tables.REL_GAP
+               and c.get("time_limit") == tables.TIME_LIMIT for c in cells)
+    return (
+        "Every table cell is one call, `repro.tables.solve_cell`: "
+        f"`dpdro.optimal_noise(problem, rel_gap={tables.REL_GAP:g}, "
+        f"time_limit={tables.TIME_LIMIT:g})`, a {100 * tables.REL_GAP:g}% target gap within "
+        f"{tables.TIME_LIMIT:g} s of wall-clock time, and nothing else: the engine picks the "
+        "grids and whether to place a point mass at 0. "
+        f"{same:,} of the {len(cells):,} stored cells record these settings.\n"
+    )
+
+
 def write_costs(root: Path | str = ROOT) -> Path:
-    """Write ``book/_generated/costs.md``, ``costs_total.md``, ``costs_other.md`` and
-    ``costs_gpu.md`` (all included by ``book/full_reproduction.md``, the last in a folded
-    block); returns the first."""
+    """Write ``book/_generated/costs.md``, ``costs_total.md``, ``costs_other.md``,
+    ``costs_cells.md`` and ``costs_gpu.md`` (all included by ``book/full_reproduction.md``, the
+    last in a folded block); returns the first."""
     folder = Path(root) / "book" / "_generated"
     folder.mkdir(parents=True, exist_ok=True)
     results = Path(root) / "results"
     (folder / "costs_total.md").write_text(total_markdown(results), encoding="utf-8")
     (folder / "costs_other.md").write_text(other_markdown(results), encoding="utf-8")
+    (folder / "costs_cells.md").write_text(cells_sentence(results), encoding="utf-8")
     (folder / "costs_gpu.md").write_text(
         "\n".join(gpu_costs_markdown(results)).strip() + "\n", encoding="utf-8"
     )
@@ -513,18 +541,21 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
     """The full-reproduction page's section on Table 3 on a GPU (Markdown lines; none without
     the benchmark file): per dataset, the seconds of one paper-scale split on the GPU next to the
     CPU kernel's median per split of the stored tasks; where the GPU is slower (the datasets too
-    small to pay its fixed cost per call) and where it pays most; the two kernels on one call."""
+    small to pay its fixed cost per call); the two kernels on one call, measured on one computer.
+    The GPU and the CPU kernel's columns come from different computers: the page names each and
+    compares them by no ratio."""
     g = gpu_split_costs(root)
     if g is None:
         return []
-    rows = sorted(g["rows"], key=lambda r: (r["n"] is None, r["n"] or 0, r["dataset"]))
+    rows = by_rows(g["rows"])
     cpu_where = "the " + _names(sorted({short_computer(c) for c in g["cpu_computers"]}))
     lines = [
         "",
         f"Table 3 on a GPU: seconds per paper-scale split ({g['sims']:,} simulations of the six "
-        f"mechanisms) of one process alone on the {short_computer(g['computer'])}, per dataset, "
-        "smallest first; next to them, the median per split of the stored tasks that ran the CPU "
-        f"kernel, on {cpu_where}:",
+        f"mechanisms) of one process alone on the GPU of the {short_computer(g['computer'])}, per "
+        "dataset (by number of rows, smallest first); next to them, the median per split of the "
+        f"stored tasks that ran the CPU kernel, on {cpu_where}. The two columns come from "
+        "different computers:",
         "",
         "| dataset | rows | GPU | CPU kernel |",
         "| --- | ---: | ---: | ---: |",
@@ -533,23 +564,7 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
         f"| {r['dataset']} | {_num(r['n'], ',')} | {hms_cell(r['gpu'])} | {hms_cell(r['cpu'])} |"
         for r in rows
     ]
-    timed = [r for r in rows if r["cpu"] is not None]
-    slower = [r for r in timed if r["gpu"] > r["cpu"]]
     text = []
-    if slower:
-        text.append(
-            f"The GPU is slower than the CPU kernel on {_names([r['dataset'] for r in slower])}; "
-            "the number of rows alone does not predict where it pays."
-        )
-    fast = sorted((r for r in timed if r["gpu"] < r["cpu"]), key=lambda r: r["gpu"] / r["cpu"])
-    if fast:
-        text.append(
-            "It pays most on "
-            + _names([f"{fast[0]['dataset']} ({fast[0]['cpu'] / fast[0]['gpu']:.0f} times "
-                      "faster per split)"]
-                     + [f"{r['dataset']} ({r['cpu'] / r['gpu']:.0f} times)" for r in fast[1:2]])
-            + "."
-        )
     k = g["kernel"]
     if k:
         text.append(
@@ -557,7 +572,7 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
             f"{g['sims']:,} simulations, T = 5 iterations of coordinate descent, not Section "
             "5.3's 100; see "
             "{doc}`Table 3 </notebooks/32_coordinate_descent>`), measured in one run on the "
-            f"{short_computer(g['computer'])}, the GPU took {k['cupy']:.2g} s and one CPU thread "
+            f"{short_computer(g['computer'])}, its GPU took {k['cupy']:.2g} s and one CPU thread "
             f"{k['numba']:.2g} s, {k['numba'] / k['cupy']:.0f} times faster; that ratio is one "
             "call on the largest dataset, not the speed-up of every split "
             "(`scripts/benchmark_pcd_gpu.py`)."
@@ -598,16 +613,18 @@ def computer(data: dict, gpus: dict[str, str] | None = None) -> str:
 
 def short_computer(name: str) -> str:
     """A :func:`computer` name as a table's short label: "2-core CPU" stays, a computer with a GPU
-    is named by its GPU model ("16-core CPU with one NVIDIA H100 80GB HBM3 GPU" -> "H100 GPU")."""
+    is a host named after its GPU model ("16-core CPU with one NVIDIA H100 80GB HBM3 GPU" and a
+    file's "NVIDIA H100 80GB HBM3 GPU" alone -> "H100 host"), so that a label names the computer,
+    not the GPU, as what did the work."""
     if " with one " in name or name.endswith(" GPU"):
         model = name.split(" with one ", 1)[-1].removesuffix(" GPU")
-        return f"{model.split()[1] if model.startswith('NVIDIA ') else model} GPU"
+        return f"{model.split()[1] if model.startswith('NVIDIA ') else model} host"
     return name
 
 
 def computer_label(counts: dict[str, int], unit: str = "splits") -> str:
     """``{computer: count}`` as a short cell: the one computer's label, or the counts per computer
-    ("H100 GPU 98 + 2-core CPU 2 splits"), most first."""
+    ("H100 host 98 + 2-core CPU 2 splits"), most first."""
     if len(counts) == 1:
         return short_computer(next(iter(counts)))
     parts = sorted(counts.items(), key=lambda kv: -kv[1])
@@ -714,7 +731,7 @@ def seconds_by_computer(root: Path | str = RESULTS) -> dict[str, float]:
 
 
 def by_computer_text(seconds: dict[str, float]) -> str:
-    """``{computer: seconds}`` as "8.6 h on the 2-core CPU and 24.0 min on the H200 GPU", most
+    """``{computer: seconds}`` as "8.6 h on the 2-core CPU and 24.0 min on the H200 host", most
     first (each time joined to its unit by a no-break space); a computer not recorded reads "on
     a computer not recorded"."""
     parts = sorted(seconds.items(), key=lambda kv: -kv[1])
@@ -848,21 +865,26 @@ def hardware_sentence(root: Path | str = RESULTS) -> str:
     if not names:
         return ""
     defs = [
-        f"*{short_computer(c)}*, "
-        + (f"a computer with {c.split('-core')[0]} processor cores and no GPU"
-           if c.endswith("-core CPU") else f"a {c}")
+        f"*{short_computer(c)}*, a computer with "
+        + (f"{c.split('-core')[0]} processor cores and " if "-core" in c else "")
+        + (f"one {c.split(' with one ', 1)[-1]}" if c.endswith(" GPU") else "no GPU")
         for c in names
     ]
+    gpu = any(short_computer(c) != c for c in names)
     return (
         f"Times were measured on {_word(len(names))} computer{'s' * (len(names) > 1)}, named in "
-        f"the *computer* column of the tables below: {'; '.join(defs)}. Times are comparable "
-        "only within one computer, and no sum on this page adds times of different computers."
+        f"the *computer* column of the tables below: {'; '.join(defs)}."
+        + (" Only the coordinate descent of Table 3 runs on a GPU where one is present "
+           "(`repro.experiments.pcd_train`); every other computation runs on the CPU." if gpu
+           else "")
+        + " Times are comparable only within one computer, and no sum or ratio on this page "
+        "sets times of different computers against each other."
     )
 
 
 # ------------------------------------------------------ the other results the chapters read
 # (command: a script under scripts/ or a function; what it writes under results/, as shown; the
-# files that hold its cost; who reads it)
+# files that hold its cost; who reads it). "--datasets D" stands for the datasets its file holds.
 OTHER_RESULTS = (
     ("`where_it_pays.py`", "`where_it_pays.json`", "where_it_pays.json",
      "{doc}`Where it pays </notebooks/07_where_it_pays>`"),
@@ -874,7 +896,6 @@ OTHER_RESULTS = (
      "findings/corollary1.json", "{doc}`Findings </notebooks/91_findings>`"),
     ("`findings_eps5.py`", "`findings/eps5_cell_infimum.json`",
      "findings/eps5_cell_infimum.json", "{doc}`Findings </notebooks/91_findings>`"),
-    ("`benchmark_pcd.py`", "`ml/benchmark_pcd.json`", "ml/benchmark_pcd.json", "this page"),
     ("`benchmark_pcd_gpu.py`", "`benchmarks/pcd_gpu.json`", "benchmarks/pcd_gpu.json",
      "this page"),
     ("`sweep.py table2 --variant authors --splits 100 --sims 1000 --datasets D`",
@@ -975,8 +996,9 @@ def other_costs(root: Path | str = RESULTS) -> list[dict]:
 def other_markdown(root: Path | str = RESULTS) -> str:
     """The page's table of the other results the chapters read (Markdown): what computes each,
     what it writes, the computer, its recorded wall-clock time (:func:`other_costs`) and who reads
-    it; then which datasets ``D`` is, how the (OPT) column's per-task files add up, and which
-    results record no time of their own."""
+    it; the long commands in full (``--datasets D`` written out as the datasets the file holds);
+    then how the (OPT) column's per-task files add up, and which results record no time of their
+    own."""
     rows = other_costs(root)
     long = [r for r in rows if short_command(r["command"]) != r["command"]]
     mark = {r["command"]: f"({chr(ord('a') + k)})" for k, r in enumerate(long)}
@@ -995,7 +1017,9 @@ def other_markdown(root: Path | str = RESULTS) -> str:
     if long:
         block = []
         for r in long:
-            command = ".venv/bin/python scripts/" + r["command"].strip("`")
+            command = (".venv/bin/python scripts/" + r["command"].strip("`")).replace(
+                "--datasets D", "--datasets " + ",".join(r["datasets"])
+            )
             block += [f"# {mark[r['command']]} {r['writes'].replace('`', '')}",
                       *_shell_lines(command)]
         marks = _names([mark[r["command"]] for r in long])
@@ -1004,9 +1028,6 @@ def other_markdown(root: Path | str = RESULTS) -> str:
     notes = ["The time column sums the wall-clock seconds each result file records; a "
              "benchmark, which records the times it measures but not its own, shows the sum of "
              "the runs it times."]
-    for r in rows:
-        if "--datasets D" in r["command"] and r["datasets"]:
-            notes.append(f"In `--datasets D`, D is {_names(r['datasets'])} ({r['writes']}).")
     split = [r for r in rows if r["task_seconds"] is not None and r["seconds"] is not None]
     if split:
         notes.append(

@@ -1,12 +1,13 @@
 """The findings chapter's computations (repro.findings) and the generated book pages (repro.bookpages)."""
 
 import json
+import re
 
 import pytest
 
 import dpdro
 from dpdro import data_dependent as dd
-from repro import bookpages, findings
+from repro import bookpages, costs, findings
 
 
 def test_eprime_km_exceeds_a_private_mechanism_and_exact_shifts_do_not():
@@ -54,7 +55,9 @@ def test_status_pages_are_generated_from_stored_notebooks(tmp_path):
     assert "| {doc}`/notebooks/01_a` | 2026\u201101\u201101\u00a010:00 | 12.5\u00a0s |" in md
     assert "No stored output contains an error." in md
     # no code-history column and no commit hash; the time stays on one line
-    assert "| x | none | full | 2026\u201101\u201102 | 3.0\u00a0s (computer not recorded) |" in md and "abcdef" not in md
+    assert "abcdef" not in md
+    row = "| x | no chapter | full | 2026\u201101\u201102 | 3.0\u00a0s (computer not recorded) |"
+    assert row in md
     assert "| code |" not in md
 
 
@@ -109,7 +112,8 @@ def test_every_stored_result_names_the_chapters_that_show_it():
     chapters = {p.stem for p in bookpages.NOTEBOOKS.glob("*.ipynb")}
     groups = {r["folder"] for r in bookpages.result_families()}
     assert groups <= set(bookpages.RESULT_CHAPTERS), groups - set(bookpages.RESULT_CHAPTERS)
-    assert all(set(c) <= chapters for _, c in bookpages.RESULT_CHAPTERS.values())
+    pages = {p.stem for p in (bookpages.ROOT / "book").glob("*.md")}
+    assert all(set(c) <= chapters | pages for _, c in bookpages.RESULT_CHAPTERS.values())
 
 
 def test_corollary1_stored_from_a_clean_tree_and_above_a_certified_noise():
@@ -179,27 +183,52 @@ def test_a_family_aggregate_is_counted_with_its_tasks(tmp_path):
     assert rows == {"sweep/figure5": {"2-core CPU": 60.0}}
 
 
-def test_status_chapters_are_the_rendered_chapter_numbers():
-    """The stored-results table names its chapters by the numbers the book renders: the
-    chapters of the numbered parts, counted on across parts in the order of the table of
-    contents; an unnumbered chapter has none."""
-    labels = bookpages.chapter_labels()
-    numbered = [c for c in bookpages.toc_order() if c in labels]
-    assert [labels[c] for c in numbered] == [str(k) for k in range(1, len(numbered) + 1)]
-    assert "91_findings" not in labels and labels["01_quickstart"] == "1"
+def test_status_names_chapters_by_short_titles():
+    """The stored-results table names every chapter and page by its short title, a link; every
+    chapter of the table of contents has one; each benchmark is a row with only the chapters that
+    read it, and the benchmarks no chapter reads are a row of their own."""
+    assert set(bookpages.toc_order()) <= set(bookpages.SHORT_TITLES)
     md = bookpages.status_markdown().split("## Stored results")[1]
-    assert f"{{doc}}`{labels['23_figure3']} </notebooks/23_figure3>`" in md
+    assert "{doc}`Figure\u00a03 </notebooks/23_figure3>`" in md
+    rows = {line.split(" | ")[0][2:]: line for line in md.splitlines() if line.startswith("| ")}
+    figure3 = rows[bookpages.RESULT_CHAPTERS["benchmarks/data_dependent.json"][0]]
+    seconds = costs.measured_seconds(json.loads(
+        (bookpages.RESULTS / "benchmarks" / "data_dependent.json").read_text()))
+    assert "Figure\u00a03 </notebooks/23_figure3>" in figure3 and costs.hms(seconds).replace(
+        " ", "\u00a0") in figure3
+    gpu = rows[bookpages.RESULT_CHAPTERS["benchmarks/pcd_gpu.json"][0]]
+    assert "</book/full_reproduction>" in gpu
+    unread = next(line for name, line in rows.items()
+                  if name.startswith(bookpages.RESULT_CHAPTERS["benchmarks"][0]))
+    assert "| no chapter |" in unread
+    for name in {r["folder"]: r for r in bookpages.result_families()}["benchmarks"]["names"]:
+        assert name.replace("_", "_\u200b") in unread
+
+
+def test_each_run_names_the_stored_result_it_is_part_of():
+    """The group rows of Tables 2 and 3 carry a letter, and every run line names that letter in
+    its *part of* column: as many lines per letter as the row counts."""
+    md = bookpages.status_markdown().split("## Stored results")[1]
+    lines = [line.split(" | ") for line in md.splitlines() if line.startswith("| ")]
+    groups = {}
+    for cells in lines:
+        found = re.fullmatch(r"(\d+)\u00a0runs? \(([A-Z])\)", cells[2])
+        if found:
+            groups[found.group(2)] = int(found.group(1))
+    parts = [cells[1] for cells in lines if cells[0].startswith("| Table\u00a0")]
+    assert groups and {m: parts.count(m) for m in groups} == groups
 
 
 def test_what_no_file_records_is_said_once(tmp_path):
-    """A result whose files record no computer or no time is named in one note, with the date
-    its files were written; nothing is filled in."""
+    """A result whose files record no computer or no time is named in one note, as plain
+    provenance (what its files record, no dates or history); nothing is filled in."""
     res = tmp_path / "results" / "old"
     res.mkdir(parents=True)
     (res / "a.json").write_text(json.dumps({"provenance": {"date_utc": "2026-01-02"}}))
     nbs = tmp_path / "notebooks"
     nbs.mkdir()
     md = bookpages.status_markdown(nbs, tmp_path / "results")
-    assert "| old | none | full | 2026\u201101\u201102 | not recorded |" in md
-    assert md.count("*Not recorded*") == 1 and "“old” (neither computer nor time)" in md
-    assert "written on 2026-01-02" in md
+    assert "| old | no chapter | full | 2026\u201101\u201102 | not recorded |" in md
+    assert md.count("*Not recorded*") == 1
+    assert "the files of “old” record neither a computer nor a computing time" in md
+    assert "2026-01-02" not in md and "before" not in md.split("*Not recorded*")[1]
