@@ -147,4 +147,4 @@ def test_evidence_details_lists_exactly_the_category():
     out = tv.evidence_details(values, cats, texts, "paper error (proven)", "The 2 cells")
     assert out.startswith("<details><summary>The 2 cells</summary>")
     assert out.count("<tr>") == 3 and "fine" not in out
-    assert "<td>23.00</td>" in out and "<td>99.00</td>" in out and "a &lt;proof&gt;" in out
+    assert "'>23.00</td>" in out and "'>99.00</td>" in out and "a &lt;proof&gt;" in out
