@@ -41,7 +41,8 @@ from .ledger import Row
 
 __all__ = ["CHAPTER", "LEDGER_TABLES", "PAPER_GAP", "T4_SLACK", "TERMS_TOL",
            "optimum_check", "implied_lower_benchmark", "matching_terms", "rule_terms", "lower_cap",
-           "l2_candidates", "evidence", "verdicts", "ledger_rows", "claim_row", "grid_html"]
+           "l2_candidates", "evidence", "verdicts", "ledger_rows", "claim_row", "grid_html",
+           "evidence_details"]
 
 PAPER_GAP = 0.01  # the paper's relative gap (P − D)/D, "strictly less than 1%"
 T4_SLACK = 0.00005  # Table 4 printed to 0.01 points: O known to within 0.00005·max{O, 1}
@@ -387,3 +388,19 @@ def grid_html(values, fmt: str = "{:.2f}", colours=None, titles=None) -> str:
     return ("<table style='font-size:0.8em; border-collapse:collapse; text-align:right; "
             f"margin:0.5em 0'><tr><th style='{_CELL}'>ε \\ δ</th>{head}</tr>{''.join(body)}"
             "</table>")
+
+
+def evidence_details(values, cats, texts, category: str, summary: str) -> str:
+    """A collapsed HTML list (``<details>``) of the cells whose verdict ``cats[i, j]`` is
+    ``category``: (ε, δ), the paper's entry ``values[i, j]`` and the evidence ``texts[i, j]``, the
+    text a grid cell of :func:`grid_html` carries as its tooltip, readable without hovering."""
+    td = "<td style='padding:2px 6px; vertical-align:top'>"
+    rows = "".join(
+        f"<tr>{td}{tables.EPSILONS[i]:g}</td>{td}{tables.DELTAS[j]:g}</td>"
+        f"{td}{values[i, j]:.2f}</td>{td[:-2]}; text-align:left'>"
+        f"{html.escape(str(texts[i, j]))}</td></tr>"
+        for i, j in np.argwhere(np.asarray(cats) == category))
+    return (f"<details><summary>{html.escape(summary)}</summary>"
+            "<table style='font-size:0.8em; text-align:right'><tr><th>ε</th><th>δ</th>"
+            f"<th>paper</th><th style='text-align:left'>evidence</th></tr>{rows}</table>"
+            "</details>")

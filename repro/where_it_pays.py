@@ -301,19 +301,22 @@ def n_pays(r) -> int:
     return sum(_cents(lo) >= 101 for lo in r[..., 0].ravel() if math.isfinite(lo))
 
 
-def largest(r) -> str:
-    """The largest certified lower end of a :func:`ratio_grid`, rounded down as in the labels."""
+def largest(r, digits: int = 2) -> str:
+    """The largest certified lower end of a :func:`ratio_grid`, rounded down to ``digits``
+    decimals (two: as in the labels)."""
     import numpy as np
 
-    return f"{_cents(np.nanmax(r[..., 0])) / 100:.2f}"
+    scale = 10**digits
+    return f"{math.floor(scale * np.nanmax(r[..., 0])) / scale:.{digits}f}"
 
 
-def largest_upper(r) -> str:
-    """The largest certified upper end of a :func:`ratio_grid`, rounded up as in the labels: no
-    cell's ratio exceeds it."""
+def largest_upper(r, digits: int = 2) -> str:
+    """The largest certified upper end of a :func:`ratio_grid`, rounded up to ``digits`` decimals
+    (two: as in the labels): no cell's ratio exceeds it."""
     import numpy as np
 
-    return f"{math.ceil(100 * np.nanmax(r[..., 1])) / 100:.2f}"
+    scale = 10**digits
+    return f"{math.ceil(scale * np.nanmax(r[..., 1])) / scale:.{digits}f}"
 
 
 def tex_value(x: float) -> str:
@@ -375,10 +378,13 @@ def n_ranges(r) -> int:
 
 
 def summary_line(title: str, r) -> str:
-    """One line on a :func:`ratio_grid`: cells bracketed, cells labelled 1.01 or more, largest,
-    cells labelled with a range."""
+    """Two lines on a :func:`ratio_grid`: cells bracketed, cells labelled 1.01 or more, largest
+    label, cells labelled with a range; then the largest certified lower and upper ends to three
+    decimals (rounded down and up), which the labels of narrow intervals do not show."""
     import numpy as np
 
     n = int(np.isfinite(r[..., 0]).sum())
     return (f"{title}: {n} of {r[..., 0].size} bracketed, {n_pays(r)} labelled 1.01 or more, "
-            f"largest {largest(r)}, {n_ranges(r)} range{'' if n_ranges(r) == 1 else 's'}")
+            f"largest {largest(r)}, {n_ranges(r)} range{'' if n_ranges(r) == 1 else 's'}\n"
+            f"  largest certified lower end {largest(r, 3)}, "
+            f"largest upper end {largest_upper(r, 3)}")

@@ -136,3 +136,15 @@ def test_grid_html():
     assert out.count("<tr>") == 11 and out.count("<td") == 100
     assert "background:#abcdef'" in out and ">12.0<" in out and ">–<" in out
     assert "&lt;tip&gt;" in out and "&#x27;quoted&#x27;" in out
+
+
+def test_evidence_details_lists_exactly_the_category():
+    values = np.arange(100, dtype=float).reshape(10, 10)
+    cats = np.full((10, 10), "matches", dtype=object)
+    cats[2, 3] = cats[9, 9] = "paper error (proven)"
+    texts = np.full((10, 10), "fine", dtype=object)
+    texts[2, 3], texts[9, 9] = "a <proof>", "another"
+    out = tv.evidence_details(values, cats, texts, "paper error (proven)", "The 2 cells")
+    assert out.startswith("<details><summary>The 2 cells</summary>")
+    assert out.count("<tr>") == 3 and "fine" not in out
+    assert "'>23.00</td>" in out and "'>99.00</td>" in out and "a &lt;proof&gt;" in out

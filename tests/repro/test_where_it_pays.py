@@ -144,7 +144,8 @@ def test_a_range_is_what_the_map_draws_as_a_range():
     grid = np.array([[[0.95, 1.005], [1.02, 1.05]], [[np.nan, np.nan], [1.1, 1.105]]])
     assert wip.n_ranges(grid) == 1 and type(wip.n_ranges(grid)) is int  # glued as text
     line = wip.summary_line("x", grid)
-    assert line == "x: 3 of 4 bracketed, 2 labelled 1.01 or more, largest 1.10, 1 range"
+    assert line == ("x: 3 of 4 bracketed, 2 labelled 1.01 or more, largest 1.10, 1 range\n"
+                    "  largest certified lower end 1.100, largest upper end 1.105")
 
 
 def test_largest_upper_bounds_every_ratio_and_cells_read_as_math():
@@ -152,6 +153,7 @@ def test_largest_upper_bounds_every_ratio_and_cells_read_as_math():
     lower end, which is rounded down; cell lists read as inline math."""
     grid = np.array([[[1.119, 1.121], [np.nan, np.nan]], [[1.04, 1.115], [1.0, 1.001]]])
     assert wip.largest(grid) == "1.11" and wip.largest_upper(grid) == "1.13"
+    assert wip.largest(grid, 3) == "1.119" and wip.largest_upper(grid, 3) == "1.121"
     assert wip.tex_value(1e-10) == "10^{-10}" and wip.tex_value(0.01) == "0.01"
     small = [d for d in wip.DELTAS if d <= 1e-4]
     assert wip.cell_tex(8.0, [*small, 0.01]) == (
