@@ -450,3 +450,37 @@ def test_every_per_dataset_table_is_in_order_of_rows():
         assert rows == costs.by_rows(rows)
     md = costs.costs_markdown() + "\n".join(costs.gpu_costs_markdown())
     assert md.count("(by number of rows, smallest first)") == 3
+
+
+def test_every_stored_file_has_a_command_or_is_a_stored_input():
+    """The page gives every stored run of Tables 2 and 3 outside the families' paper-scale files,
+    every benchmark and every other result a command, built from the file itself (a run's
+    datasets, by name or by those left out, are the datasets its file holds), and names the
+    stored input that no command recomputes with the script that checks it; the corollary's row
+    claims only the file it writes."""
+    from repro.datasets import available_datasets
+
+    md = costs.other_markdown()
+    runs = sorted(p for p in (RESULTS / "ml").glob("table*_*_*x*.json")
+                  if not p.stem.endswith("_paper_100x1000"))
+    assert runs
+    for p in runs:
+        command = costs.ml_run_command(p)
+        assert f"`ml/{p.name}`" in md
+        data = read_json(p)
+        if "datasets" not in data:  # a function's run: the call its file records
+            assert data["provenance"]["call"] in command
+            continue
+        words = command.split()
+        held = set(available_datasets())
+        if "--datasets" in words:
+            held = set(words[words.index("--datasets") + 1].split(","))
+        if "--skip" in words:
+            held -= set(words[words.index("--skip") + 1].split(","))
+        assert held == set(data["datasets"])
+    for name in ("data_independent_1pct.json", "random_points.json",
+                 "random_points_shifted.json", "ml/benchmark_pcd.json"):
+        assert name in md
+    assert "`findings_corollary1.py`: `findings/corollary1.json` |" in md
+    assert "`results/counterexamples/nonuniform_partition.json` is a stored input" in md
+    assert "`scripts/check_nonuniform_lower_bound.py` checks it" in md
