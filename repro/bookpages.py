@@ -570,7 +570,7 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         title, chapters = RESULT_CHAPTERS.get(r["folder"], (r["folder"], ()))
         rank = order.get(chapters[0], len(order)) if chapters else len(order)  # its main chapter
         rows.append((rank, title, chapters, r))
-    old, merged, run_lines, parts = [], [], [], []
+    old, merged, run_lines, parts, unread = [], [], [], [], []
 
     def doc(c: str) -> str:
         page = f"/notebooks/{c}" if (Path(notebooks) / f"{c}.ipynb").is_file() else f"/book/{c}"
@@ -579,8 +579,8 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
     marks = iter("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
     for _, title, chapters, r in sorted(rows, key=lambda row: row[:2]):
         shown = ", ".join(doc(c) for c in chapters)
-        if r["folder"] in RESULT_CHAPTERS and not chapters:  # named file by file
-            title = f"{title}: {_names([f'`{n}`' for n in r['names']])}"
+        if r["folder"] in RESULT_CHAPTERS and not chapters:  # named file by file, below
+            unread.append(f"{title}: {_names([f'`{n}`' for n in r['names']])}")
         latest = (_nowrap(r["dates"].split(" to ")[-1])
                   or (f"{_nowrap(r['logged_date'])}\u00a0(log)" if r["logged_date"] else "")
                   or "not recorded")
@@ -611,6 +611,9 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         elif not r["by_computer"] or costs.NOT_RECORDED in r["by_computer"]:
             old.append((title, bool(r["by_computer"])))
     lines += [
+        *(["", f"{'; '.join(unread)}. They are stored as the record of what they measured "
+           "({doc}`full_reproduction` gives their commands); no page shows them."]
+          if unread else []),
         "",
         "Key to the columns:",
         "",
