@@ -23,10 +23,12 @@ import base64
 import datetime as _dt
 import itertools
 import json
+import re
 from pathlib import Path
 
 from . import costs
 from .costs import hms
+from .datasets import available_datasets
 from .landing import write as write_glance
 from .paths import NOTEBOOKS, RESULTS, ROOT
 
@@ -72,7 +74,7 @@ RESULT_CHAPTERS = {
     ),
     "findings": ("The paper's own lower bounds, for the findings", ("91_findings",)),
     "ml": (
-        "Tables 2 and 3: the paper's values and the chapters' smaller runs",
+        "Tables 2 and 3: runs stored one file each, and the paper's printed values",
         ("31_naive_bayes", "32_coordinate_descent"),
     ),
     "sweep/figure3-dd": ("Figure 3, data-dependent half", ("23_figure3",)),
@@ -182,6 +184,7 @@ def notebook_runs(folder: Path = NOTEBOOKS) -> list[dict]:
     return out
 
 
+_DATE = re.compile(r"(?<!\d)20\d\d-\d\d-\d\d(?!\d)")
 _SCALE_KEYS = (
     "n_splits",
     "n_sims",
@@ -276,6 +279,10 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
             for pv in provs
             if pv.get("date_utc") or pv.get("date")
         )
+        # a file with no provenance of its own: the latest date its logged runs give
+        logged = not dates and max(
+            (m for p, _ in items for m in _DATE.findall(json.dumps(datas[p]))), default=""
+        )
         by_scale: dict[str, dict[str, float]] = {}
         scale_dates: dict[str, str] = {}
         for p, pv in items:
@@ -331,6 +338,7 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
                 files=len(items),
                 names=sorted(p.name for p, _ in items),
                 with_provenance=len(provs),
+                logged_date=logged or "",
                 dates=(
                     dates[0]
                     if dates and dates[0] == dates[-1]
@@ -377,7 +385,26 @@ def _run_label(path: Path, prov: dict | None) -> str:
         else path.stem.rsplit("_", 1)[-1]
     )
     words = f", {VARIANTS.get(variant, variant)}" if variant != "paper" else ""
-    return f"Table\u00a0{table.removeprefix('table')}, {size}{words}"
+    return f"Table\u00a0{table.removeprefix('table')}, {size}{words}{_datasets_words(path)}"
+
+
+def _datasets_words(path: Path) -> str:
+    """The datasets a stored run of Table 2 or 3 holds, in words, when not every dataset: the
+    shorter of "only A and B" and "without C and D" ("" for every dataset or no list)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    held = data.get("datasets") if isinstance(data.get("datasets"), dict) else None
+    if held is None:
+        results = data.get("results") if isinstance(data.get("results"), dict) else {}
+        held = next(iter(results.values()), None) if results else None
+    if not isinstance(held, dict):
+        return ""
+    every = available_datasets()
+    left_out = [d for d in every if d not in held]
+    if not left_out:
+        return ""
+    only = ", " + _names([d for d in every if d in held]) + " only"
+    without = ", without " + _names(left_out)
+    return min(only, without, key=len)
 
 
 def _scale_order(item: tuple[str, dict]) -> tuple:
@@ -431,16 +458,8 @@ def _nowrap(text: str) -> str:
     return text.replace(" ", "\u00a0").replace("-", "\u2011")
 
 
-def _breakable(path: str) -> str:
-    """A path that may wrap after every ``/`` and ``_`` (zero-width spaces): a table column stays
-    narrow."""
-    return path.replace("/", "/\u200b").replace("_", "_\u200b")
-
-
 def toc_order(toc: Path = ROOT / "_toc.yml") -> list[str]:
     """The chapters (notebook stems) in the order of the book's table of contents."""
-    import re
-
     if not toc.is_file():
         return []
     return re.findall(r"file:\s*notebooks/(\S+)", toc.read_text(encoding="utf-8"))
@@ -513,7 +532,9 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "",
         "When the outputs stored with each chapter were computed (UTC) and the chapter's "
         "time to run then (how long executing it took, loading the stored results of the second "
-        "table and recomputing a small part of them).",
+        "table and recomputing a small part of them). A chapter's stored outputs record when "
+        "and how long it ran, not on which computer; the computers are named for the stored "
+        "results only.",
         "",
         "| chapter | computed | time to run |",
         "|---|---|---:|",
@@ -537,7 +558,9 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "## Stored results",
         "",
         "The computations the chapters load, computed once and stored with their provenance, "
-        "one row per stored result; {doc}`full_reproduction` shows how to recompute each.",
+        "one row per stored result, in the order of the book's chapters (by the first chapter "
+        "that shows each); {doc}`full_reproduction` gives the command that recomputes each, or, "
+        "for a stored input that no command recomputes, where it came from.",
         "",
         "| result | chapters | scale | latest | computing time (computer) |",
         "|---|---|---|---|---|",
@@ -547,7 +570,7 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         title, chapters = RESULT_CHAPTERS.get(r["folder"], (r["folder"], ()))
         rank = order.get(chapters[0], len(order)) if chapters else len(order)  # its main chapter
         rows.append((rank, title, chapters, r))
-    old, merged, run_lines = [], [], []
+    old, merged, run_lines, parts, unread = [], [], [], [], []
 
     def doc(c: str) -> str:
         page = f"/notebooks/{c}" if (Path(notebooks) / f"{c}.ipynb").is_file() else f"/book/{c}"
@@ -556,11 +579,15 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
     marks = iter("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
     for _, title, chapters, r in sorted(rows, key=lambda row: row[:2]):
         shown = ", ".join(doc(c) for c in chapters)
-        if r["folder"] in RESULT_CHAPTERS and not chapters:  # named file by file
-            title = f"{title}: {_names([_breakable(n) for n in r['names']])}"
-        latest = _nowrap(r["dates"].split(" to ")[-1]) or "not recorded"
+        if r["folder"] in RESULT_CHAPTERS and not chapters:  # named file by file, below
+            unread.append(f"{title}: {_names([f'`{n}`' for n in r['names']])}")
+        latest = (_nowrap(r["dates"].split(" to ")[-1])
+                  or (f"{_nowrap(r['logged_date'])}\u00a0(log)" if r["logged_date"] else "")
+                  or "not recorded")
         named = [(label, part) for label, part in r["by_scale"] if label]
         mark = next(marks) if named else ""
+        if mark:
+            parts.append(f"*{mark}*, “{title}”")
         scale = (f"{len(named)}\u00a0run{'s' * (len(named) > 1)} ({mark})" if named
                  else _scale(r["pairs"]))
         lines.append(
@@ -584,6 +611,9 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         elif not r["by_computer"] or costs.NOT_RECORDED in r["by_computer"]:
             old.append((title, bool(r["by_computer"])))
     lines += [
+        *(["", f"{'; '.join(unread)}. They are stored as the record of what they measured "
+           "({doc}`full_reproduction` gives their commands); no page shows them."]
+          if unread else []),
         "",
         "Key to the columns:",
         "",
@@ -592,7 +622,8 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "* *scale*: *full*, the whole computation its chapters show, at the settings they "
         "state; or the number of its stored runs of Tables 2 and 3, each a line of the next "
         "table, whose *part of* column gives the letter in parentheses.",
-        "* *latest*: the date of the result's latest file.",
+        "* *latest*: the date of the result's latest file; *(log)*: a file that records no "
+        "date of its own, dated by the latest run it logs.",
         "* *computing time*: what computing it took as its files record it, one time per "
         "computer (the computers of {doc}`full_reproduction`). A table merged from many tasks "
         "is counted once, with its tasks; a benchmark, which records the times it measures but "
@@ -609,6 +640,12 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
             "| run | part of | chapter | latest | computing time (computer) |",
             "|---|---|---|---|---|",
             *sorted(run_lines, key=lambda line: _scale_order((line.split(" | ")[0][2:], {}))),
+            "",
+            "The letters of *part of* name the rows of the stored-results table: "
+            + "; ".join(parts) + ". A sweep's run has per-task files under `results/sweep/` "
+            "(for some runs those of the (OPT) column only), merged into one file under "
+            "`results/ml/`; each other run is one file under `results/ml/` with no per-task "
+            "files, stored there with the paper's printed values, which took no computing.",
         ]
     note = _not_recorded_note(old, merged)
     return "\n".join(lines + (["", note] if note else [])) + "\n"

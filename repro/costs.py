@@ -41,6 +41,7 @@ import re
 import statistics
 from pathlib import Path
 
+from .datasets import available_datasets
 from .paths import RESULTS, ROOT
 from .provenance import read_json
 
@@ -72,6 +73,10 @@ __all__ = [
     "other_costs",
     "other_markdown",
     "OTHER_RESULTS",
+    "STORED_INPUTS",
+    "ml_run_command",
+    "ml_run_results",
+    "other_results",
     "result_seconds",
     "measured_seconds",
     "short_command",
@@ -357,7 +362,8 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
         lines += [
             "",
             f"Table {table} ({what}) at 100 splits × 1,000 simulations, per dataset (by number "
-            f"of rows, smallest first), {settings[table]}. *Other columns* is the time of every column but (OPT), the "
+            f"of rows, smallest first), {settings[table]}. *Other columns* is the time of every "
+            "column but (OPT), the "
             "data-dependent optimal noise, which was computed separately:",
             "",
             "| dataset | rows | other columns | computer | (OPT) | computer | memory |",
@@ -487,9 +493,8 @@ def ml_split_costs(table: int, root: Path | str = RESULTS) -> dict[str, list[dic
 def gpu_split_costs(root: Path | str = RESULTS) -> dict | None:
     """Table 3 on a GPU, from ``results/benchmarks/pcd_gpu.json`` (``None`` when absent):
     ``device``, ``sims``, ``rows`` (per dataset: ``gpu``, the seconds of one paper-scale split,
-    1,000 simulations of all six mechanisms in one process; ``cpu``, the median seconds per split
-    of the dataset's CPU-kernel tasks in the stored paper-scale run, :func:`ml_split_costs`,
-    ``None`` without such tasks; ``n``, the dataset's rows, from the stored Table 3) and
+    1,000 simulations of all six mechanisms in one process; ``n``, the dataset's rows, from the
+    stored Table 3) and
     ``kernel`` (the CUDA and one-thread numba kernels' seconds on one and the same call, measured
     in one run)."""
     from .ml_tables import result_path
@@ -498,34 +503,20 @@ def gpu_split_costs(root: Path | str = RESULTS) -> dict | None:
     if not path.is_file():
         return None
     bench = read_json(path)
-    split_costs = ml_split_costs(3, root)
     table = result_path(3, "paper", 100, 1000, root)
     sizes = (
         {k: r.get("n") for k, r in read_json(table)["datasets"].items()} if table.is_file() else {}
     )
 
-    def cpu(name):
-        rows = [r for r in split_costs.get(name, []) if r["device"] is None]
-        return rows[0]["per_split"] if rows else None
-
-    gpus = _gpus_by_platform(root)
-    folder = Path(root) / "sweep" / "table3" / "paper_100x1000"
-    cpu_computers = {
-        computer(d, gpus)
-        for f in sorted(folder.glob("*/*.json"))
-        if not (d := read_json(f)).get("coordinate_descent", {}).get("device")
-        and (d.get("provenance") or {}).get("seconds") is not None
-    }
     return dict(
         device=bench["device"]["device"],
         computer=next(
             (c for c in computers(root) if bench["device"]["device"] in c),
             f"{bench['device']['device']} GPU",
         ),
-        cpu_computers=cpu_computers,
         sims=bench["sims"],
         rows=[
-            dict(dataset=name, gpu=float(seconds), cpu=cpu(name), n=sizes.get(name))
+            dict(dataset=name, gpu=float(seconds), n=sizes.get(name))
             for name, seconds in bench["per_split_seconds"].items()
         ],
         kernel=bench.get("adult_gn_T5_seconds"),
@@ -539,29 +530,26 @@ def _names(items: list[str]) -> str:
 
 def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
     """The full-reproduction page's section on Table 3 on a GPU (Markdown lines; none without
-    the benchmark file): per dataset, the seconds of one paper-scale split on the GPU next to the
-    CPU kernel's median per split of the stored tasks; where the GPU is slower (the datasets too
-    small to pay its fixed cost per call); the two kernels on one call, measured on one computer.
-    The GPU and the CPU kernel's columns come from different computers: the page names each and
-    compares them by no ratio."""
+    the benchmark file): per dataset, the seconds of one paper-scale split on the GPU; the two
+    kernels on one call, measured in one run on one computer. The CPU times per split of the
+    stored tasks, measured on other computers, stay in their own tables (:func:`costs_markdown`):
+    no table or ratio sets times of different computers side by side."""
     g = gpu_split_costs(root)
     if g is None:
         return []
     rows = by_rows(g["rows"])
-    cpu_where = "the " + _names(sorted({short_computer(c) for c in g["cpu_computers"]}))
     lines = [
         "",
         f"Table 3 on a GPU: seconds per paper-scale split ({g['sims']:,} simulations of the six "
         f"mechanisms) of one process alone on the GPU of the {short_computer(g['computer'])}, per "
-        "dataset (by number of rows, smallest first); next to them, the median per split of the "
-        f"stored tasks that ran the CPU kernel, on {cpu_where}. The two columns come from "
-        "different computers:",
+        "dataset (by number of rows, smallest first). The CPU times of the stored tasks were "
+        "measured on other computers and are in Table 3's own table above:",
         "",
-        "| dataset | rows | GPU | CPU kernel |",
-        "| --- | ---: | ---: | ---: |",
+        "| dataset | rows | GPU |",
+        "| --- | ---: | ---: |",
     ]
     lines += [
-        f"| {r['dataset']} | {_num(r['n'], ',')} | {hms_cell(r['gpu'])} | {hms_cell(r['cpu'])} |"
+        f"| {r['dataset']} | {_num(r['n'], ',')} | {hms_cell(r['gpu'])} |"
         for r in rows
     ]
     text = []
@@ -844,7 +832,7 @@ def computers(root: Path | str = RESULTS) -> list[str]:
     gpus = _gpus_by_platform(root)
     found |= {
         computer(read_json(f), gpus)
-        for _, pattern, _, _ in OTHER_RESULTS
+        for _, pattern, _, _ in other_results(root)
         for f in sorted(Path(root).glob(pattern))
     }
     found.discard(NOT_RECORDED)
@@ -883,8 +871,9 @@ def hardware_sentence(root: Path | str = RESULTS) -> str:
 
 
 # ------------------------------------------------------ the other results the chapters read
-# (command: a script under scripts/ or a function; what it writes under results/, as shown; the
-# files that hold its cost; who reads it). "--datasets D" stands for the datasets its file holds.
+# (command: a script under scripts/ and its options; what it writes under results/, as shown; the
+# files that hold its cost; who reads it). The stored runs of Tables 2 and 3 other than the
+# families' own files are added from their files by :func:`ml_run_results`.
 OTHER_RESULTS = (
     ("`where_it_pays.py`", "`where_it_pays.json`", "where_it_pays.json",
      "{doc}`Where it pays </notebooks/07_where_it_pays>`"),
@@ -892,21 +881,86 @@ OTHER_RESULTS = (
      "{doc}`Composition </notebooks/06_composition>`"),
     ("`benchmark_data_dependent.py`", "`benchmarks/data_dependent.json`",
      "benchmarks/data_dependent.json", "{doc}`Figure 3 </notebooks/23_figure3>`"),
-    ("`findings_corollary1.py`", "`findings/corollary1.json`, `counterexamples/`",
+    ("`findings_corollary1.py`", "`findings/corollary1.json`",
      "findings/corollary1.json", "{doc}`Findings </notebooks/91_findings>`"),
     ("`findings_eps5.py`", "`findings/eps5_cell_infimum.json`",
      "findings/eps5_cell_infimum.json", "{doc}`Findings </notebooks/91_findings>`"),
     ("`benchmark_pcd_gpu.py`", "`benchmarks/pcd_gpu.json`", "benchmarks/pcd_gpu.json",
      "this page"),
-    ("`sweep.py table2 --variant authors --splits 100 --sims 1000 --datasets D`",
-     "`ml/table2_authors_100x1000.json`", "ml/table2_authors_100x1000.json",
-     "{doc}`Table 2 </notebooks/31_naive_bayes>`"),
-    ("`sweep.py table2 --variant authors --splits 20 --sims 200`",
-     "`ml/table2_authors_20x200.json`", "ml/table2_authors_20x200.json",
-     "{doc}`Table 2 </notebooks/31_naive_bayes>`"),
-    ("`repro.ml_tables.nb_layout_comparison`", "`ml/table2_layouts_10x100.json`",
-     "ml/table2_layouts_10x100.json", "{doc}`Table 2 </notebooks/31_naive_bayes>`"),
+    ("`benchmark_data_independent.py --targets 0.01 --out "
+     "results/benchmarks/data_independent_1pct.json`",
+     "`benchmarks/data_independent_1pct.json`", "benchmarks/data_independent_1pct.json",
+     "no chapter"),
+    ("`benchmark_random_points.py --out results/benchmarks/random_points`",
+     "`benchmarks/random_points.json`", "benchmarks/random_points.json", "no chapter"),
+    ("`benchmark_random_points.py --out results/benchmarks/random_points_shifted`",
+     "`benchmarks/random_points_shifted.json`", "benchmarks/random_points_shifted.json",
+     "no chapter"),
+    ("`benchmark_pcd.py --out results/ml/benchmark_pcd.json`", "`ml/benchmark_pcd.json`",
+     "ml/benchmark_pcd.json", "no chapter"),
 )
+# the stored input that no command recomputes (what it is under results/; the script that checks
+# it; who reads it)
+STORED_INPUTS = (
+    ("counterexamples/nonuniform_partition.json", "check_nonuniform_lower_bound.py",
+     "{doc}`Non-uniform bounds </notebooks/17_nonuniform_bounds>` and "
+     "{doc}`Findings </notebooks/91_findings>`"),
+)
+# the chapter that reads the stored runs of each of Tables 2 and 3
+ML_READERS = {
+    2: "{doc}`Table 2 </notebooks/31_naive_bayes>`",
+    3: "{doc}`Table 3 </notebooks/32_coordinate_descent>`",
+}
+
+
+def ml_run_command(path: Path | str) -> str:
+    """The command that recomputes a stored run of Table 2 or 3
+    (``results/ml/tableT_VARIANT_SxN.json``), read from the file itself: the function call its
+    provenance records (``call``, run as ``python -c``), else the sweep family ``tableT`` with the
+    variant, splits and simulations its name gives and its datasets (none named when it holds
+    every dataset, the sweep's default)."""
+    data = read_json(path)
+    prov = data.get("provenance") or {}
+    if prov.get("call"):
+        call = str(prov["call"])
+        module = call.split("(", 1)[0].rsplit(".", 1)[0]
+        return f'-c "import {module}; {call}"'
+    table, variant, size = Path(path).stem.split("_")[:3]
+    splits, sims = size.split("x")
+    words = [f"sweep.py {table}"]
+    if variant != "paper":
+        words.append(f"--variant {variant}")
+    words += [f"--splits {splits}", f"--sims {sims}"]
+    held = list(data.get("datasets") or {})
+    left_out = [d for d in available_datasets() if d not in held]
+    if left_out:  # the shorter of the two ways to name the file's datasets
+        words.append(min(f"--datasets {','.join(held)}", f"--skip {','.join(left_out)}",
+                         key=len))
+    return " ".join(words)
+
+
+def ml_run_results(root: Path | str = RESULTS) -> tuple:
+    """Entries of :data:`OTHER_RESULTS`'s form for every stored run of Tables 2 and 3 under
+    ``results/ml/`` that is not the paper-scale file of the ``table2``/``table3`` sweep families
+    (``tableT_paper_100x1000.json``), each with :func:`ml_run_command`; by table, largest first."""
+    def size(p: Path) -> tuple:
+        s, n = (int(x) for x in p.stem.rsplit("_", 1)[-1].split("x"))
+        return (p.stem.split("_")[0], -s, -n, p.stem)
+
+    files = [
+        p for p in Path(root).glob("ml/table*_*_*x*.json")
+        if not p.stem.endswith("_paper_100x1000")
+    ]
+    return tuple(
+        (f"`{ml_run_command(p)}`", f"`ml/{p.name}`", f"ml/{p.name}",
+         ML_READERS[int(p.stem[5])])
+        for p in sorted(files, key=size)
+    )
+
+
+def other_results(root: Path | str = RESULTS) -> tuple:
+    """:data:`OTHER_RESULTS` and the stored runs of Tables 2 and 3 (:func:`ml_run_results`)."""
+    return OTHER_RESULTS + ml_run_results(root)
 
 
 def result_seconds(data: dict) -> float | None:
@@ -956,7 +1010,7 @@ def other_costs(root: Path | str = RESULTS) -> list[dict]:
     ``None``) and ``task_seconds`` (their summed seconds, included in ``seconds``)."""
     gpus = _gpus_by_platform(root)
     out = []
-    for command, writes, pattern, reader in OTHER_RESULTS:
+    for command, writes, pattern, reader in other_results(root):
         files = sorted(Path(root).glob(pattern))
         if not files:
             continue
@@ -1017,9 +1071,9 @@ def other_markdown(root: Path | str = RESULTS) -> str:
     if long:
         block = []
         for r in long:
-            command = (".venv/bin/python scripts/" + r["command"].strip("`")).replace(
-                "--datasets D", "--datasets " + ",".join(r["datasets"])
-            )
+            command = r["command"].strip("`")
+            command = ".venv/bin/python " + ("" if command.startswith("-c ") else "scripts/") \
+                + command
             block += [f"# {mark[r['command']]} {r['writes'].replace('`', '')}",
                       *_shell_lines(command)]
         marks = _names([mark[r["command"]] for r in long])
@@ -1047,7 +1101,32 @@ def other_markdown(root: Path | str = RESULTS) -> str:
         notes.append(f"{_names(untimed)} record{'s' * one} what {'it' if one else 'they'} "
                      f"measure{'s' * one} but no running time of {'its' if one else 'their'} "
                      "own and no runs timed in seconds (—).")
-    return "\n".join([*lines, "", " ".join(notes)]) + "\n"
+    return "\n".join([*lines, "", " ".join(notes), *inputs_markdown(root)]) + "\n"
+
+
+def inputs_markdown(root: Path | str = RESULTS) -> list[str]:
+    """The paragraphs on the stored inputs (:data:`STORED_INPUTS`) that are stored: no command
+    recomputes them; what made each (its file's ``generated_by``, without the version) and when,
+    that it records no computing time, the script that checks it (:func:`repro.counterexamples.
+    check`) and who reads it."""
+    out = []
+    for rel, script, reader in STORED_INPUTS:
+        path = Path(root) / rel
+        if not path.is_file():
+            continue
+        prov = read_json(path).get("provenance") or {}
+        made = str(prov.get("generated_by") or "").split(" at ", 1)[0]
+        day = str(prov.get("date_utc") or "")[:10]
+        out += ["", f"`results/{rel}` is a stored input, read by {reader}: no command "
+                "recomputes it. It was made "
+                + (f"by `{made}` " if made else "")
+                + "at an earlier version of the code"
+                + (f" on {day}" if day else "")
+                + ", and records no computing time and no computer. "
+                f"`scripts/{script}` checks it: on its partition, the paper's D(π, β) exceeds "
+                "the loss of a certified private noise, and dpdro's valid lower bound does not "
+                f"(`nice -n 10 .venv/bin/python scripts/{script}`)."]
+    return out
 
 
 def _shell_lines(command: str, width: int = 78) -> list[str]:
@@ -1074,6 +1153,8 @@ def short_command(command: str) -> str:
     """A command of :data:`OTHER_RESULTS` as a table cell: a command line with options is cut
     before its first option (the page gives it in full below the table), so no cell wraps a
     long option list."""
+    if command.startswith("`-c "):
+        return "`" + command.split(";", 1)[1].split("(", 1)[0].strip() + "`"
     if " --" not in command:
         return command
     return command.split(" --", 1)[0].rstrip("`") + "`"

@@ -202,7 +202,7 @@ def test_status_names_chapters_by_short_titles():
                   if name.startswith(bookpages.RESULT_CHAPTERS["benchmarks"][0]))
     assert "| no chapter |" in unread
     for name in {r["folder"]: r for r in bookpages.result_families()}["benchmarks"]["names"]:
-        assert name.replace("_", "_\u200b") in unread
+        assert f"`{name}`" in md  # a file name in code, never broken, under the table
 
 
 def test_each_run_names_the_stored_result_it_is_part_of():
@@ -232,3 +232,13 @@ def test_what_no_file_records_is_said_once(tmp_path):
     assert md.count("*Not recorded*") == 1
     assert "the files of “old” record neither a computer nor a computing time" in md
     assert "2026-01-02" not in md and "before" not in md.split("*Not recorded*")[1]
+
+
+def test_status_run_lines_name_their_datasets_and_a_logged_date():
+    """A stored run of Tables 2 and 3 that holds only some datasets says which (the shorter of
+    "only" and "without"), and a file with no provenance date is dated by the run it logs."""
+    md = bookpages.status_markdown()
+    assert "| Table\u00a03, 4\u00a0×\u00a010, adult and spambase only |" in md
+    assert "| Table\u00a03, 10\u00a0×\u00a020, without adult and spambase |" in md
+    gpu = next(line for line in md.splitlines() if line.startswith("| Table 3 on a GPU"))
+    assert "\u00a0(log) |" in gpu
