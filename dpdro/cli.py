@@ -42,7 +42,7 @@ from . import catalog as _catalog
 from .certificate import LOSSES, certificate, document, read_file
 from .composition import design_for_releases
 from .mechanisms import BASELINES, baselines, meets_delta
-from .optimal import MAX_EPSILON, optimal_noise
+from .optimal import MAX_EPSILON, SOURCE_NAMES, optimal_noise
 from .privacy import certify_delta
 from .problem import Problem
 from .sampling import SecureSampler
@@ -231,12 +231,6 @@ def _describe(cert: dict) -> str:
     )
 
 
-#: what OptimalNoise.source names, in words (the literature mechanisms are placed on a lattice;
-#: a source "shifted_<name>" is that mechanism translated, dpdro.reference.reference_upper_bound)
-_SOURCES = {"lp": "the noise of the upper-bounding LP P(pi, beta)", "tulap": "Tulap",
-            "staircase": "the staircase mechanism", "truncated_laplace": "truncated Laplace"}
-
-
 def _step(h: float) -> str:
     """A lattice step as written: ``2^-23`` for a power of two, else ``%g``."""
     m, e = math.frexp(h)
@@ -244,10 +238,10 @@ def _step(h: float) -> str:
 
 
 def _released(res) -> str:
-    """The one stderr line of ``dpdro design`` that names what was released (OptimalNoise.source)
-    and the lattice its cells lie on."""
+    """The one stderr line of ``dpdro design`` that names what was released (OptimalNoise.source,
+    in the words of :data:`dpdro.optimal.SOURCE_NAMES`) and the lattice its cells lie on."""
     base = res.source.removeprefix("shifted_")
-    name = _SOURCES.get(base, base) + (", shifted" if base != res.source else "")
+    name = SOURCE_NAMES.get(base, base) + (", shifted" if base != res.source else "")
     return f"released: {name}, piecewise uniform on a lattice of step {_step(res.noise.grid)}"
 
 

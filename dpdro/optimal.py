@@ -97,11 +97,16 @@ from .reference import (
 from .release import LowerBound, UpperBound
 from .solvers import SolverError
 
-__all__ = ["MAX_EPSILON", "OptimalNoise", "optimal_noise", "relative_gap"]
+__all__ = ["MAX_EPSILON", "SOURCE_NAMES", "OptimalNoise", "optimal_noise", "relative_gap"]
 
 #: the largest ε optimal_noise accepts (measured: at ε = 12, ℓ1, δ = 1e-6 the certified gap after
 #: 20 s is 530%; at ε = 10, 0.3%)
 MAX_EPSILON = 10.0
+
+#: :attr:`OptimalNoise.source` in words (the literature mechanisms are placed on a lattice; a source
+#: ``"shifted_<name>"`` is that mechanism translated, dpdro.reference.reference_upper_bound)
+SOURCE_NAMES = {"lp": "the noise of the upper-bounding LP P(pi, beta)", "tulap": "Tulap",
+                "staircase": "the staircase mechanism", "truncated_laplace": "truncated Laplace"}
 
 _UPPER_WINDOW = 1.5  # initial windows in units of the truncated-Laplace half-width
 _LOWER_WINDOW = 1.0
