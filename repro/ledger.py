@@ -40,6 +40,11 @@ for a ``differs`` row, the chapter's explanation:
 ``consistent (qualitative)``
     the paper makes a qualitative statement (no number printed) and ours, a number, agrees with
     it in the sense the explanation states; counted apart from the numeric ``matches``;
+``contradicted (qualitative)``
+    the paper makes a qualitative statement that rests on a judgement word ("negligible",
+    "substantial") and a certificate of ours contradicts it in the sense the explanation states
+    (e.g. a certified difference of several percent called negligible, where the paper calls a
+    comparable one substantial); the paper's entry is the statement, quoted briefly;
 ``reduced scale``
     a stochastic or iterative experiment run with less effort than the paper's;
 ``data differs``
@@ -81,9 +86,10 @@ __all__ = ["BRACKET", "CATEGORIES", "CATEGORY_COLOURS", "COLUMNS", "DERIVED", "I
 
 COLUMNS = ("id", "chapter", "location", "quantity", "paper", "ours", "deviation", "status", "scale", "explanation")
 STATUSES = ("matches", "differs", "not reproducible here")
-CATEGORIES = ("matches", "paper error (proven)", "ambiguous in the paper", "consistent with the paper's bound",
-              "consistent with our bracket", "consistent (qualitative)", "reduced scale", "data differs", "unexplained",
-              "not reproducible here")
+CATEGORIES = ("matches", "paper error (proven)", "ambiguous in the paper",
+              "consistent with the paper's bound", "consistent with our bracket",
+              "consistent (qualitative)", "contradicted (qualitative)", "reduced scale",
+              "data differs", "unexplained", "not reproducible here")
 DERIVED = "derived (not counted)"
 # how the explanation of a ``matches`` row of the synthetic tables begins when the entries agree only
 # within the tolerance the paper's 1% optimality gap allows (repro.table_verdicts)
@@ -93,7 +99,8 @@ BRACKET = "Consistent with our certified bracket"
 CATEGORY_COLOURS = {"matches": "#c7e9c0", "paper error (proven)": "#fcbba1",
                     "ambiguous in the paper": "#c6dbef", "consistent with the paper's bound": "#deebf7",
                     "consistent with our bracket": "#fff7bc",
-                    "consistent (qualitative)": "#e5f5e0", DERIVED: "#f5f5f5",
+                    "consistent (qualitative)": "#e5f5e0",
+                    "contradicted (qualitative)": "#fde0ef", DERIVED: "#f5f5f5",
                     "reduced scale": "#fdd0a2", "data differs": "#dadaeb", "unexplained": "#fb6a4a",
                     "not reproducible here": "#e0e0e0"}
 _RECORDABLE = tuple(dict.fromkeys(STATUSES + CATEGORIES + (DERIVED,)))
@@ -137,6 +144,9 @@ class Row:
             raise ValueError(f"ledger scale must be one of {SCALES}, got {self.scale!r} (id {self.id!r})")
         if self.status != "matches" and not self.explanation.strip():
             raise ValueError(f"ledger row {self.id!r} has status {self.status!r} but no explanation")
+        if self.status == "contradicted (qualitative)" and not _is_statement(self.paper):
+            raise ValueError(f"ledger row {self.id!r} is 'contradicted (qualitative)' but the paper's "
+                             f"entry {self.paper!r} is not a statement in words")
         if self.status == "not reproducible here" and self.ours is not None:
             raise ValueError(f"ledger row {self.id!r} is 'not reproducible here' but has a value ours={self.ours!r}")
 
@@ -288,7 +298,8 @@ def classify(row: dict) -> str:
     simulations than the paper's, and is ``unexplained`` otherwise: a stochastic experiment at the
     paper's scale that misses the paper's number is not explained by its scale. A chapter that has
     a reading or setting reproducing the number within its tolerance records ``ambiguous in the
-    paper`` itself, with that setting in the explanation.
+    paper`` itself, with that setting in the explanation, and one whose certificate contradicts a
+    statement of the paper records ``contradicted (qualitative)`` itself.
     """
     status = row["status"]
     if status == "matches" and _is_statement(row.get("paper")):

@@ -134,6 +134,26 @@ def test_qualitative_and_derived_rows():
             status=ledger.DERIVED, scale="exact")
 
 
+def test_a_contradicted_statement_is_its_own_category():
+    """A statement of the paper that a certificate contradicts is recorded as ``contradicted
+    (qualitative)``, kept by classify and counted under it, apart from ``unexplained``; the
+    category needs a statement in words as the paper's entry, not a number."""
+    row = Row(id="x/neg", chapter="nb", location="Figure 3", quantity="q",
+              paper="'negligible'", ours="at least 7.5% lower (certified)",
+              status="contradicted (qualitative)", scale="paper",
+              explanation="a certified 7.5% difference, where 6.6% is called substantial")
+    assert "contradicted (qualitative)" in ledger.CATEGORIES
+    assert ledger.classify(row.as_dict()) == "contradicted (qualitative)"
+    counts = ledger.category_counts([row.as_dict(), _d("matches"), _d(explanation="?")])
+    assert counts["contradicted (qualitative)"] == counts["unexplained"] == 1
+    assert ledger.CATEGORY_COLOURS["contradicted (qualitative)"] not in (
+        ledger.CATEGORY_COLOURS[c] for c in ledger.CATEGORIES if c != "contradicted (qualitative)")
+    for paper in (0.25, "0.25", ""):
+        with pytest.raises(ValueError, match="statement in words"):
+            Row(id="x/neg", chapter="nb", location="l", quantity="q", paper=paper, ours=1.0,
+                status="contradicted (qualitative)", scale="paper", explanation="e")
+
+
 def test_a_match_within_the_papers_gap_is_counted_apart():
     """A synthetic-table entry that agrees only within the tolerance of the paper's 1% gap (its
     explanation begins with ledger.BRACKET) is ``consistent with our bracket``, not ``matches``."""
