@@ -142,7 +142,8 @@ def leaderboard_figure(rows: list[dict], loss: str, columns: int = 3):
     """Heat maps of the certified gap over the (ε, δ) plane for one loss, drawn at the book's column
     width (6.5 in, text at 10 pt): its mechanisms in rows of ``columns`` panels, every cell ticked
     and every third labelled, a shared logarithmic colour scale in percent (:data:`SCALE_PERCENT`,
-    every decade labelled; values outside drawn at its ends, marked by the colour bar's arrows)
+    every decade labelled; values outside drawn at its ends, and an arrow at each end of the colour
+    bar beyond which some value lies)
     across the free slots of the last row (below the panels when there are none); cells where a
     mechanism is not (ε, δ)-DP are blank."""
     import matplotlib.pyplot as plt
@@ -153,11 +154,12 @@ def leaderboard_figure(rows: list[dict], loss: str, columns: int = 3):
     n_rows = -(-len(MECHANISMS) // columns)
     fig, grid_axes = plt.subplots(n_rows, columns, figsize=(6.5, 2.2 * n_rows + 0.2), squeeze=False)
     fig.subplots_adjust(left=0.11, right=0.97, bottom=0.08, top=0.95, wspace=0.12, hspace=0.55)
-    panels = []
+    panels, shown = [], []
     for c, name in enumerate(MECHANISMS):
         ax = grid_axes[c // columns, c % columns]
         panels.append(ax)
         eps, deltas, grid = leaderboard_grid(rows, loss, name)
+        shown.append(100 * grid[np.isfinite(grid)])
         image = ax.imshow(
             np.clip(100 * grid.T, low, high), origin="lower", norm=norm, cmap="viridis",
             aspect="auto",
@@ -170,6 +172,11 @@ def leaderboard_figure(rows: list[dict], loss: str, columns: int = 3):
         else:
             ax.tick_params(labelleft=False)
         ax.set_xlabel("ε", fontsize=10, labelpad=1)
+    values = np.concatenate(shown)
+    # an arrow at each end of the colour bar beyond which some gap lies
+    extend = {(True, True): "both", (True, False): "min", (False, True): "max"}.get(
+        (bool((values < low).any()), bool((values > high).any())), "neither"
+    )
     free = [ax for ax in grid_axes.flat if ax not in panels]
     for ax in free:
         ax.set_axis_off()
@@ -184,10 +191,10 @@ def leaderboard_figure(rows: list[dict], loss: str, columns: int = 3):
                 0.1 * first.height,
             )
         )
-        bar = fig.colorbar(image, cax=cax, orientation="horizontal", extend="both")
+        bar = fig.colorbar(image, cax=cax, orientation="horizontal", extend=extend)
     else:
         bar = fig.colorbar(
-            image, ax=panels, location="bottom", shrink=0.6, aspect=40, extend="both"
+            image, ax=panels, location="bottom", shrink=0.6, aspect=40, extend=extend
         )
     decades = 10.0 ** np.arange(round(math.log10(low)), round(math.log10(high)) + 1)
     bar.set_ticks(decades, labels=[_decade_label(d) for d in decades])
