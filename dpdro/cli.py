@@ -206,23 +206,33 @@ def _design(problem: Problem, gap: float, time_limit: float, loss: str):
     terminal)."""
     _say(
         f"designing {loss} noise for epsilon={problem.epsilon:g}, delta={problem.delta:g}, "
-        f"sensitivity={problem.sensitivity:g}, target gap {gap:g}, time limit {time_limit:g} s"
+        f"sensitivity={problem.sensitivity:g}, target gap {100 * gap:g}%, "
+        f"time limit {time_limit:g} s"
     )
     t0 = time.perf_counter()
     res = optimal_noise(problem, rel_gap=gap, time_limit=time_limit, progress=sys.stderr.isatty())
-    reached = "" if res.gap <= gap else f" (target {gap:g} not reached within the time limit)"
+    reached = (
+        "" if res.gap <= gap else f" (target {100 * gap:g}% not reached within the time limit)"
+    )
     _say(
         f"done in {time.perf_counter() - t0:.2f} s: expected loss {res.upper.value:.6g}, lower "
-        f"bound {res.lower.value:.6g}, gap {res.gap:.4g}{reached}"
+        f"bound {res.lower.value:.6g}, gap {_percent(res.gap)}{reached}"
     )
     return res
+
+
+def _percent(gap: float) -> str:
+    """A relative gap as every line of the command line prints it: in percent, two decimals (one
+    significant digit below 0.01%, so that a small gap does not print as 0)."""
+    p = 100 * gap
+    return f"{p:.2f}%" if p >= 0.01 or p == 0 else f"{p:.1g}%"
 
 
 def _describe(cert: dict) -> str:
     lower = (
         ""
         if cert["lower_bound"] is None
-        else (f", optimum >= {cert['lower_bound']:.6g} (gap {100 * cert['gap']:.2f}%)")
+        else (f", optimum >= {cert['lower_bound']:.6g} (gap {_percent(cert['gap'])})")
     )
     return (
         f"{cert['loss']} noise for (epsilon, delta) = ({cert['epsilon']:g}, {cert['delta']:g}), "

@@ -29,19 +29,24 @@ __all__ = [
     "leaderboard_grid",
     "leaderboard_summary",
     "leaderboard_figure",
+    "SCALE_PERCENT",
 ]
 
 MECHANISMS = ("dpdro", *BASELINES)
 LABELS = {
     "dpdro": "dpdro (optimised)",
     "laplace": "Laplace",
-    "gaussian": "Gaussian",
+    "gaussian": "classical Gaussian",
     "analytic_gaussian": "analytic Gaussian",
     "truncated_laplace": "truncated Laplace",
     "staircase": "staircase",
     "tulap": "Tulap",
 }
 LOSS_LABELS = {"l1": "ℓ1", "l2": "ℓ2"}
+# the colour scale of :func:`leaderboard_figure`, in percent: from below the smallest certified gap
+# of the stored cells (dpdro's and Tulap's, a few thousandths of a percent at the least) to 10⁴%,
+# a hundred times the optimal loss; larger gaps are drawn at its end
+SCALE_PERCENT = (1e-3, 1e4)
 
 
 def leaderboard(cells: dict | None = None) -> list[dict]:
@@ -125,28 +130,39 @@ def _cell_ticks(axis, values, every: int = 3) -> None:
     axis.set_ticks(labelled, [f"{values[i]:g}" for i in labelled], fontsize=10)
 
 
+def _decade_label(value: float) -> str:
+    """A colour-bar label in percent: the number as written down to 0.001 and up to 1000, a power
+    of ten beyond ("$10^{4}$")."""
+    if 1e-3 <= value <= 1e3:
+        return f"{value:g}"
+    return f"$10^{{{round(math.log10(value))}}}$"
+
+
 def leaderboard_figure(rows: list[dict], loss: str, columns: int = 3):
     """Heat maps of the certified gap over the (ε, δ) plane for one loss, drawn at the book's column
     width (6.5 in, text at 10 pt): its mechanisms in rows of ``columns`` panels, every cell ticked
-    and every third labelled, a shared
-    logarithmic colour scale from 1e-3 to 1e2 (values outside drawn at its ends, marked by the
-    colour bar's arrows) across the free slots of the last row (below the panels when there
-    are none); cells
-    where a mechanism is not (ε, δ)-DP are blank."""
+    and every third labelled, a shared logarithmic colour scale in percent (:data:`SCALE_PERCENT`,
+    every decade labelled; values outside drawn at its ends, and an arrow at each end of the colour
+    bar beyond which some value lies)
+    across the free slots of the last row (below the panels when there are none); cells where a
+    mechanism is not (ε, δ)-DP are blank."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import LogNorm
 
-    norm = LogNorm(vmin=1e-3, vmax=1e2)
+    low, high = SCALE_PERCENT
+    norm = LogNorm(vmin=low, vmax=high)
     n_rows = -(-len(MECHANISMS) // columns)
     fig, grid_axes = plt.subplots(n_rows, columns, figsize=(6.5, 2.2 * n_rows + 0.2), squeeze=False)
     fig.subplots_adjust(left=0.11, right=0.97, bottom=0.08, top=0.95, wspace=0.12, hspace=0.55)
-    panels = []
+    panels, shown = [], []
     for c, name in enumerate(MECHANISMS):
         ax = grid_axes[c // columns, c % columns]
         panels.append(ax)
         eps, deltas, grid = leaderboard_grid(rows, loss, name)
+        shown.append(100 * grid[np.isfinite(grid)])
         image = ax.imshow(
-            np.clip(grid.T, 1e-3, 1e2), origin="lower", norm=norm, cmap="viridis", aspect="auto"
+            np.clip(100 * grid.T, low, high), origin="lower", norm=norm, cmap="viridis",
+            aspect="auto",
         )
         _cell_ticks(ax.xaxis, eps)
         _cell_ticks(ax.yaxis, deltas)
@@ -156,6 +172,11 @@ def leaderboard_figure(rows: list[dict], loss: str, columns: int = 3):
         else:
             ax.tick_params(labelleft=False)
         ax.set_xlabel("ε", fontsize=10, labelpad=1)
+    values = np.concatenate(shown)
+    # an arrow at each end of the colour bar beyond which some gap lies
+    extend = {(True, True): "both", (True, False): "min", (False, True): "max"}.get(
+        (bool((values < low).any()), bool((values > high).any())), "neither"
+    )
     free = [ax for ax in grid_axes.flat if ax not in panels]
     for ax in free:
         ax.set_axis_off()
@@ -170,11 +191,13 @@ def leaderboard_figure(rows: list[dict], loss: str, columns: int = 3):
                 0.1 * first.height,
             )
         )
-        bar = fig.colorbar(image, cax=cax, orientation="horizontal", extend="both")
+        bar = fig.colorbar(image, cax=cax, orientation="horizontal", extend=extend)
     else:
         bar = fig.colorbar(
-            image, ax=panels, location="bottom", shrink=0.6, aspect=40, extend="both"
+            image, ax=panels, location="bottom", shrink=0.6, aspect=40, extend=extend
         )
-    bar.set_label(f"{LOSS_LABELS.get(loss, loss)}: certified gap E/D − 1", fontsize=10)
+    decades = 10.0 ** np.arange(round(math.log10(low)), round(math.log10(high)) + 1)
+    bar.set_ticks(decades, labels=[_decade_label(d) for d in decades])
+    bar.set_label(f"{LOSS_LABELS.get(loss, loss)}: certified gap E/D − 1, in %", fontsize=10)
     bar.ax.tick_params(labelsize=10)
     return fig

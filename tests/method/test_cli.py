@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,9 +51,21 @@ def noise_file(tmp_path_factory):
         f"wrote {path}: l1 noise for (epsilon, delta) = (1, 0.2), sensitivity 1\n"
     )
     assert "designing l1 noise" in out.stderr and "done in" in out.stderr
+    # every gap in percent, as the certificate line prints it (no fraction beside a percent)
+    assert "target gap 5%," in out.stderr
+    done = next(x for x in out.stderr.splitlines() if x.startswith("dpdro: done in"))
+    assert re.search(r", gap \d+\.\d\d%$", done), done
     released = [x for x in out.stderr.splitlines() if x.startswith("dpdro: released: ")]
     assert len(released) == 1, out.stderr
     return path
+
+
+def test_gaps_print_in_percent():
+    """One unit for gaps: percent with two decimals, a significant digit below 0.01%."""
+    assert cli._percent(0.004792) == "0.48%"
+    assert cli._percent(0.05) == "5.00%"
+    assert cli._percent(2.4e-6) == "0.0002%"
+    assert cli._percent(0.0) == "0.00%"
 
 
 def test_design_names_what_it_released():

@@ -1,8 +1,10 @@
 """The landing page's generated parts (repro.landing): statuses agree with the ledger, counts come
 from the ledger and the chapters' glued values, every template is filled."""
 
+import json
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -138,3 +140,22 @@ def test_an_item_counts_only_the_rows_it_selects():
     md = landing.glance_markdown(items=(item,), rows=rows, glue=_stored_glue())
     assert ("of the 2 values, our reconstruction at $0.36$ matches 1 and places 1 in our "
             "certified bracket for the optimum;") in md
+
+
+def test_chapter_numbers_follow_the_rendered_numbering():
+    """The numbered parts' chapters count on from part to part; every link written as
+    "chapter N" in a chapter, a page or the landing page's templates names its chapter's number."""
+    numbers = landing.chapter_numbers()
+    assert numbers["01_quickstart"] == 1 and numbers["22_tables"] == 13
+    assert "91_findings" not in numbers and "90_ledger" not in numbers
+    texts = [Path(landing.__file__).read_text(encoding="utf-8")]
+    texts += [p.read_text(encoding="utf-8") for p in (landing.ROOT / "book").glob("*.md")]
+    for p in landing.NOTEBOOKS.glob("*.ipynb"):
+        nb = json.loads(p.read_text(encoding="utf-8"))
+        texts += ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    links = [m for t in texts for m in re.findall(r"\{doc\}`chapter (\d+) <([^>]+)>`", t)]
+    assert links  # chapter 05 cites chapter 13 this way
+    for n, target in links:
+        assert int(n) == numbers[Path(target).name], (n, target)
+    glance = landing.glance_markdown()
+    assert f"chapter {numbers['22_tables']} </notebooks/22_tables>" in glance

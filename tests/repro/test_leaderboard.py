@@ -9,6 +9,8 @@ from dpdro.mechanisms import AnalyticGaussian, Tulap
 from repro.leaderboard import (
     LABELS,
     MECHANISMS,
+    SCALE_PERCENT,
+    _decade_label,
     leaderboard,
     leaderboard_figure,
     leaderboard_grid,
@@ -72,3 +74,19 @@ def test_figure(rows):
         shown = [ax for ax in fig.axes if ax.axison]
         assert [ax.get_title() for ax in shown[:-1]] == [LABELS[m] for m in MECHANISMS]
         assert shown[-1].get_xlabel().startswith(LABELS_LOSS[loss])
+
+
+def test_colour_scale_reaches_below_every_stored_gap():
+    """The figures' colour scale (in percent) starts below the smallest certified gap of every
+    mechanism over the stored cells, so dpdro's and Tulap's small gaps are drawn, not clipped."""
+    board = leaderboard()
+    gaps = [100 * r["gap"] for r in board if r["valid"]]
+    assert len(gaps) == 2 * 100 * len(MECHANISMS) - 2 * 3  # the classical Gaussian: 97 valid
+    assert min(gaps) > SCALE_PERCENT[0]
+    assert SCALE_PERCENT[1] == 1e4
+
+
+def test_decade_labels():
+    assert [_decade_label(10.0**k) for k in range(-3, 5)] == [
+        "0.001", "0.01", "0.1", "1", "10", "100", "1000", "$10^{4}$"
+    ]
