@@ -390,16 +390,17 @@ def grid_html(values, fmt: str = "{:.2f}", colours=None, titles=None) -> str:
             "</table>")
 
 
-def evidence_details(values, cats, texts, category: str, summary: str) -> str:
+def evidence_details(values, cats, texts, category: str | tuple[str, ...], summary: str) -> str:
     """A collapsed HTML list (``<details>``) of the cells whose verdict ``cats[i, j]`` is
-    ``category``: (ε, δ), the paper's entry ``values[i, j]`` and the evidence ``texts[i, j]``, the
-    text a grid cell of :func:`grid_html` carries as its tooltip, readable without hovering."""
+    ``category`` (or one of several): (ε, δ), the paper's entry ``values[i, j]`` and the evidence
+    ``texts[i, j]``, the text a grid cell of :func:`grid_html` carries as its tooltip, readable
+    without hovering."""
     td = "<td style='padding:2px 6px; vertical-align:top'>"
     rows = "".join(
         f"<tr>{td}{tables.EPSILONS[i]:g}</td>{td}{tables.DELTAS[j]:g}</td>"
         f"{td}{values[i, j]:.2f}</td>{td[:-2]}; text-align:left'>"
         f"{html.escape(str(texts[i, j]))}</td></tr>"
-        for i, j in np.argwhere(np.asarray(cats) == category))
+        for i, j in np.argwhere(np.isin(np.asarray(cats), category)))
     return (f"<details><summary>{html.escape(summary)}</summary>"
             "<table style='font-size:0.8em; text-align:right'><tr><th>ε</th><th>δ</th>"
             f"<th>paper</th><th style='text-align:left'>evidence</th></tr>{rows}</table>"

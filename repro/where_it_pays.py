@@ -347,8 +347,8 @@ def cell_tex(epsilon: float, deltas) -> str:
 
 def draw_map(ax, r, title: str) -> None:
     """Draw a :func:`ratio_grid` on ``ax``: colour the certified lower end (log scale, pure white
-    at 1 to dark red at 1.5), label every cell with :func:`map_label`, grey and "none" where
-    there is no bracket."""
+    at 1 to dark red at 1.5 and above, with its key beside the map), label every cell with
+    :func:`map_label`, grey and "none" where there is no bracket."""
     import matplotlib.pyplot as plt
     import numpy as np
     from matplotlib.colors import LinearSegmentedColormap, LogNorm
@@ -357,7 +357,12 @@ def draw_map(ax, r, title: str) -> None:
     reds = plt.get_cmap("Reds")(np.linspace(0.1, 1.0, 10))  # "Reds" itself starts off-white
     cmap = LinearSegmentedColormap.from_list("white_reds", ["white", *reds])
     cmap.set_bad("0.85")
-    ax.pcolormesh(shown, cmap=cmap, norm=LogNorm(vmin=1.0, vmax=1.5))
+    mesh = ax.pcolormesh(shown, cmap=cmap, norm=LogNorm(vmin=1.0, vmax=1.5))
+    key = ax.figure.colorbar(mesh, ax=ax, pad=0.02, aspect=12)
+    ticks = [1.0, 1.1, 1.2, 1.3, 1.4, 1.5]
+    key.set_ticks(ticks, labels=[f"{t:.1f}" for t in ticks[:-1]] + ["≥ 1.5"], fontsize=9)
+    key.ax.minorticks_off()
+    key.set_label("certified lower end", fontsize=9)
     for (i, j), lo in np.ndenumerate(r[..., 0]):
         text = "none" if np.isnan(lo) else map_label(lo, r[i, j, 1])
         dark = not np.isnan(lo) and lo > 1.25

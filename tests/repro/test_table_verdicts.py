@@ -148,3 +148,13 @@ def test_evidence_details_lists_exactly_the_category():
     assert out.startswith("<details><summary>The 2 cells</summary>")
     assert out.count("<tr>") == 3 and "fine" not in out
     assert "'>23.00</td>" in out and "'>99.00</td>" in out and "a &lt;proof&gt;" in out
+
+
+def test_evidence_details_lists_several_categories():
+    values = np.arange(100, dtype=float).reshape(10, 10)
+    cats = np.full((10, 10), "matches", dtype=object)
+    cats[0, 1], cats[4, 4] = "ambiguous in the paper", "not reproducible here"
+    texts = np.full((10, 10), "fine", dtype=object)
+    out = tv.evidence_details(values, cats, texts,
+                              ("ambiguous in the paper", "not reproducible here"), "2")
+    assert out.count("<tr>") == 3 and "'>1.00</td>" in out and "'>44.00</td>" in out
