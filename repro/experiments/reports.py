@@ -22,6 +22,7 @@ __all__ = [
     "ml_tolerance",
     "RESULTS_DIR",
     "ml_comparison_html",
+    "ml_comparison_text",
     "ml_ledger_rows",
     "paper_tables",
     "stored_results",
@@ -120,10 +121,11 @@ def ml_ledger_rows(
     :func:`ml_tolerance` of the paper's (0.5 points; Imp: max(10% of |paper|, 0.5)) matches; Imp
     never matches where it has no meaning (:func:`imp_meaningful`: the non-private ``baseline`` not
     measurably better than the best literature mechanism). ``alternative(name, side, column)``, if
-    given, is our value of the cell with the authors' code settings (the paper's other reading,
-    stated in each row as "authors' settings: 42.25"); a differing row whose alternative lies within
-    the tolerance is recorded as "ambiguous in the paper" (that setting reproduces the paper's
-    number), any other differing row keeps "differs" and is filed by
+    given, is ``(label, value)``, our value of the cell under another reading of the paper with
+    the scale it ran at, stated in the row as "authors' settings (20 × 200): 42.25", or None where
+    that reading was not run; a differing row whose alternative lies within the tolerance is
+    recorded as "ambiguous in the paper" (that reading reproduces the paper's number), any other
+    differing row keeps "differs" and is filed by
     :func:`repro.ledger.classify` (at the paper's scale: "unexplained"). Datasets the book does not
     include (``name`` not in ``offline``) get "not reproducible here" rows.
     """
@@ -174,10 +176,11 @@ def ml_ledger_rows(
                             "mechanism here (95% CI of the gap not above 0), so Imp has no "
                             "meaning; ")
                 expl += settings(name, side, c, k, m)
-                if alternative is not None:
-                    alt = alternative(name, side, c)
-                    expl += f"; authors' settings: {alt:.2f}"
-                    if status == "differs" and abs(alt - paper_v) <= ml_tolerance(c, paper_v):
+                alt = None if alternative is None else alternative(name, side, c)
+                if alt is not None and alt[1] is not None and np.isfinite(alt[1]):
+                    label, value = alt
+                    expl += f"; {label}: {value:.2f}"
+                    if status == "differs" and abs(value - paper_v) <= ml_tolerance(c, paper_v):
                         status = "ambiguous in the paper"
                         expl += " (within the tolerance: this setting reproduces the paper's value)"
                 if c == "(OPT)":
@@ -238,22 +241,76 @@ def _p_cell(row: dict, per_split: Mapping | None, ours: str, key: str) -> str:
     best = row["best_literature"]
     title = ""
     if per_split is not None and ours in per_split and best in per_split:
-        m, lo, hi = paired_difference_ci(per_split[ours], per_split[best])
-        title = (f' title="{html.escape(ours)} − {best}: {100 * m:+.2f} points, 95% CI '
-                 f'[{100 * lo:+.2f}, {100 * hi:+.2f}]"')
+        m, lo, hi = _paired(per_split, ours, best, 2)
+        title = f' title="{html.escape(ours)} − {best}: {m} points, 95% CI [{lo}, {hi}]"'
     return f"<td rowspan=2{title}>{p:.1e}</td>"
+
+
+def _paired(per_split: Mapping, ours: str, best: str, digits: int) -> tuple[str, str, str]:
+    """Mean paired difference ``ours − best`` over the splits and its 95% confidence interval, in
+    points, signed, to ``digits`` decimals."""
+    return tuple(_signed(100 * v, digits) for v in paired_difference_ci(per_split[ours],
+                                                                         per_split[best]))
+
+
+def _signed(x: float, digits: int) -> str:
+    """``x`` with its sign to ``digits`` decimals; a value that rounds to zero as 0."""
+    s = _num(x, digits)
+    return s if s.startswith("-") or float(s) == 0 else "+" + s
+
+
+def ml_comparison_text(side: str, datasets: Sequence[str], columns: Sequence[str],
+                       paper: Mapping, stored: Mapping, *, digits: int = 3) -> str:
+    """What :func:`ml_comparison_html` shows only on hover, as plain text of at most 80 columns:
+    per dataset the deviation ours − paper of every cell (points; Imp as printed), and the mean
+    paired difference of OPT and of (OPT) against the best literature mechanism over the splits
+    with its 95% confidence interval (points), behind the table's p-values.
+
+    Arguments as in :func:`ml_comparison_html`; datasets absent from ``stored`` are skipped;
+    ``digits``: decimals of the paired differences.
+    """
+    cols = [*columns, "(OPT)", "Imp"]
+    names = [n for n in datasets if n in stored]
+    w = max(len(n) for n in names)
+    where = "in-sample" if side == "in" else "out-of-sample"
+    lines = [f"{where}: ours − paper (points)",
+             f"{'dataset':{w}s}" + "".join(f"{c:>9s}" for c in cols)]
+    for name in names:
+        s, P = stored[name]["summary"][side], paper[name][side]
+        devs = []
+        for c in cols:
+            ours = s.get("imp") if c == "Imp" else s["errors"].get(c)
+            ok = ours is not None and np.isfinite(ours) and P[c] is not None
+            devs.append(f"{_signed(ours - P[c], 2) if ok else '—':>9s}")
+        lines.append(f"{name:{w}s}" + "".join(devs))
+    cw = 3 * digits + 14  # "+0.005 [-0.008, -0.002]" and a space
+    lines += ["", f"{where}: minus the best literature mechanism (points),",
+              "mean over the splits [95% CI]",
+              f"{'dataset':{w}s} {'best':4s} {'OPT':^{cw}s} {'(OPT)':^{cw}s}".rstrip()]
+    for name in names:
+        s, per = stored[name]["summary"][side], stored[name]["per_split"][side]
+        best = s["best_literature"]
+        cells = []
+        for m in ("OPT", "(OPT)"):
+            if m in per:
+                mean, lo, hi = _paired(per, m, best, digits)
+                cells.append(f"{mean} [{lo}, {hi}]")
+            else:
+                cells.append("—")
+        lines.append(f"{name:{w}s} {best:4s} {cells[0]:{cw}s} {cells[1]:{cw}s}".rstrip())
+    return "\n".join(lines)
 
 
 def ml_comparison_html(side: str, datasets: Sequence[str], columns: Sequence[str], paper: Mapping,
                        stored: Mapping, scale: Mapping, *, caption: str = "",
                        unavailable: str = "not offline") -> str:
     """Table 2 or 3 as an HTML table that fits the book's column: per dataset a row of ours above
-    a row of the paper's, our cells coloured by the deviation |ours − paper| (green within
-    :func:`ml_tolerance`, amber within four times it, red beyond; the signed deviation in the
-    cell's tooltip; an Imp without meaning, :func:`imp_meaningful`, grey),
-    then the one-sided paired t-test p of OPT and of (OPT) against the best
-    literature mechanism (the mean paired difference and its 95% confidence interval in the
-    tooltip).
+    a row of the paper's (as printed, 2 decimals), our cells coloured by the deviation
+    |ours − paper| (green within :func:`ml_tolerance`, amber within four times it, red beyond;
+    the signed deviation in the cell's tooltip; an Imp without meaning, :func:`imp_meaningful`,
+    grey), then the one-sided paired t-test p of OPT and of (OPT) against the best literature
+    mechanism (the mean paired difference and its 95% confidence interval in the tooltip; both
+    tooltips as text: :func:`ml_comparison_text`).
 
     ``columns`` are the error columns (the DP mechanisms and the non-private baseline); "(OPT)" and
     "Imp" are appended. ``paper[name][side]``, ``stored[name]`` (``summary`` and ``per_split``) and
@@ -299,7 +356,7 @@ def ml_comparison_html(side: str, datasets: Sequence[str], columns: Sequence[str
                   f'<td rowspan=2 class="mlcmp-name">{html.escape(name)}<br>{where}</td>',
                   '<td class="mlcmp-label">ours</td>', *ours_cells, *p_cells, "</tr>",
                   '<tr class="mlcmp-paper">', '<td class="mlcmp-label">paper</td>',
-                  *(f"<td>{_fmt(P[c], digits[c])}</td>" for c in cols), "</tr>"]
+                  *(f"<td>{_fmt(P[c], 2)}</td>" for c in cols), "</tr>"]
     tol, base = ML_TOLERANCE, html.escape(columns[-1])
     lines += ["</tbody>", "</table>",
               '<p style="font-size:0.8em">Our cell coloured by |ours − paper|: '

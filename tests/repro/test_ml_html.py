@@ -200,7 +200,10 @@ def test_p_value_tooltip_gives_the_confidence_interval():
     best = row["ecoli"]["summary"]["out"]["best_literature"]
     m, lo, hi = ex.paired_difference_ci(per["OPT"], per[best])
     assert lo <= m <= hi and np.isfinite(lo)
-    assert f"OPT − {best}: {100 * m:+.2f} points, 95% CI [{100 * lo:+.2f}, {100 * hi:+.2f}]" in html
+    # signed to 2 decimals, a value that rounds to zero written 0.00 (no "-0.00")
+    m, lo, hi = (f"{100 * v:+.2f}".replace("-0.00", "0.00").replace("+0.00", "0.00")
+                 for v in (m, lo, hi))
+    assert f"OPT − {best}: {m} points, 95% CI [{lo}, {hi}]" in html
 
 
 def _entry(nb_gap):
@@ -279,10 +282,55 @@ def test_a_miss_is_ambiguous_only_where_the_authors_settings_reproduce_it(alt, s
     rows = ex.ml_ledger_rows(
         "c", 2, "NB", ["d"], ["d"], ["GN", "AG", "TLN", "OPT", "NB"], paper, {"d": _entry(0.1)},
         {"d": (100, 1000)}, lambda *a: "100 splits x 1000 sims (paper 100 x 1000)", "", {},
-        alternative=lambda *a: alt,
+        alternative=lambda *a: ("authors' settings (20 × 200)", alt),
     )
     gn = next(r for r in rows if r.id.endswith("/in/GN"))
     assert gn.status == status
-    assert f"authors' settings: {alt:.2f}" in gn.explanation
+    # the row names the scale of the run it quotes
+    assert f"authors' settings (20 × 200): {alt:.2f}" in gn.explanation
     expected = status if status != "differs" else "unexplained"
     assert ledger.classify(gn.as_dict()) == expected
+
+
+def test_a_reading_not_run_leaves_the_row_alone():
+    # alternative None (the other reading was not run on this cell): no quote, status unchanged
+    paper = {"d": dict.fromkeys(("in", "out"), dict(GN=1, AG=1, TLN=1, OPT=1, NB=1, Imp=5.0,
+                                                     **{"(OPT)": 1}))}
+    args = ("c", 2, "NB", ["d"], ["d"], ["GN", "AG", "TLN", "OPT", "NB"], paper,
+            {"d": _entry(0.1)}, {"d": (100, 1000)}, lambda *a: "s", "", {})
+    plain = ex.ml_ledger_rows(*args)
+    none = ex.ml_ledger_rows(*args, alternative=lambda *a: None)
+    assert [r.as_dict() for r in plain] == [r.as_dict() for r in none]
+
+
+def test_the_paper_row_shows_imp_as_printed():
+    # Table 2, adult: the paper prints Imp 28.25 (two decimals), not 28.2
+    paper = ex.paper_tables()["table2"]
+    html = ex.ml_comparison_html(
+        "in", ["adult"], ["GN", "AG", "TLN", "OPT", "NB"], paper, {}, {},
+    )
+    assert f"<td>{paper['adult']['in']['Imp']:.2f}</td>" in html
+    assert "<td>28.25</td>" in html
+
+
+def test_the_hover_facts_as_text():
+    """ml_comparison_text gives every tooltip of the table: the deviation of each cell and the
+    paired difference behind each p with its confidence interval, in lines of at most 80
+    characters."""
+    stored = ex.stored_results(3, "paper", dataset="ecoli")
+    row = {"ecoli": stored["datasets"]["ecoli"]}
+    paper = ex.paper_tables()["table3"]
+    cols = ["GN", "AG", "TLN", "OPT", "PCD"]
+    text = ex.ml_comparison_text("out", ["adult-absent", "ecoli"], cols, paper, row, digits=4)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    s, per = row["ecoli"]["summary"]["out"], row["ecoli"]["per_split"]["out"]
+    line = next(x for x in text.splitlines() if x.startswith("ecoli") and "[" not in x)
+    devs = [float(v) for v in line.split()[1:]]
+    expected = [s["errors"][c] - paper["ecoli"]["out"][c] for c in [*cols, "(OPT)"]]
+    assert np.allclose(devs[:-1], expected, atol=0.006)
+    assert abs(devs[-1] - (s["imp"] - paper["ecoli"]["out"]["Imp"])) <= 0.006
+    best = s["best_literature"]
+    m, lo, hi = (100 * v for v in ex.paired_difference_ci(per["OPT"], per[best]))
+    ci_line = next(x for x in text.splitlines() if x.startswith("ecoli") and "[" in x)
+    assert ci_line.split()[1] == best
+    assert f"[{lo:+.4f}, {hi:+.4f}]".replace("+0.0000", "0.0000") in ci_line

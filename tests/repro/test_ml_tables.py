@@ -79,3 +79,37 @@ def test_layout_comparison_reuses_table2_seeds_and_its_ends_column_is_table2s(tm
     solves = data["provenance"]["data_dependent_solves"]
     assert any(k.endswith("_centre") for k in solves)
     assert all(v["recertified_delta"] <= ml_tables.DELTA for v in solves.values())
+
+
+def test_budget_per_coordinate_calibrates_every_noise_to_eps_over_d(tmp_path):
+    """pcd_budget_per_coordinate: with d design columns every DP mechanism is calibrated to
+    (1/d, 0.1/d) (OPT certified for it), the non-private PCD is that of Table 3's run with the
+    same seeds, and the stored run's rows are the summaries of its per-split errors."""
+    from repro.datasets import load_dataset, one_hot
+
+    data = ml_tables.pcd_budget_per_coordinate(["ecoli"], splits=1, sims=2, root=tmp_path)
+    assert ml_tables.budget_path(1, 2, tmp_path).is_file()
+    row = data["datasets"]["ecoli"]
+    d = one_hot(load_dataset("ecoli")).X.shape[1]
+    assert row["d"] == d and np.isclose(row["epsilon"], 1 / d) and np.isclose(row["delta"], 0.1 / d)
+    assert row["opt_noise"]["certified_delta"] <= 0.1 / d
+    # the noise-free column does not depend on the budget: Table 3's seeds give Table 3's PCD
+    ref = ex.run_pcd(load_dataset("ecoli"), {}, n_splits=1, n_sims=2)
+    assert row["per_split"]["in"]["PCD"] == ref["in"]["PCD"].tolist()
+    # about d times more noise than at (1, 0.1): the errors of GN grow
+    assert row["summary"]["in"]["errors"]["GN"] >= row["summary"]["in"]["errors"]["PCD"]
+    stored, (k, m) = ml_tables.stored_budget_per_coordinate()
+    assert (k, m) == (20, 200) and "ecoli" in stored
+    for b in stored.values():
+        per = {s: {c: np.asarray(v) for c, v in b["per_split"][s].items()} for s in b["per_split"]}
+        ref = ex.summarize(per, baseline="PCD")
+        for side in ("in", "out"):
+            assert b["summary"][side]["errors"] == ref[side]["errors"]
+            assert b["summary"][side]["best_literature"] == ref[side]["best_literature"]
+            # OPT and TLN tie split for split at (1/d, 0.1/d): their t statistic is not a number
+            for key in ("imp", "t", "p"):
+                got, want = b["summary"][side][key], ref[side][key]
+                assert (got is None and not np.isfinite(want)) or np.isclose(
+                    got, want, equal_nan=True
+                )
+        assert b["opt_noise"]["certified_delta"] <= b["delta"] + 1e-15
