@@ -60,6 +60,9 @@ RESULT_CHAPTERS = {
         ("23_figure3",),
     ),
     "benchmarks/pcd_gpu.json": ("Table 3 on a GPU, a benchmark", ("full_reproduction",)),
+    "benchmarks/timed_table3_adult.json": (
+        "Table 3 for adult in one timed run", ("full_reproduction",)
+    ),
     "composition/crossover": (
         "Optimal noise against the analytic Gaussian for k releases",
         ("06_composition",),

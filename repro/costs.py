@@ -31,6 +31,9 @@ Nothing here is typed: every number is read from the result files under ``result
 * :func:`seconds_by_computer`: the task time of all the stored results of the families, per
   computer (times of different computers are never added; :func:`by_computer_text`);
   :func:`total_markdown` the page's opening: the computers and the bottom line.
+* :func:`timed_run_record`: one dataset's paper-scale run of Table 2 or 3, timed whole from the
+  sweep's log, and its agreement with the stored run (``scripts/record_timed_run.py``,
+  :data:`TIMED_RUNS`); :func:`timed_run_markdown` the page's paragraph on it.
 * :func:`ml_file_seconds`: one stored run of Tables 2 and 3 per computer, the single source of the
   times of this page and of the status page (:mod:`repro.bookpages`).
 """
@@ -81,6 +84,11 @@ __all__ = [
     "measured_seconds",
     "short_command",
     "stored_as_sentence",
+    "run_sessions",
+    "timed_run_markdown",
+    "timed_run_path",
+    "timed_run_record",
+    "TIMED_RUNS",
     "write_costs",
 ]
 
@@ -433,8 +441,8 @@ def cells_sentence(root: Path | str = RESULTS) -> str:
 
 def write_costs(root: Path | str = ROOT) -> Path:
     """Write ``book/_generated/costs.md``, ``costs_total.md``, ``costs_other.md``,
-    ``costs_cells.md`` and ``costs_gpu.md`` (all included by ``book/full_reproduction.md``, the
-    last in a folded block); returns the first."""
+    ``costs_cells.md``, ``costs_timed.md`` and ``costs_gpu.md`` (all included by
+    ``book/full_reproduction.md``, the last in a folded block); returns the first."""
     folder = Path(root) / "book" / "_generated"
     folder.mkdir(parents=True, exist_ok=True)
     results = Path(root) / "results"
@@ -443,6 +451,9 @@ def write_costs(root: Path | str = ROOT) -> Path:
     (folder / "costs_cells.md").write_text(cells_sentence(results), encoding="utf-8")
     (folder / "costs_gpu.md").write_text(
         "\n".join(gpu_costs_markdown(results)).strip() + "\n", encoding="utf-8"
+    )
+    (folder / "costs_timed.md").write_text(
+        "\n".join(timed_run_markdown(results)).strip() + "\n", encoding="utf-8"
     )
     path = folder / "costs.md"
     path.write_text(costs_markdown(results), encoding="utf-8")
@@ -887,6 +898,8 @@ OTHER_RESULTS = (
      "findings/eps5_cell_infimum.json", "{doc}`Findings </notebooks/91_findings>`"),
     ("`benchmark_pcd_gpu.py`", "`benchmarks/pcd_gpu.json`", "benchmarks/pcd_gpu.json",
      "this page"),
+    ("`record_timed_run.py DIR --table 3 --dataset adult`",
+     "`benchmarks/timed_table3_adult.json`", "benchmarks/timed_table3_adult.json", "this page"),
     ("`benchmark_data_independent.py --targets 0.01 --out "
      "results/benchmarks/data_independent_1pct.json`",
      "`benchmarks/data_independent_1pct.json`", "benchmarks/data_independent_1pct.json",
@@ -1158,3 +1171,132 @@ def short_command(command: str) -> str:
     if " --" not in command:
         return command
     return command.split(" --", 1)[0].rstrip("`") + "`"
+
+
+# ------------------------------------------------------ one dataset's paper-scale run, timed whole
+# under results/, written by scripts/record_timed_run.py from a finished sweep run
+TIMED_RUNS = "benchmarks/timed_table*_*.json"
+_START = re.compile(r"^(\S+) start on (\S+): (.*) \| (\d+) tasks, (\d+) done, (\d+) to run")
+_END = re.compile(r"^(\S+) end: (\d+) computed, (\d+) failed, (\d+) not run, (\d+) skipped")
+
+
+def run_sessions(run_root: Path | str) -> list[dict]:
+    """The sessions of a sweep run kept under ``run_root`` (its log files,
+    ``sweep/logs/*.log``, oldest first), one dict each: ``start`` and ``end`` (ISO times, ``end``
+    ``None`` for a session that never wrote its end line), ``command``, ``to_run``, ``done``
+    (tasks finished before the session), ``computed``, ``failed`` and ``seconds`` (the session's
+    wall-clock time, from its two log lines)."""
+    from datetime import datetime
+
+    sessions = []
+    for log in sorted((Path(run_root) / "sweep" / "logs").glob("*.log")):
+        for line in log.read_text(encoding="utf-8").splitlines():
+            if m := _START.match(line):
+                sessions.append(dict(start=m[1], end=None, command=m[3], to_run=int(m[6]),
+                                     done=int(m[5]), computed=None, failed=None, seconds=None))
+            elif (m := _END.match(line)) and sessions and sessions[-1]["end"] is None:
+                s = sessions[-1]
+                s.update(end=m[1], computed=int(m[2]), failed=int(m[3]),
+                         seconds=(datetime.fromisoformat(m[1])
+                                  - datetime.fromisoformat(s["start"])).total_seconds())
+    return sorted(sessions, key=lambda s: s["start"])
+
+
+def timed_run_record(run_root: Path | str, table: int, dataset: str,
+                     root: Path | str = RESULTS) -> dict:
+    """One dataset of Table 2 or 3 at the paper's scale (paper reading, 100 × 1,000), computed by
+    ``scripts/sweep.py`` into ``run_root`` and timed whole: the sessions of the run
+    (:func:`run_sessions`) and their wall-clock seconds (``wall_seconds``: their sum; one
+    session means one uninterrupted run), each task's seconds and the 1-minute load average when
+    it started, the computer (:func:`computer`), the code's provenance and kernel record, and its
+    agreement with the stored run of the same dataset (``root/ml/tableT_paper_100x1000.json``):
+    the largest absolute difference of any per-split error, per mechanism and sample, over the
+    splits both hold (errors are fractions)."""
+    from .ml_tables import result_path
+
+    folder = Path(run_root) / "sweep" / f"table{table}" / "paper_100x1000" / dataset
+    tasks = [read_json(f) for f in sorted(folder.glob("*.json"))]
+    if not tasks:
+        raise FileNotFoundError(f"no task files under {folder}")
+    sessions = run_sessions(run_root)
+    if not sessions or any(s["end"] is None for s in sessions):
+        raise ValueError(f"the run under {run_root} has not ended (its log has no end line)")
+    stored = read_json(result_path(table, "paper", 100, 1000, root))["datasets"][dataset]
+    diff: dict[str, dict[str, float]] = {}
+    for t in tasks:
+        first = t["task"]["params"]["first"]
+        for sample, columns in t["per_split"].items():
+            for name, values in columns.items():
+                ref = stored["per_split"][sample][name][first:first + len(values)]
+                worst = max(abs(a - b) for a, b in zip(values, ref, strict=True))
+                row = diff.setdefault(sample, {})
+                row[name] = max(row.get(name, 0.0), worst)
+    prov = dict(tasks[0]["provenance"])
+    for key in ("seconds", "worker_pid", "load_average_1min_start", "max_rss_mb", "date_utc"):
+        prov.pop(key, None)
+    return dict(
+        table=table,
+        dataset=dataset,
+        splits=sum(t["task"]["params"]["count"] for t in tasks),
+        sims=tasks[0]["task"]["params"]["sims"],
+        computer=computer(tasks[0]),
+        sessions=sessions,
+        wall_seconds=sum(s["seconds"] for s in sessions),
+        task_seconds=[t["provenance"]["seconds"] for t in tasks],
+        load_average_1min_start=[t["provenance"].get("load_average_1min_start") for t in tasks],
+        max_rss_mb=max(t["provenance"].get("max_rss_mb") or 0.0 for t in tasks),
+        coordinate_descent=tasks[0].get("coordinate_descent"),
+        provenance=prov,
+        stored_coordinate_descent=stored.get("coordinate_descent"),
+        max_abs_difference=diff,
+    )
+
+
+def timed_run_path(table: int, dataset: str, root: Path | str = RESULTS) -> Path:
+    """Where :func:`timed_run_record` of one dataset of Table 2 or 3 is stored
+    (:data:`TIMED_RUNS`)."""
+    return Path(root) / "benchmarks" / f"timed_table{table}_{dataset}.json"
+
+
+def timed_run_markdown(root: Path | str = RESULTS) -> list[str]:
+    """The full-reproduction page's paragraphs on the timed runs (:data:`TIMED_RUNS`; Markdown
+    lines, none without a file): each run's wall-clock time and sessions, the work of its tasks,
+    the load it ran under, its agreement with the stored run the chapter reads, and its
+    commands."""
+    lines: list[str] = []
+    for path in sorted(Path(root).glob(TIMED_RUNS)):
+        lines += ["", *_timed_run_lines(read_json(path), path.relative_to(root))]
+    return lines[1:]
+
+
+def _timed_run_lines(r: dict, where: Path) -> list[str]:
+    """:func:`timed_run_markdown` of one record."""
+    n = len(r["sessions"])
+    load = [x for x in r["load_average_1min_start"] if x is not None]
+    worst = max(v for row in r["max_abs_difference"].values() for v in row.values())
+    cd = r.get("coordinate_descent") or {}
+    command = r["sessions"][0]["command"]
+    jobs = re.search(r"--jobs (\d+)", command)
+    workers = f"{_word(int(jobs[1]))} worker process{'es' * (jobs[1] != '1')}" if jobs \
+        else "a worker process per core"
+    return [
+        f"Table {r['table']} for {r['dataset']} at the paper's scale "
+        f"({r['splits']} splits × {r['sims']:,} simulations, every column) in "
+        + ("one uninterrupted run" if n == 1 else f"one run of {n} sessions")
+        + f" on the {short_computer(r['computer'])}: **{hms(r['wall_seconds'])} of wall-clock "
+        f"time** with {workers}, {hms(sum(r['task_seconds']))} of summed task time, "
+        f"{hms(statistics.median(r['task_seconds']))} per split (median); the 1-minute load "
+        f"average when a task started was {statistics.median(load):.1f} (median), "
+        f"{max(load):.1f} at most. Its kernel is the {cd.get('backend', 'CPU')} one "
+        f"({cd.get('dtype', '')}); its per-split errors agree with the stored run's, which the "
+        f"chapter reads, to within {worst:.1g} (largest absolute difference of an error rate). "
+        "The command (`DIR` a scratch folder), then the record of the run "
+        f"(`results/{where.as_posix()}`):",
+        "",
+        "```bash",
+        *_shell_lines(".venv/bin/python scripts/" + re.sub(
+            r" --root \S+", " --root DIR", command.replace(" --no-progress", ""))),
+        *_shell_lines(".venv/bin/python scripts/record_timed_run.py DIR "
+                      f"--table {r['table']} --dataset {r['dataset']}"),
+        "```",
+    ]

@@ -484,3 +484,83 @@ def test_every_stored_file_has_a_command_or_is_a_stored_input():
     assert "`findings_corollary1.py`: `findings/corollary1.json` |" in md
     assert "`results/counterexamples/nonuniform_partition.json` is a stored input" in md
     assert "`scripts/check_nonuniform_lower_bound.py` checks it" in md
+
+
+ONE_AM = ("2026-01-01T00:00:00+00:00", "2026-01-01T01:30:00+00:00")  # a session of 1.5 h
+
+
+def _timed_run(tmp_path, sessions, stored_splits=2):
+    """A stored Table 3 run of one dataset (two splits) under tmp_path/results, and a sweep run of
+    it under tmp_path/run whose log holds ``sessions`` (start, end) and whose split 1 differs
+    from the stored one by 1e-7 in GN's in-sample error."""
+    results, run = tmp_path / "results", tmp_path / "run"
+    cols = {"in": {"GN": [0.25, 0.5], "PCD": [0.1, 0.2]},
+            "out": {"GN": [0.3, 0.4], "PCD": [0.1, 0.2]}}
+    stored = {s: {m: v[:stored_splits] for m, v in c.items()} for s, c in cols.items()}
+    _write(results / "ml" / "table3_paper_100x1000.json",
+           {"datasets": {"adult": {"per_split": stored,
+                                   "coordinate_descent": [{"backend": "cupy"}]}}})
+    for k in range(2):
+        per = {s: {m: [v[k]] for m, v in c.items()} for s, c in cols.items()}
+        if k == 1:
+            per["in"]["GN"] = [0.5 + 1e-7]
+        folder = run / "sweep" / "table3" / "paper_100x1000" / "adult"
+        _write(folder / f"splits={k:03d}-{k:03d}.json",
+               {"per_split": per, "coordinate_descent": {"backend": "numba", "dtype": "float32"},
+                "task": {"params": {"first": k, "count": 1, "sims": 1000}},
+                "provenance": {"seconds": 100.0 + k, "cpu_count": 2, "host": "vm",
+                               "load_average_1min_start": 2.0 + k, "max_rss_mb": 600.0,
+                               "git_commit": "abc"}})
+    lines = []
+    for start, end in sessions:
+        lines.append(f"{start} start on vm: sweep.py table3 --datasets adult --root /x/y --jobs 2 "
+                     "--no-progress | 2 tasks, 0 done, 2 to run, engine joblib (loky), jobs 2")
+        if end:
+            lines.append(f"{end} end: 2 computed, 0 failed, 0 not run, 0 skipped, 1.0 s")
+    (run / "sweep" / "logs").mkdir(parents=True)
+    (run / "sweep" / "logs" / "a.log").write_text("\n".join(lines) + "\n")
+    return results, run
+
+
+def test_timed_run_record_times_the_sessions_and_compares_with_the_stored_run(tmp_path):
+    results, run = _timed_run(tmp_path, [(f"{day}T00:00:00+00:00", f"{day}T{end}:00+00:00")
+                                         for day, end in (("2026-01-01", "01:30"),
+                                                          ("2026-01-02", "00:10"))])
+    r = costs.timed_run_record(run, 3, "adult", root=results)
+    assert [s["seconds"] for s in r["sessions"]] == [5400.0, 600.0]
+    assert r["wall_seconds"] == 6000.0
+    assert r["task_seconds"] == [100.0, 101.0] and r["splits"] == 2 and r["sims"] == 1000
+    assert r["max_abs_difference"]["in"]["GN"] == pytest.approx(1e-7)
+    assert r["max_abs_difference"]["out"] == {"GN": 0.0, "PCD": 0.0}
+    assert r["computer"] == "2-core CPU"
+    assert "seconds" not in r["provenance"] and r["provenance"]["git_commit"] == "abc"
+    # the record's own time is the run's wall-clock time, as the other-results table counts it
+    assert costs.result_seconds(r) == 6000.0
+
+
+def test_timed_run_record_refuses_a_run_that_has_not_ended(tmp_path):
+    results, run = _timed_run(tmp_path, [("2026-01-01T00:00:00+00:00", None)])
+    with pytest.raises(ValueError, match="has not ended"):
+        costs.timed_run_record(run, 3, "adult", root=results)
+
+
+def test_timed_run_record_refuses_a_split_the_stored_run_lacks(tmp_path):
+    results, run = _timed_run(tmp_path, [(ONE_AM[0], "2026-01-01T00:01:00+00:00")],
+                              stored_splits=1)
+    with pytest.raises(ValueError):
+        costs.timed_run_record(run, 3, "adult", root=results)
+
+
+def test_timed_run_markdown_states_one_uninterrupted_run_and_its_commands(tmp_path):
+    results, run = _timed_run(tmp_path, [ONE_AM])
+    r = costs.timed_run_record(run, 3, "adult", root=results)
+    _write(costs.timed_run_path(3, "adult", results), r)
+    lines = costs.timed_run_markdown(results)
+    code = lines[lines.index("```bash") + 1:-1]
+    assert len(code) >= 2 and all(len(line) <= 80 for line in code)  # the column's width
+    text = " ".join(lines).replace(" \\     ", " ")
+    assert "one uninterrupted run" in text and "1.5 h of wall-clock time" in text
+    assert "two worker processes" in text and "to within 1e-07" in text
+    assert "scripts/sweep.py table3 --datasets adult --root DIR --jobs 2" in text
+    assert "record_timed_run.py DIR --table 3 --dataset adult" in text
+    assert "/x/y" not in text and "--no-progress" not in text
