@@ -1269,6 +1269,15 @@ def timed_run_markdown(root: Path | str = RESULTS) -> list[str]:
     return lines[1:]
 
 
+def _kernels(records) -> str:
+    """The kernels of a stored run's ``coordinate_descent`` records, as a parenthesis
+    (" (98 splits by the cupy kernel, 2 by the numba one)"; empty without records)."""
+    if not isinstance(records, list) or not records:
+        return ""
+    parts = [f"{r.get('splits')} splits by the {r.get('backend')} kernel" for r in records]
+    return " (" + _names(parts) + ")"
+
+
 def _timed_run_lines(r: dict, where: Path) -> list[str]:
     """:func:`timed_run_markdown` of one record."""
     n = len(r["sessions"])
@@ -1288,8 +1297,9 @@ def _timed_run_lines(r: dict, where: Path) -> list[str]:
         f"{hms(statistics.median(r['task_seconds']))} per split (median); the 1-minute load "
         f"average when a task started was {statistics.median(load):.1f} (median), "
         f"{max(load):.1f} at most. Its kernel is the {cd.get('backend', 'CPU')} one "
-        f"({cd.get('dtype', '')}); its per-split errors agree with the stored run's, which the "
-        f"chapter reads, to within {worst:.1g} (largest absolute difference of an error rate). "
+        f"({cd.get('dtype', '')}); its per-split errors agree with those of the stored run the "
+        f"chapter reads{_kernels(r.get('stored_coordinate_descent'))} to within {worst:.2g} "
+        "(largest absolute difference of an error rate). "
         "The command (`DIR` a scratch folder), then the record of the run "
         f"(`results/{where.as_posix()}`):",
         "",

@@ -500,7 +500,7 @@ def _timed_run(tmp_path, sessions, stored_splits=2):
     stored = {s: {m: v[:stored_splits] for m, v in c.items()} for s, c in cols.items()}
     _write(results / "ml" / "table3_paper_100x1000.json",
            {"datasets": {"adult": {"per_split": stored,
-                                   "coordinate_descent": [{"backend": "cupy"}]}}})
+                                   "coordinate_descent": [{"backend": "cupy", "splits": 2}]}}})
     for k in range(2):
         per = {s: {m: [v[k]] for m, v in c.items()} for s, c in cols.items()}
         if k == 1:
@@ -562,6 +562,7 @@ def test_timed_run_markdown_states_one_uninterrupted_run_and_its_commands(tmp_pa
     text = " ".join(lines).replace(" \\     ", " ")
     assert "one uninterrupted run" in text and "1.5 h of wall-clock time" in text
     assert "two worker processes" in text and "to within 1e-07" in text
+    assert "(2 splits by the cupy kernel)" in text
     assert "scripts/sweep.py table3 --datasets adult --root DIR --jobs 2" in text
     assert "record_timed_run.py DIR --table 3 --dataset adult" in text
     assert "/x/y" not in text and "--no-progress" not in text
