@@ -259,6 +259,14 @@ def _signed(x: float, digits: int) -> str:
     return s if s.startswith("-") or float(s) == 0 else "+" + s
 
 
+def _table_columns(columns):
+    """The shown columns in Table 2's and Table 3's order: "(OPT)" right after OPT (last if there
+    is no OPT), then "Imp"."""
+    cols = list(columns)
+    cols.insert(cols.index("OPT") + 1 if "OPT" in cols else len(cols), "(OPT)")
+    return [*cols, "Imp"]
+
+
 def ml_comparison_text(side: str, datasets: Sequence[str], columns: Sequence[str],
                        paper: Mapping, stored: Mapping, *, digits: int = 3) -> str:
     """What :func:`ml_comparison_html` shows only on hover, as plain text of at most 80 columns:
@@ -269,7 +277,7 @@ def ml_comparison_text(side: str, datasets: Sequence[str], columns: Sequence[str
     Arguments as in :func:`ml_comparison_html`; datasets absent from ``stored`` are skipped;
     ``digits``: decimals of the paired differences.
     """
-    cols = [*columns, "(OPT)", "Imp"]
+    cols = _table_columns(columns)
     names = [n for n in datasets if n in stored]
     w = max(len(n) for n in names)
     where = "in-sample" if side == "in" else "out-of-sample"
@@ -312,13 +320,13 @@ def ml_comparison_html(side: str, datasets: Sequence[str], columns: Sequence[str
     mechanism (the mean paired difference and its 95% confidence interval in the tooltip; both
     tooltips as text: :func:`ml_comparison_text`).
 
-    ``columns`` are the error columns (the DP mechanisms and the non-private baseline); "(OPT)" and
-    "Imp" are appended. ``paper[name][side]``, ``stored[name]`` (``summary`` and ``per_split``) and
-    ``scale[name]`` (splits, simulations) as in :func:`ml_ledger_rows`; a dataset absent from
-    ``stored`` shows the paper's values only, labelled ``unavailable``. Every cell holds text; every
-    class name starts with :data:`CSS_PREFIX`.
+    ``columns`` are the error columns (the DP mechanisms and the non-private baseline); "(OPT)" is
+    shown after OPT and "Imp" last, in the paper's order. ``paper[name][side]``, ``stored[name]``
+    (``summary`` and ``per_split``) and ``scale[name]`` (splits, simulations) as in
+    :func:`ml_ledger_rows`; a dataset absent from ``stored`` shows the paper's values only, labelled
+    ``unavailable``. Every cell holds text; every class name starts with :data:`CSS_PREFIX`.
     """
-    cols = [*columns, "(OPT)", "Imp"]
+    cols = _table_columns(columns)
     head = ["<th colspan=2>dataset</th>", *(f"<th>{html.escape(c)}</th>" for c in cols),
             "<th>p OPT</th>", "<th>p (OPT)</th>"]
     lines = [_STYLE, '<table class="mlcmp">']
