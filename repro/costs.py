@@ -566,13 +566,15 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
     text = []
     k = g["kernel"]
     if k:
+        # three digits each, and the ratio of the printed values, so a reader can check it
+        gpu, cpu = f"{k['cupy']:.3g}", f"{k['numba']:.3g}"
         text.append(
             "On a single kernel call (adult, the classical Gaussian mechanism GN, "
             f"{g['sims']:,} simulations, T = 5 iterations of coordinate descent, not Section "
             "5.3's 100; see "
             "{doc}`Table 3 </notebooks/32_coordinate_descent>`), measured in one run on the "
-            f"{short_computer(g['computer'])}, its GPU took {k['cupy']:.2g} s and one CPU thread "
-            f"{k['numba']:.2g} s, {k['numba'] / k['cupy']:.0f} times faster; that ratio is one "
+            f"{short_computer(g['computer'])}, its GPU took {gpu} s and one CPU thread "
+            f"{cpu} s, {float(cpu) / float(gpu):.0f} times faster; that ratio is one "
             "call on the largest dataset, not the speed-up of every split "
             "(`scripts/benchmark_pcd_gpu.py`)."
         )
@@ -731,11 +733,11 @@ def seconds_by_computer(root: Path | str = RESULTS) -> dict[str, float]:
 
 def by_computer_text(seconds: dict[str, float]) -> str:
     """``{computer: seconds}`` as "8.6 h on the 2-core CPU and 24.0 min on the H200 host", most
-    first (each time joined to its unit by a no-break space); a computer not recorded reads "on
-    a computer not recorded"."""
+    first (each time joined to its unit by a no-break space); work whose files record no
+    computer reads "in work that records no computer" (it is not a further computer)."""
     parts = sorted(seconds.items(), key=lambda kv: -kv[1])
     return _names([
-        f"{hms_cell(s)} " + ("on a computer not recorded" if c == NOT_RECORDED
+        f"{hms_cell(s)} " + ("in work that records no computer" if c == NOT_RECORDED
                         else f"on the {short_computer(c)}")
         for c, s in parts
     ])
@@ -870,9 +872,13 @@ def hardware_sentence(root: Path | str = RESULTS) -> str:
         for c in names
     ]
     gpu = any(short_computer(c) != c for c in names)
+    known = "known " if NOT_RECORDED in seconds_by_computer(root) else ""
     return (
-        f"Times were measured on {_word(len(names))} computer{'s' * (len(names) > 1)}, named in "
+        f"Times were measured on {_word(len(names))} {known}computer"
+        f"{'s' * (len(names) > 1)}, named in "
         f"the *computer* column of the tables below: {'; '.join(defs)}."
+        + (" The rest of the stored work records no computer (— in that column); the bottom "
+           "line gives how much." if known else "")
         + (" Only the coordinate descent of Table 3 runs on a GPU where one is present "
            "(`repro.experiments.pcd_train`); every other computation runs on the CPU." if gpu
            else "")
@@ -1119,22 +1125,27 @@ def other_markdown(root: Path | str = RESULTS) -> str:
 
 def inputs_markdown(root: Path | str = RESULTS) -> list[str]:
     """The paragraphs on the stored inputs (:data:`STORED_INPUTS`) that are stored: no command
-    recomputes them; what made each (its file's ``generated_by``, without the version) and when,
-    that it records no computing time, the script that checks it (:func:`repro.counterexamples.
-    check`) and who reads it."""
+    recomputes them; what each is (a partition of ``dpdro.optimal_noise`` for the problem its file
+    records), that it records no computing time, the script that checks it
+    (:func:`repro.counterexamples.check`) and who reads it. No code version or date: what the
+    reader needs is the input and its check."""
     out = []
     for rel, script, reader in STORED_INPUTS:
         path = Path(root) / rel
         if not path.is_file():
             continue
-        prov = read_json(path).get("provenance") or {}
-        made = str(prov.get("generated_by") or "").split(" at ", 1)[0]
-        day = str(prov.get("date_utc") or "")[:10]
+        problem = read_json(path).get("problem") or {}
+        setting = ", ".join(
+            f"{sym} = {problem[key]:g}"
+            for key, sym in (("epsilon", "ε"), ("delta", "δ"), ("sensitivity", "Δf"))
+            if key in problem
+        )
+        if problem.get("loss"):
+            setting += f", {problem['loss']} loss"
         out += ["", f"`results/{rel}` is a stored input, read by {reader}: no command "
-                "recomputes it. It was made "
-                + (f"by `{made}` " if made else "")
-                + "at an earlier version of the code"
-                + (f" on {day}" if day else "")
+                "recomputes it. It is a non-uniform partition produced by "
+                "`dpdro.optimal_noise`"
+                + (f" ({setting})" if setting else "")
                 + ", and records no computing time and no computer. "
                 f"`scripts/{script}` checks it: on its partition, the paper's D(π, β) exceeds "
                 "the loss of a certified private noise, and dpdro's valid lower bound does not "

@@ -181,7 +181,10 @@ def test_the_gpu_table_comes_from_the_benchmark_alone():
     shown = [line.split(" | ")[0][2:] for line in md.splitlines() if line.startswith("| ")][2:]
     assert shown == [r["dataset"] for r in costs.by_rows(g["rows"])]
     kernel = bench["adult_gn_T5_seconds"]
-    assert f"{kernel['numba'] / kernel['cupy']:.0f} times faster; that ratio is one call" in md
+    gpu, cpu = f"{kernel['cupy']:.3g}", f"{kernel['numba']:.3g}"
+    # the ratio is the one the printed digits give
+    assert (f"its GPU took {gpu} s and one CPU thread {cpu} s, "
+            f"{float(cpu) / float(gpu):.0f} times faster; that ratio is one call") in md
 
 
 def test_computer_names_cores_and_the_gpu_of_the_same_platform():
@@ -370,8 +373,22 @@ def test_a_time_cell_of_two_computers_is_not_a_sum():
     assert two == "1.0\u00a0min + 2.0\u00a0h"
     assert costs._times_cell({"a": 60.0}, {"a": 98}) == "1.0\u00a0min"
     assert costs.by_computer_text({"2-core CPU": 7200.0, costs.NOT_RECORDED: 30.0}) == (
-        "2.0\u00a0h on the 2-core CPU and 30.0\u00a0s on a computer not recorded"
+        "2.0\u00a0h on the 2-core CPU and 30.0\u00a0s in work that records no computer"
     )
+
+
+def test_work_that_records_no_computer_is_not_counted_as_a_computer():
+    """The stored work records three computers and some work records none: the page counts the
+    known computers, says the rest records none, and never calls it a further computer."""
+    by = costs.seconds_by_computer()
+    sentence = costs.hardware_sentence()
+    total = costs.total_markdown()
+    n = costs._word(len(costs.computers()))
+    if costs.NOT_RECORDED in by:
+        assert f"Times were measured on {n} known computers," in sentence
+        assert "The rest of the stored work records no computer" in sentence
+        assert "in work that records no computer" in total
+    assert "a computer not recorded" not in total
 
 
 def test_the_stored_as_sentence_names_every_file_kept_whole():
@@ -485,6 +502,11 @@ def test_every_stored_file_has_a_command_or_is_a_stored_input():
     assert "`findings_corollary1.py`: `findings/corollary1.json` |" in md
     assert "`results/counterexamples/nonuniform_partition.json` is a stored input" in md
     assert "`scripts/check_nonuniform_lower_bound.py` checks it" in md
+    # the input is described by what it is, with no code history or date
+    assert ("It is a non-uniform partition produced by `dpdro.optimal_noise` "
+            "(ε = 5, δ = 0.01, Δf = 1, l1 loss)") in md
+    assert "version of the code" not in md and "commit" not in md
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b", md)
 
 
 ONE_AM = ("2026-01-01T00:00:00+00:00", "2026-01-01T01:30:00+00:00")  # a session of 1.5 h
