@@ -287,6 +287,17 @@ def total_markdown(root: Path | str = RESULTS) -> str:
     )
 
 
+def kept_in_table_file(table: int, names: list[str]) -> str:
+    """The one statement, on the full-reproduction and the status pages, of the datasets of the
+    paper-scale run of Table 2 or 3 that have no per-task files for their columns other than
+    (OPT): those columns are rows of the table's file only (:func:`ml_costs`, ``chunks`` 0)."""
+    from .ml_tables import result_path
+
+    name = result_path(table, "paper", 100, 1000).name
+    return (f"the columns other than (OPT) of Table {table}'s {_names(names)} are kept only as "
+            f"rows of the table's file, `ml/{name}`, with no per-task files")
+
+
 def stored_as_sentence(root: Path | str = RESULTS) -> str:
     """How the families' results are stored, in words (Markdown): one file per task, except the
     families kept in one file (only their summed time is recorded) and the datasets of Tables 2
@@ -299,9 +310,9 @@ def stored_as_sentence(root: Path | str = RESULTS) -> str:
         parts.append(f"{_names(one_file)} are stored in one file each (only their summed time "
                      "is recorded)")
     for table in (2, 3):
-        whole = sorted(r["dataset"] for r in ml_costs(table, root) if not r["chunks"])
+        whole = [r["dataset"] for r in ml_costs(table, root) if not r["chunks"]]
         if whole:
-            parts.append(f"Table {table}'s {_names(whole)} are stored in one file per dataset")
+            parts.append(kept_in_table_file(table, whole))
     return (
         "Each result is stored in one file per task"
         + (f", except that {'; '.join(parts)}" if parts else "")
@@ -352,15 +363,15 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
             )
         )
     lines += ["", stored_as_sentence(root) + " A computer shown as — is not recorded: the "
-              "files of `figure4` and `counterexample` have no computer field, and a dataset "
-              "kept in one file per dataset has only the record of the merge that assembled that "
-              "file, not of the run that computed it."]
+              "files of `figure4` and `counterexample` have no computer field, and the table's "
+              "file has only the record of the merge that assembled it, not of the runs that "
+              "computed the rows it alone keeps."]
     settings = {
-        2: "with the {doc}`Table 2 chapter's </notebooks/31_naive_bayes>` default settings "
-        "(its *paper reading*; its runs with the authors' code settings are in the table of other "
-        "results above)",
-        3: "with the {doc}`Table 3 chapter's </notebooks/32_coordinate_descent>` settings "
-        "(its only reading, the *paper reading*)",
+        2: "with the {doc}`Table 2 chapter's </notebooks/31_naive_bayes>` default settings, "
+        "its *paper reading* (the choices the paper's text leaves open, read from the text; its "
+        "runs with the authors' code settings are in the table of other results above)",
+        3: "with the {doc}`Table 3 chapter's </notebooks/32_coordinate_descent>` settings, "
+        "its *paper reading* (the choices the paper's text leaves open, read from the text)",
     }
     for table, what in ((2, "naïve Bayes"), (3, "coordinate descent")):
         rows = ml_costs(table, root)
@@ -370,9 +381,10 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
         lines += [
             "",
             f"Table {table} ({what}) at 100 splits × 1,000 simulations, per dataset (by number "
-            f"of rows, smallest first), {settings[table]}. *Other columns* is the time of every "
-            "column but (OPT), the "
-            "data-dependent optimal noise, which was computed separately:",
+            f"of rows, smallest first), {settings[table]}. A column of the table is one "
+            "mechanism; *(OPT)* is the column of the paper's data-dependent optimal noise, "
+            "which was computed separately, and *other columns* is the time of every other "
+            "column (the non-private reference and the other mechanisms):",
             "",
             "| dataset | rows | other columns | computer | (OPT) | computer | memory |",
             "| --- | ---: | ---: | --- | ---: | --- | ---: |",
@@ -1142,7 +1154,7 @@ def inputs_markdown(root: Path | str = RESULTS) -> list[str]:
         )
         if problem.get("loss"):
             setting += f", {problem['loss']} loss"
-        out += ["", f"`results/{rel}` is a stored input, read by {reader}: no command "
+        out += ["", f"**Stored input.** `results/{rel}` is read by {reader}: no command "
                 "recomputes it. It is a non-uniform partition produced by "
                 "`dpdro.optimal_noise`"
                 + (f" ({setting})" if setting else "")

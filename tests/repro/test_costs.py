@@ -500,7 +500,8 @@ def test_every_stored_file_has_a_command_or_is_a_stored_input():
                  "random_points_shifted.json", "ml/benchmark_pcd.json"):
         assert name in md
     assert "`findings_corollary1.py`: `findings/corollary1.json` |" in md
-    assert "`results/counterexamples/nonuniform_partition.json` is a stored input" in md
+    assert ("**Stored input.** `results/counterexamples/nonuniform_partition.json` is read by"
+            in md)
     assert "`scripts/check_nonuniform_lower_bound.py` checks it" in md
     # the input is described by what it is, with no code history or date
     assert ("It is a non-uniform partition produced by `dpdro.optimal_noise` "
@@ -588,3 +589,19 @@ def test_timed_run_markdown_states_one_uninterrupted_run_and_its_commands(tmp_pa
     assert "scripts/sweep.py table3 --datasets adult --root DIR --jobs 2" in text
     assert "record_timed_run.py DIR --table 3 --dataset adult" in text
     assert "/x/y" not in text and "--no-progress" not in text
+
+
+def test_the_per_dataset_tables_gloss_their_terms_and_the_page_points_to_the_stored_input():
+    """The cost tables say what *paper reading*, *(OPT)* and *other columns* mean where they use
+    them, and the page's pointer to the stored input names a paragraph the page has."""
+    md = costs.costs_markdown()
+    for table in (2, 3):
+        if costs.ml_costs(table):
+            assert md.count("its *paper reading* (the choices the paper's text leaves open") == 2
+            assert md.count("*(OPT)* is the column of the paper's data-dependent optimal "
+                            "noise") == 2
+            assert "*other columns* is the time of every other column" in md
+    page = (ROOT / "book" / "full_reproduction.md").read_text(encoding="utf-8")
+    assert "(the paragraph *Stored input* at the end of the next" in page
+    assert "**Stored input.**" in costs.other_markdown()
+    assert "the experiments of the\npaper and of one related-paper chapter" in page
