@@ -413,9 +413,10 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
                 f"| {_num(r['peak_mb'], '.0f')} MB |".replace("— MB", "—")
             )
         said = "; ".join(shared)
+        slower = slower_tasks_sentence(table, root)
         lines += ["", (f"{said[:1].upper()}{said[1:]} (one line each). " if shared else "")
                   + f"Task time of the {len(rows)} datasets, per computer: "
-                  f"{by_computer_text(subtotal)}."]
+                  f"{by_computer_text(subtotal)}." + (f" {slower}" if slower else "")]
         done = {r["dataset"] for r in rows}
         running = {d: p for d, p in ml_progress(table, root).items() if d not in done}
         if running:
@@ -1275,6 +1276,105 @@ def timed_run_record(run_root: Path | str, table: int, dataset: str,
     )
 
 
+def stored_task_context(table: int, root: Path | str = RESULTS) -> list[dict]:
+    """Per dataset and computer of the per-task files of the paper-scale run of Table 2 or 3
+    (the columns other than (OPT)): ``dataset``, ``computer`` (:func:`computer`), ``splits``,
+    ``per_split`` (median seconds per split), ``kernel`` (the ``kernel`` entries of the tasks'
+    ``coordinate_descent`` records, ``None`` for a record without one), ``load`` (median 1-minute
+    load average at task start, ``None`` when not recorded) and ``jobs`` (the ``--jobs`` values
+    of the tasks' commands): what the files record that can explain their times."""
+    gpus = _gpus_by_platform(root)
+    folder = Path(root) / "sweep" / f"table{table}" / "paper_100x1000"
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for d in sorted(p for p in folder.glob("*") if p.is_dir()):
+        for c in sorted(d.glob("*.json")):
+            data = read_json(c)
+            if isinstance((data.get("provenance") or {}).get("seconds"), (int, float)) \
+                    and data.get("n_splits"):
+                groups.setdefault((d.name, computer(data, gpus)), []).append(data)
+    out = []
+    for (name, where), tasks in groups.items():
+        provs = [t["provenance"] for t in tasks]
+        loads = [p["load_average_1min_start"] for p in provs
+                 if isinstance(p.get("load_average_1min_start"), (int, float))]
+        jobs = {int(m[1]) for p in provs
+                if (m := re.search(r"--jobs (\d+)", str(p.get("command") or "")))}
+        out.append(dict(
+            dataset=name, computer=where, splits=sum(t["n_splits"] for t in tasks),
+            per_split=statistics.median(p["seconds"] / t["n_splits"]
+                                        for p, t in zip(provs, tasks, strict=True)),
+            kernel={(t.get("coordinate_descent") or {}).get("kernel") for t in tasks},
+            load=statistics.median(loads) if loads else None,
+            jobs=jobs,
+        ))
+    return out
+
+
+def slower_tasks_sentence(table: int, root: Path | str = RESULTS, factor: float = 1.5) -> str:
+    """Why stored tasks of Table 2 or 3 took longer per split than the page's references, in
+    one clause per dataset and computer, from what their files record (:func:`stored_task_context`)
+    and nothing else: on a CPU the reference is the timed run (:data:`TIMED_RUNS`) on the same
+    computer, on a GPU the GPU benchmark of the same dataset (:func:`gpu_split_costs`); a group is
+    named when its median per split exceeds ``factor`` times the reference. Where the files show
+    no difference from the reference, the clause says so: the times are as recorded and the
+    reference is the one for the current kernel."""
+    timed = [read_json(p) for p in sorted(Path(root).glob(TIMED_RUNS))]
+    timed = [r for r in timed if r.get("table") == table]
+    gpu = gpu_split_costs(root) if table == 3 else None
+    clauses = []
+    for g in stored_task_context(table, root):
+        ref = next((r for r in timed if r.get("computer") == g["computer"]), None)
+        bench = next((r for r in (gpu or {}).get("rows", [])
+                      if gpu and gpu["computer"] == g["computer"]
+                      and r["dataset"] == g["dataset"]), None)
+        if bench is not None:
+            if g["per_split"] <= factor * bench["gpu"]:
+                continue
+            head = (f"{g['dataset']} on the {short_computer(g['computer'])} took "
+                    f"{hms(g['per_split'])} per split against {hms(bench['gpu'])} for one "
+                    "process alone on its GPU")
+            why = []
+            if g["jobs"] and max(g["jobs"]) > 1:
+                why.append(f"{_word(max(g['jobs']))} worker processes shared that GPU "
+                           f"(`--jobs {max(g['jobs'])}` in their command)")
+        elif ref is not None:
+            ref_split = statistics.median(ref["task_seconds"])
+            if g["per_split"] <= factor * ref_split:
+                continue
+            head = (f"{g['dataset']} on the {short_computer(g['computer'])} took "
+                    f"{hms(g['per_split'])} per split against the timed run's "
+                    f"{hms(ref_split)} for {ref['dataset']}")
+            kernel = (ref.get("coordinate_descent") or {}).get("kernel")
+            ref_loads = [x for x in ref["load_average_1min_start"] if x is not None]
+            load = (f"a load average at task start of {g['load']:.1f} (median, against the "
+                    f"timed run's median {statistics.median(ref_loads):.1f} and largest "
+                    f"{max(ref_loads):.1f})"
+                    if g["load"] is not None and ref_loads else "")
+            if kernel and kernel not in g["kernel"]:
+                why = [f"their files record a kernel without the timed run's “{kernel}”"]
+                why += [load] if load else []
+            else:  # nothing in the files tells these tasks from the timed run's
+                why = ["their files record the timed run's kernel"
+                       + (f" and {load}" if load else "")
+                       + ", nothing that explains the difference: these times are as recorded, "
+                       "and the timed run is the reference for the current kernel"]
+        else:
+            continue
+        if g["load"] is not None and bench is not None:
+            why.append(f"the load average at task start was {g['load']:.1f} (median)")
+        clauses.append(
+            head + (": " + _names(why) if why else
+                    ": their files record nothing that explains the difference, so these times "
+                    "are as recorded and the reference is the one for the current kernel")
+        )
+    if not clauses:
+        return ""
+    text = "; ".join(clauses)
+    return ("Some stored tasks took longer than the references on this page (the timed run "
+            "below, the GPU benchmark in its folded block); what their files record: "
+            f"{text}.")
+
+
 def timed_run_path(table: int, dataset: str, root: Path | str = RESULTS) -> Path:
     """Where :func:`timed_run_record` of one dataset of Table 2 or 3 is stored
     (:data:`TIMED_RUNS`)."""
@@ -1317,9 +1417,16 @@ def _timed_run_lines(r: dict, where: Path) -> list[str]:
         + ("one uninterrupted run" if n == 1 else f"one run of {n} sessions")
         + f" on the {short_computer(r['computer'])}: **{hms(r['wall_seconds'])} of wall-clock "
         f"time** with {workers}, {hms(sum(r['task_seconds']))} of summed task time, "
-        f"{hms(statistics.median(r['task_seconds']))} per split (median); the 1-minute load "
-        f"average when a task started was {statistics.median(load):.1f} (median), "
-        f"{max(load):.1f} at most. Its kernel is the {cd.get('backend', 'CPU')} one "
+        f"{hms(statistics.median(r['task_seconds']))} per split (median). "
+        # a load above the run's own workers: other processes wanted the cores too
+        + ("Other work ran on the computer during the run, so its times are those of a shared "
+           "computer: the " if statistics.median(load) > (int(jobs[1]) if jobs else 1) else "The ")
+        + "1-minute load average (the processes running or waiting for a core, averaged over a "
+        f"minute) when a task started was {statistics.median(load):.1f} (median), "
+        f"{max(load):.1f} at most"
+        + (f", on {cores} cores" if (cores := (r.get("provenance") or {}).get("cpu_count"))
+           else "")
+        + f". Its kernel is the {cd.get('backend', 'CPU')} one "
         f"({cd.get('dtype', '')}); its per-split errors agree with those of the stored run the "
         f"chapter reads{_kernels(r.get('stored_coordinate_descent'))} to within {worst:.2g} "
         "(largest absolute difference of an error rate). "

@@ -589,6 +589,46 @@ def test_timed_run_markdown_states_one_uninterrupted_run_and_its_commands(tmp_pa
     assert "scripts/sweep.py table3 --datasets adult --root DIR --jobs 2" in text
     assert "record_timed_run.py DIR --table 3 --dataset adult" in text
     assert "/x/y" not in text and "--no-progress" not in text
+    # the load averages are given with what they mean: a median of 2.5 for two workers
+    assert ("Other work ran on the computer during the run, so its times are those of a shared "
+            "computer: the 1-minute load average (the processes running or waiting for a core, "
+            "averaged over a minute) when a task started was 2.5 (median), 3.0 at most, "
+            "on 2 cores.") in text
+
+
+def test_stored_tasks_slower_than_the_references_are_explained_from_their_files():
+    """Every group of stored Table 3 tasks slower per split than its reference (the timed run on
+    the same computer, the GPU benchmark of the same dataset) gets one clause, from its files:
+    the worker processes that shared the GPU, a kernel other than the timed run's, or, where the
+    files show none of these, that the times are as recorded."""
+    import statistics
+
+    sentence = costs.slower_tasks_sentence(3)
+    timed = {read_json(p)["computer"]: read_json(p)
+             for p in sorted(RESULTS.glob(costs.TIMED_RUNS)) if read_json(p)["table"] == 3}
+    gpu = costs.gpu_split_costs()
+    named = 0
+    for g in costs.stored_task_context(3):
+        head = f"{g['dataset']} on the {costs.short_computer(g['computer'])} took "
+        bench = {r["dataset"]: r["gpu"] for r in gpu["rows"]} if gpu else {}
+        if gpu and g["computer"] == gpu["computer"] and g["dataset"] in bench:
+            slow = g["per_split"] > 1.5 * bench[g["dataset"]]
+            if slow and max(g["jobs"]) > 1:
+                assert f"(`--jobs {max(g['jobs'])}` in their command)" in sentence
+        elif g["computer"] in timed:
+            ref = timed[g["computer"]]
+            slow = g["per_split"] > 1.5 * statistics.median(ref["task_seconds"])
+            clause = sentence.split(head)[-1].split("; ")[0] if slow else ""
+            if slow and ref["coordinate_descent"]["kernel"] not in g["kernel"]:
+                assert "their files record a kernel without the timed run's" in clause
+            elif slow:
+                assert "these times are as recorded" in clause
+        else:
+            slow = False
+        assert (head in sentence) == slow
+        named += slow
+    if named:
+        assert sentence in costs.costs_markdown()
 
 
 def test_the_per_dataset_tables_gloss_their_terms_and_the_page_points_to_the_stored_input():
