@@ -498,8 +498,8 @@ def _time_on_computers(by_computer: dict[str, float]) -> str:
 def _not_recorded_note(old: list[tuple[str, bool]], merged: list[tuple[int, list[str]]]) -> str:
     """The status page's one note on what no file records: the results whose files (``old``:
     title, whether a time is recorded) carry no computer field, and the datasets of Tables 2 and 3
-    (``merged``, table and datasets) kept only in the table's file, whose record is of the merge
-    that assembled it."""
+    (``merged``, table and datasets) kept only as rows of the table's file
+    (:func:`repro.costs.kept_in_table_file`), whose seconds are recorded and computer is not."""
     parts = []
     untimed = [f"“{t}”" for t, timed in old if not timed]
     timed = [f"“{t}”" for t, timed in old if timed]
@@ -510,15 +510,13 @@ def _not_recorded_note(old: list[tuple[str, bool]], merged: list[tuple[int, list
         parts.append(f"the files of {_names(timed)} record a computing time but no computer")
     for table, names in merged:
         parts.append(
-            costs.kept_in_table_file(table, names) + ", and the table's file records the "
-            "merge that assembled it, not the runs that computed those rows (their seconds are "
-            "recorded, their computer is not)"
+            costs.kept_in_table_file(table, names) + ": their seconds are recorded, their "
+            "computer is not"
         )
     if not parts:
         return ""
     return (
-        "*Not recorded*: " + "; ".join(parts) + ". Each is shown as its files record it; nothing "
-        "is filled in."
+        "*Not recorded*: " + "; ".join(parts) + ". Nothing is filled in."
     )
 
 
@@ -633,8 +631,8 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "* *chapters*: the chapters that show the result. A chapter takes only its own time to "
         "run (first table), not the result's computing time.",
         "* *scale*: *full*, the whole computation its chapters show, at the settings they "
-        "state; or the number of its stored runs of Tables 2 and 3, each a line of the next "
-        "table, whose *part of* column gives the letter in parentheses.",
+        "state; or, for Tables 2 and 3, *N runs (X)*: N stored runs, listed in the next table "
+        "with X in its *part of* column.",
         "* *latest*: the date of the result's latest file; *(log)*: a file that records no "
         "date of its own, dated by the latest run it logs.",
         "* *computing time*: what computing it took as its files record it, one time per "

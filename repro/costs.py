@@ -567,7 +567,9 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
         f"Table 3 on a GPU: seconds per paper-scale split ({g['sims']:,} simulations of the six "
         f"mechanisms) of one process alone on the GPU of the {short_computer(g['computer'])}, per "
         "dataset (by number of rows, smallest first). The CPU times of the stored tasks were "
-        "measured on other computers and are in Table 3's own table above:",
+        "measured on other computers and are in Table 3's own table above"
+        + ("; where stored tasks took longer per split than these seconds, the paragraph under "
+           "that table says what their files record:" if slower_tasks_sentence(3, root) else ":"),
         "",
         "| dataset | rows | GPU |",
         "| --- | ---: | ---: |",

@@ -629,6 +629,8 @@ def test_stored_tasks_slower_than_the_references_are_explained_from_their_files(
         named += slow
     if named:
         assert sentence in costs.costs_markdown()
+        assert "the paragraph under that table says what their files record:" in "\n".join(
+            costs.gpu_costs_markdown())
 
 
 def test_the_per_dataset_tables_gloss_their_terms_and_the_page_points_to_the_stored_input():

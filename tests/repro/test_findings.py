@@ -298,3 +298,10 @@ def test_both_pages_say_the_same_of_datasets_kept_only_in_the_tables_file():
             assert sentence in costs.costs_markdown()
             assert sentence in bookpages.status_markdown()
     assert "one file per dataset" not in costs.costs_markdown()
+
+
+def test_the_scale_key_reads_as_the_cells_it_explains():
+    md = bookpages.status_markdown()
+    assert ("or, for Tables 2 and 3, *N runs (X)*: N stored runs, listed in the next table with "
+            "X in its *part of* column.") in md
+    assert re.search(r"\| \d+\u00a0runs \([A-Z]\) \|", md)
