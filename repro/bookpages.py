@@ -46,6 +46,8 @@ __all__ = [
 ]
 
 GENERATED = ROOT / "book" / "_generated"
+# files stored outside the folder of the stored result they belong to (their result's group)
+STORED_ELSEWHERE = {"ml/benchmark_pcd.json": "benchmarks"}
 # each stored result (a group of :func:`result_families`): what it is, in words, and the chapters
 # (notebook stems) or book pages that show it; a file of a folder named here on its own is a stored
 # result of its own, the folder's other files one together
@@ -217,6 +219,8 @@ def _group(rel: Path, command: str = "", folder: Path = RESULTS) -> str:
     file is one on its own, the per-task files of a sweep family one per family, a file that
     :data:`RESULT_CHAPTERS` names one on its own, any other file its folder."""
     parts = rel.parts
+    if rel.as_posix() in STORED_ELSEWHERE:
+        return STORED_ELSEWHERE[rel.as_posix()]
     if len(parts) > 1 and parts[0] != "sweep" and rel.as_posix() in RESULT_CHAPTERS:
         return rel.as_posix()
     if parts[0] != "sweep":
@@ -374,7 +378,11 @@ def result_families(folder: Path = RESULTS) -> list[dict]:
 
 
 # the variants of the stored runs of Tables 2 and 3 (results/ml/tableT_VARIANT_SxN.json), in words
-VARIANTS = {"authors": "authors' code settings", "layouts": "two noise layouts"}
+VARIANTS = {
+    "authors": "authors' code settings",
+    "layouts": "two noise layouts",
+    "eps": "privacy budget (ε/d, δ/d) per coordinate update",  # table3_eps_over_d_*
+}
 
 
 def _run_label(path: Path, prov: dict | None) -> str:
@@ -490,8 +498,8 @@ def _time_on_computers(by_computer: dict[str, float]) -> str:
 def _not_recorded_note(old: list[tuple[str, bool]], merged: list[tuple[int, list[str]]]) -> str:
     """The status page's one note on what no file records: the results whose files (``old``:
     title, whether a time is recorded) carry no computer field, and the datasets of Tables 2 and 3
-    (``merged``, table and datasets) kept only in the table's file, whose record is of the merge
-    that assembled it."""
+    (``merged``, table and datasets) kept only as rows of the table's file
+    (:func:`repro.costs.kept_in_table_file`), whose seconds are recorded and computer is not."""
     parts = []
     untimed = [f"“{t}”" for t, timed in old if not timed]
     timed = [f"“{t}”" for t, timed in old if timed]
@@ -502,15 +510,13 @@ def _not_recorded_note(old: list[tuple[str, bool]], merged: list[tuple[int, list
         parts.append(f"the files of {_names(timed)} record a computing time but no computer")
     for table, names in merged:
         parts.append(
-            f"Table {table}'s {_names(names)} are kept only in the table's file, whose record is "
-            "of the merge that assembled it, not of the runs that computed them (their "
-            "seconds are recorded, their computer is not)"
+            costs.kept_in_table_file(table, names) + ": their seconds are recorded, their "
+            "computer is not"
         )
     if not parts:
         return ""
     return (
-        "*Not recorded*: " + "; ".join(parts) + ". Each is shown as its files record it; nothing "
-        "is filled in."
+        "*Not recorded*: " + "; ".join(parts) + ". Nothing is filled in."
     )
 
 
@@ -561,8 +567,10 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "## Stored results",
         "",
         "The computations the chapters load, computed once and stored with their provenance, "
-        "one row per stored result, in the order of the book's chapters (by the first chapter "
-        "that shows each); {doc}`full_reproduction` gives the command that recomputes each, or, "
+        "one row per stored result, in the order of the book's chapters, by the first chapter "
+        "named in its *chapters* column (the chapter that presents it; Findings, which draws on "
+        "results of several chapters, is named after it); {doc}`full_reproduction` gives the "
+        "command that recomputes each, or, "
         "for a stored input that no command recomputes, where it came from.",
         "",
         "| result | chapters | scale | latest | computing time (computer) |",
@@ -623,8 +631,8 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "* *chapters*: the chapters that show the result. A chapter takes only its own time to "
         "run (first table), not the result's computing time.",
         "* *scale*: *full*, the whole computation its chapters show, at the settings they "
-        "state; or the number of its stored runs of Tables 2 and 3, each a line of the next "
-        "table, whose *part of* column gives the letter in parentheses.",
+        "state; or, for Tables 2 and 3, *N runs (X)*: N stored runs, listed in the next table "
+        "with X in its *part of* column.",
         "* *latest*: the date of the result's latest file; *(log)*: a file that records no "
         "date of its own, dated by the latest run it logs.",
         "* *computing time*: what computing it took as its files record it, one time per "

@@ -287,6 +287,17 @@ def total_markdown(root: Path | str = RESULTS) -> str:
     )
 
 
+def kept_in_table_file(table: int, names: list[str]) -> str:
+    """The one statement, on the full-reproduction and the status pages, of the datasets of the
+    paper-scale run of Table 2 or 3 that have no per-task files for their columns other than
+    (OPT): those columns are rows of the table's file only (:func:`ml_costs`, ``chunks`` 0)."""
+    from .ml_tables import result_path
+
+    name = result_path(table, "paper", 100, 1000).name
+    return (f"the columns other than (OPT) of Table {table}'s {_names(names)} are kept only as "
+            f"rows of the table's file, `ml/{name}`, with no per-task files")
+
+
 def stored_as_sentence(root: Path | str = RESULTS) -> str:
     """How the families' results are stored, in words (Markdown): one file per task, except the
     families kept in one file (only their summed time is recorded) and the datasets of Tables 2
@@ -299,9 +310,9 @@ def stored_as_sentence(root: Path | str = RESULTS) -> str:
         parts.append(f"{_names(one_file)} are stored in one file each (only their summed time "
                      "is recorded)")
     for table in (2, 3):
-        whole = sorted(r["dataset"] for r in ml_costs(table, root) if not r["chunks"])
+        whole = [r["dataset"] for r in ml_costs(table, root) if not r["chunks"]]
         if whole:
-            parts.append(f"Table {table}'s {_names(whole)} are stored in one file per dataset")
+            parts.append(kept_in_table_file(table, whole))
     return (
         "Each result is stored in one file per task"
         + (f", except that {'; '.join(parts)}" if parts else "")
@@ -352,15 +363,15 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
             )
         )
     lines += ["", stored_as_sentence(root) + " A computer shown as — is not recorded: the "
-              "files of `figure4` and `counterexample` have no computer field, and a dataset "
-              "kept in one file per dataset has only the record of the merge that assembled that "
-              "file, not of the run that computed it."]
+              "files of `figure4` and `counterexample` have no computer field, and the table's "
+              "file has only the record of the merge that assembled it, not of the runs that "
+              "computed the rows it alone keeps."]
     settings = {
-        2: "with the {doc}`Table 2 chapter's </notebooks/31_naive_bayes>` default settings "
-        "(its *paper reading*; its runs with the authors' code settings are in the table of other "
-        "results above)",
-        3: "with the {doc}`Table 3 chapter's </notebooks/32_coordinate_descent>` settings "
-        "(its only reading, the *paper reading*)",
+        2: "with the {doc}`Table 2 chapter's </notebooks/31_naive_bayes>` default settings, "
+        "its *paper reading* (the choices the paper's text leaves open, read from the text; its "
+        "runs with the authors' code settings are in the table of other results above)",
+        3: "with the {doc}`Table 3 chapter's </notebooks/32_coordinate_descent>` settings, "
+        "its *paper reading* (the choices the paper's text leaves open, read from the text)",
     }
     for table, what in ((2, "naïve Bayes"), (3, "coordinate descent")):
         rows = ml_costs(table, root)
@@ -370,9 +381,10 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
         lines += [
             "",
             f"Table {table} ({what}) at 100 splits × 1,000 simulations, per dataset (by number "
-            f"of rows, smallest first), {settings[table]}. *Other columns* is the time of every "
-            "column but (OPT), the "
-            "data-dependent optimal noise, which was computed separately:",
+            f"of rows, smallest first), {settings[table]}. A column of the table is one "
+            "mechanism; *(OPT)* is the column of the paper's data-dependent optimal noise, "
+            "which was computed separately, and *other columns* is the time of every other "
+            "column (the non-private reference and the other mechanisms):",
             "",
             "| dataset | rows | other columns | computer | (OPT) | computer | memory |",
             "| --- | ---: | ---: | --- | ---: | --- | ---: |",
@@ -401,9 +413,10 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
                 f"| {_num(r['peak_mb'], '.0f')} MB |".replace("— MB", "—")
             )
         said = "; ".join(shared)
+        slower = slower_tasks_sentence(table, root)
         lines += ["", (f"{said[:1].upper()}{said[1:]} (one line each). " if shared else "")
                   + f"Task time of the {len(rows)} datasets, per computer: "
-                  f"{by_computer_text(subtotal)}."]
+                  f"{by_computer_text(subtotal)}." + (f" {slower}" if slower else "")]
         done = {r["dataset"] for r in rows}
         running = {d: p for d, p in ml_progress(table, root).items() if d not in done}
         if running:
@@ -554,7 +567,9 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
         f"Table 3 on a GPU: seconds per paper-scale split ({g['sims']:,} simulations of the six "
         f"mechanisms) of one process alone on the GPU of the {short_computer(g['computer'])}, per "
         "dataset (by number of rows, smallest first). The CPU times of the stored tasks were "
-        "measured on other computers and are in Table 3's own table above:",
+        "measured on other computers and are in Table 3's own table above"
+        + ("; where stored tasks took longer per split than these seconds, the paragraph under "
+           "that table says what their files record:" if slower_tasks_sentence(3, root) else ":"),
         "",
         "| dataset | rows | GPU |",
         "| --- | ---: | ---: |",
@@ -566,13 +581,15 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
     text = []
     k = g["kernel"]
     if k:
+        # three digits each, and the ratio of the printed values, so a reader can check it
+        gpu, cpu = f"{k['cupy']:.3g}", f"{k['numba']:.3g}"
         text.append(
             "On a single kernel call (adult, the classical Gaussian mechanism GN, "
             f"{g['sims']:,} simulations, T = 5 iterations of coordinate descent, not Section "
             "5.3's 100; see "
             "{doc}`Table 3 </notebooks/32_coordinate_descent>`), measured in one run on the "
-            f"{short_computer(g['computer'])}, its GPU took {k['cupy']:.2g} s and one CPU thread "
-            f"{k['numba']:.2g} s, {k['numba'] / k['cupy']:.0f} times faster; that ratio is one "
+            f"{short_computer(g['computer'])}, its GPU took {gpu} s and one CPU thread "
+            f"{cpu} s, {float(cpu) / float(gpu):.0f} times faster; that ratio is one "
             "call on the largest dataset, not the speed-up of every split "
             "(`scripts/benchmark_pcd_gpu.py`)."
         )
@@ -731,11 +748,11 @@ def seconds_by_computer(root: Path | str = RESULTS) -> dict[str, float]:
 
 def by_computer_text(seconds: dict[str, float]) -> str:
     """``{computer: seconds}`` as "8.6 h on the 2-core CPU and 24.0 min on the H200 host", most
-    first (each time joined to its unit by a no-break space); a computer not recorded reads "on
-    a computer not recorded"."""
+    first (each time joined to its unit by a no-break space); work whose files record no
+    computer reads "in work that records no computer" (it is not a further computer)."""
     parts = sorted(seconds.items(), key=lambda kv: -kv[1])
     return _names([
-        f"{hms_cell(s)} " + ("on a computer not recorded" if c == NOT_RECORDED
+        f"{hms_cell(s)} " + ("in work that records no computer" if c == NOT_RECORDED
                         else f"on the {short_computer(c)}")
         for c, s in parts
     ])
@@ -870,9 +887,13 @@ def hardware_sentence(root: Path | str = RESULTS) -> str:
         for c in names
     ]
     gpu = any(short_computer(c) != c for c in names)
+    known = "known " if NOT_RECORDED in seconds_by_computer(root) else ""
     return (
-        f"Times were measured on {_word(len(names))} computer{'s' * (len(names) > 1)}, named in "
+        f"Times were measured on {_word(len(names))} {known}computer"
+        f"{'s' * (len(names) > 1)}, named in "
         f"the *computer* column of the tables below: {'; '.join(defs)}."
+        + (" The rest of the stored work records no computer (— in that column); the bottom "
+           "line gives how much." if known else "")
         + (" Only the coordinate descent of Table 3 runs on a GPU where one is present "
            "(`repro.experiments.pcd_train`); every other computation runs on the CPU." if gpu
            else "")
@@ -1119,22 +1140,27 @@ def other_markdown(root: Path | str = RESULTS) -> str:
 
 def inputs_markdown(root: Path | str = RESULTS) -> list[str]:
     """The paragraphs on the stored inputs (:data:`STORED_INPUTS`) that are stored: no command
-    recomputes them; what made each (its file's ``generated_by``, without the version) and when,
-    that it records no computing time, the script that checks it (:func:`repro.counterexamples.
-    check`) and who reads it."""
+    recomputes them; what each is (a partition of ``dpdro.optimal_noise`` for the problem its file
+    records), that it records no computing time, the script that checks it
+    (:func:`repro.counterexamples.check`) and who reads it. No code version or date: what the
+    reader needs is the input and its check."""
     out = []
     for rel, script, reader in STORED_INPUTS:
         path = Path(root) / rel
         if not path.is_file():
             continue
-        prov = read_json(path).get("provenance") or {}
-        made = str(prov.get("generated_by") or "").split(" at ", 1)[0]
-        day = str(prov.get("date_utc") or "")[:10]
-        out += ["", f"`results/{rel}` is a stored input, read by {reader}: no command "
-                "recomputes it. It was made "
-                + (f"by `{made}` " if made else "")
-                + "at an earlier version of the code"
-                + (f" on {day}" if day else "")
+        problem = read_json(path).get("problem") or {}
+        setting = ", ".join(
+            f"{sym} = {problem[key]:g}"
+            for key, sym in (("epsilon", "ε"), ("delta", "δ"), ("sensitivity", "Δf"))
+            if key in problem
+        )
+        if problem.get("loss"):
+            setting += f", {problem['loss']} loss"
+        out += ["", f"**Stored input.** `results/{rel}` is read by {reader}: no command "
+                "recomputes it. It is a non-uniform partition produced by "
+                "`dpdro.optimal_noise`"
+                + (f" ({setting})" if setting else "")
                 + ", and records no computing time and no computer. "
                 f"`scripts/{script}` checks it: on its partition, the paper's D(π, β) exceeds "
                 "the loss of a certified private noise, and dpdro's valid lower bound does not "
@@ -1252,6 +1278,105 @@ def timed_run_record(run_root: Path | str, table: int, dataset: str,
     )
 
 
+def stored_task_context(table: int, root: Path | str = RESULTS) -> list[dict]:
+    """Per dataset and computer of the per-task files of the paper-scale run of Table 2 or 3
+    (the columns other than (OPT)): ``dataset``, ``computer`` (:func:`computer`), ``splits``,
+    ``per_split`` (median seconds per split), ``kernel`` (the ``kernel`` entries of the tasks'
+    ``coordinate_descent`` records, ``None`` for a record without one), ``load`` (median 1-minute
+    load average at task start, ``None`` when not recorded) and ``jobs`` (the ``--jobs`` values
+    of the tasks' commands): what the files record that can explain their times."""
+    gpus = _gpus_by_platform(root)
+    folder = Path(root) / "sweep" / f"table{table}" / "paper_100x1000"
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for d in sorted(p for p in folder.glob("*") if p.is_dir()):
+        for c in sorted(d.glob("*.json")):
+            data = read_json(c)
+            if isinstance((data.get("provenance") or {}).get("seconds"), (int, float)) \
+                    and data.get("n_splits"):
+                groups.setdefault((d.name, computer(data, gpus)), []).append(data)
+    out = []
+    for (name, where), tasks in groups.items():
+        provs = [t["provenance"] for t in tasks]
+        loads = [p["load_average_1min_start"] for p in provs
+                 if isinstance(p.get("load_average_1min_start"), (int, float))]
+        jobs = {int(m[1]) for p in provs
+                if (m := re.search(r"--jobs (\d+)", str(p.get("command") or "")))}
+        out.append(dict(
+            dataset=name, computer=where, splits=sum(t["n_splits"] for t in tasks),
+            per_split=statistics.median(p["seconds"] / t["n_splits"]
+                                        for p, t in zip(provs, tasks, strict=True)),
+            kernel={(t.get("coordinate_descent") or {}).get("kernel") for t in tasks},
+            load=statistics.median(loads) if loads else None,
+            jobs=jobs,
+        ))
+    return out
+
+
+def slower_tasks_sentence(table: int, root: Path | str = RESULTS, factor: float = 1.5) -> str:
+    """Why stored tasks of Table 2 or 3 took longer per split than the page's references, in
+    one clause per dataset and computer, from what their files record (:func:`stored_task_context`)
+    and nothing else: on a CPU the reference is the timed run (:data:`TIMED_RUNS`) on the same
+    computer, on a GPU the GPU benchmark of the same dataset (:func:`gpu_split_costs`); a group is
+    named when its median per split exceeds ``factor`` times the reference. Where the files show
+    no difference from the reference, the clause says so: the times are as recorded and the
+    reference is the one for the current kernel."""
+    timed = [read_json(p) for p in sorted(Path(root).glob(TIMED_RUNS))]
+    timed = [r for r in timed if r.get("table") == table]
+    gpu = gpu_split_costs(root) if table == 3 else None
+    clauses = []
+    for g in stored_task_context(table, root):
+        ref = next((r for r in timed if r.get("computer") == g["computer"]), None)
+        bench = next((r for r in (gpu or {}).get("rows", [])
+                      if gpu and gpu["computer"] == g["computer"]
+                      and r["dataset"] == g["dataset"]), None)
+        if bench is not None:
+            if g["per_split"] <= factor * bench["gpu"]:
+                continue
+            head = (f"{g['dataset']} on the {short_computer(g['computer'])} took "
+                    f"{hms(g['per_split'])} per split against {hms(bench['gpu'])} for one "
+                    "process alone on its GPU")
+            why = []
+            if g["jobs"] and max(g["jobs"]) > 1:
+                why.append(f"{_word(max(g['jobs']))} worker processes shared that GPU "
+                           f"(`--jobs {max(g['jobs'])}` in their command)")
+        elif ref is not None:
+            ref_split = statistics.median(ref["task_seconds"])
+            if g["per_split"] <= factor * ref_split:
+                continue
+            head = (f"{g['dataset']} on the {short_computer(g['computer'])} took "
+                    f"{hms(g['per_split'])} per split against the timed run's "
+                    f"{hms(ref_split)} for {ref['dataset']}")
+            kernel = (ref.get("coordinate_descent") or {}).get("kernel")
+            ref_loads = [x for x in ref["load_average_1min_start"] if x is not None]
+            load = (f"a load average at task start of {g['load']:.1f} (median, against the "
+                    f"timed run's median {statistics.median(ref_loads):.1f} and largest "
+                    f"{max(ref_loads):.1f})"
+                    if g["load"] is not None and ref_loads else "")
+            if kernel and kernel not in g["kernel"]:
+                why = [f"their files record a kernel without the timed run's “{kernel}”"]
+                why += [load] if load else []
+            else:  # nothing in the files tells these tasks from the timed run's
+                why = ["their files record the timed run's kernel"
+                       + (f" and {load}" if load else "")
+                       + ", nothing that explains the difference: these times are as recorded, "
+                       "and the timed run is the reference for the current kernel"]
+        else:
+            continue
+        if g["load"] is not None and bench is not None:
+            why.append(f"the load average at task start was {g['load']:.1f} (median)")
+        clauses.append(
+            head + (": " + _names(why) if why else
+                    ": their files record nothing that explains the difference, so these times "
+                    "are as recorded and the reference is the one for the current kernel")
+        )
+    if not clauses:
+        return ""
+    text = "; ".join(clauses)
+    return ("Some stored tasks took longer than the references on this page (the timed run "
+            "below, the GPU benchmark in its folded block); what their files record: "
+            f"{text}.")
+
+
 def timed_run_path(table: int, dataset: str, root: Path | str = RESULTS) -> Path:
     """Where :func:`timed_run_record` of one dataset of Table 2 or 3 is stored
     (:data:`TIMED_RUNS`)."""
@@ -1294,9 +1419,16 @@ def _timed_run_lines(r: dict, where: Path) -> list[str]:
         + ("one uninterrupted run" if n == 1 else f"one run of {n} sessions")
         + f" on the {short_computer(r['computer'])}: **{hms(r['wall_seconds'])} of wall-clock "
         f"time** with {workers}, {hms(sum(r['task_seconds']))} of summed task time, "
-        f"{hms(statistics.median(r['task_seconds']))} per split (median); the 1-minute load "
-        f"average when a task started was {statistics.median(load):.1f} (median), "
-        f"{max(load):.1f} at most. Its kernel is the {cd.get('backend', 'CPU')} one "
+        f"{hms(statistics.median(r['task_seconds']))} per split (median). "
+        # a load above the run's own workers: other processes wanted the cores too
+        + ("Other work ran on the computer during the run, so its times are those of a shared "
+           "computer: the " if statistics.median(load) > (int(jobs[1]) if jobs else 1) else "The ")
+        + "1-minute load average (the processes running or waiting for a core, averaged over a "
+        f"minute) when a task started was {statistics.median(load):.1f} (median), "
+        f"{max(load):.1f} at most"
+        + (f", on {cores} cores" if (cores := (r.get("provenance") or {}).get("cpu_count"))
+           else "")
+        + f". Its kernel is the {cd.get('backend', 'CPU')} one "
         f"({cd.get('dtype', '')}); its per-split errors agree with those of the stored run the "
         f"chapter reads{_kernels(r.get('stored_coordinate_descent'))} to within {worst:.2g} "
         "(largest absolute difference of an error rate). "

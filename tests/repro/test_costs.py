@@ -181,7 +181,10 @@ def test_the_gpu_table_comes_from_the_benchmark_alone():
     shown = [line.split(" | ")[0][2:] for line in md.splitlines() if line.startswith("| ")][2:]
     assert shown == [r["dataset"] for r in costs.by_rows(g["rows"])]
     kernel = bench["adult_gn_T5_seconds"]
-    assert f"{kernel['numba'] / kernel['cupy']:.0f} times faster; that ratio is one call" in md
+    gpu, cpu = f"{kernel['cupy']:.3g}", f"{kernel['numba']:.3g}"
+    # the ratio is the one the printed digits give
+    assert (f"its GPU took {gpu} s and one CPU thread {cpu} s, "
+            f"{float(cpu) / float(gpu):.0f} times faster; that ratio is one call") in md
 
 
 def test_computer_names_cores_and_the_gpu_of_the_same_platform():
@@ -370,8 +373,22 @@ def test_a_time_cell_of_two_computers_is_not_a_sum():
     assert two == "1.0\u00a0min + 2.0\u00a0h"
     assert costs._times_cell({"a": 60.0}, {"a": 98}) == "1.0\u00a0min"
     assert costs.by_computer_text({"2-core CPU": 7200.0, costs.NOT_RECORDED: 30.0}) == (
-        "2.0\u00a0h on the 2-core CPU and 30.0\u00a0s on a computer not recorded"
+        "2.0\u00a0h on the 2-core CPU and 30.0\u00a0s in work that records no computer"
     )
+
+
+def test_work_that_records_no_computer_is_not_counted_as_a_computer():
+    """The stored work records three computers and some work records none: the page counts the
+    known computers, says the rest records none, and never calls it a further computer."""
+    by = costs.seconds_by_computer()
+    sentence = costs.hardware_sentence()
+    total = costs.total_markdown()
+    n = costs._word(len(costs.computers()))
+    if costs.NOT_RECORDED in by:
+        assert f"Times were measured on {n} known computers," in sentence
+        assert "The rest of the stored work records no computer" in sentence
+        assert "in work that records no computer" in total
+    assert "a computer not recorded" not in total
 
 
 def test_the_stored_as_sentence_names_every_file_kept_whole():
@@ -483,8 +500,14 @@ def test_every_stored_file_has_a_command_or_is_a_stored_input():
                  "random_points_shifted.json", "ml/benchmark_pcd.json"):
         assert name in md
     assert "`findings_corollary1.py`: `findings/corollary1.json` |" in md
-    assert "`results/counterexamples/nonuniform_partition.json` is a stored input" in md
+    assert ("**Stored input.** `results/counterexamples/nonuniform_partition.json` is read by"
+            in md)
     assert "`scripts/check_nonuniform_lower_bound.py` checks it" in md
+    # the input is described by what it is, with no code history or date
+    assert ("It is a non-uniform partition produced by `dpdro.optimal_noise` "
+            "(ε = 5, δ = 0.01, Δf = 1, l1 loss)") in md
+    assert "version of the code" not in md and "commit" not in md
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b", md)
 
 
 ONE_AM = ("2026-01-01T00:00:00+00:00", "2026-01-01T01:30:00+00:00")  # a session of 1.5 h
@@ -566,3 +589,61 @@ def test_timed_run_markdown_states_one_uninterrupted_run_and_its_commands(tmp_pa
     assert "scripts/sweep.py table3 --datasets adult --root DIR --jobs 2" in text
     assert "record_timed_run.py DIR --table 3 --dataset adult" in text
     assert "/x/y" not in text and "--no-progress" not in text
+    # the load averages are given with what they mean: a median of 2.5 for two workers
+    assert ("Other work ran on the computer during the run, so its times are those of a shared "
+            "computer: the 1-minute load average (the processes running or waiting for a core, "
+            "averaged over a minute) when a task started was 2.5 (median), 3.0 at most, "
+            "on 2 cores.") in text
+
+
+def test_stored_tasks_slower_than_the_references_are_explained_from_their_files():
+    """Every group of stored Table 3 tasks slower per split than its reference (the timed run on
+    the same computer, the GPU benchmark of the same dataset) gets one clause, from its files:
+    the worker processes that shared the GPU, a kernel other than the timed run's, or, where the
+    files show none of these, that the times are as recorded."""
+    import statistics
+
+    sentence = costs.slower_tasks_sentence(3)
+    timed = {read_json(p)["computer"]: read_json(p)
+             for p in sorted(RESULTS.glob(costs.TIMED_RUNS)) if read_json(p)["table"] == 3}
+    gpu = costs.gpu_split_costs()
+    named = 0
+    for g in costs.stored_task_context(3):
+        head = f"{g['dataset']} on the {costs.short_computer(g['computer'])} took "
+        bench = {r["dataset"]: r["gpu"] for r in gpu["rows"]} if gpu else {}
+        if gpu and g["computer"] == gpu["computer"] and g["dataset"] in bench:
+            slow = g["per_split"] > 1.5 * bench[g["dataset"]]
+            if slow and max(g["jobs"]) > 1:
+                assert f"(`--jobs {max(g['jobs'])}` in their command)" in sentence
+        elif g["computer"] in timed:
+            ref = timed[g["computer"]]
+            slow = g["per_split"] > 1.5 * statistics.median(ref["task_seconds"])
+            clause = sentence.split(head)[-1].split("; ")[0] if slow else ""
+            if slow and ref["coordinate_descent"]["kernel"] not in g["kernel"]:
+                assert "their files record a kernel without the timed run's" in clause
+            elif slow:
+                assert "these times are as recorded" in clause
+        else:
+            slow = False
+        assert (head in sentence) == slow
+        named += slow
+    if named:
+        assert sentence in costs.costs_markdown()
+        assert "the paragraph under that table says what their files record:" in "\n".join(
+            costs.gpu_costs_markdown())
+
+
+def test_the_per_dataset_tables_gloss_their_terms_and_the_page_points_to_the_stored_input():
+    """The cost tables say what *paper reading*, *(OPT)* and *other columns* mean where they use
+    them, and the page's pointer to the stored input names a paragraph the page has."""
+    md = costs.costs_markdown()
+    for table in (2, 3):
+        if costs.ml_costs(table):
+            assert md.count("its *paper reading* (the choices the paper's text leaves open") == 2
+            assert md.count("*(OPT)* is the column of the paper's data-dependent optimal "
+                            "noise") == 2
+            assert "*other columns* is the time of every other column" in md
+    page = (ROOT / "book" / "full_reproduction.md").read_text(encoding="utf-8")
+    assert "(the paragraph *Stored input* at the end of the next" in page
+    assert "**Stored input.**" in costs.other_markdown()
+    assert "the experiments of the\npaper and of one related-paper chapter" in page

@@ -242,3 +242,66 @@ def test_status_run_lines_name_their_datasets_and_a_logged_date():
     assert "| Table\u00a03, 10\u00a0×\u00a020, without adult and spambase |" in md
     gpu = next(line for line in md.splitlines() if line.startswith("| Table 3 on a GPU"))
     assert "\u00a0(log) |" in gpu
+
+
+def test_stored_results_follow_the_stated_order_rule():
+    """The rule the status page states is the one its rows follow: by the table-of-contents
+    position of the first chapter named in each row; Findings, when a row names it with other
+    chapters, is named after them."""
+    md = bookpages.status_markdown().split("## Stored results")[1]
+    assert "by the first chapter named in its *chapters* column" in md
+    toc = {c: i for i, c in enumerate(bookpages.toc_order())}
+    titles = {SHORT: c for c, SHORT in bookpages.SHORT_TITLES.items()}
+    table = md.split("|---|---|---|---|---|")[1].split("\n\n")[0]
+    ranks = []
+    for line in table.strip().splitlines():
+        first = re.search(r"\{doc\}`([^<`]+?) <", line.split(" | ")[1])
+        name = first.group(1).replace("\u00a0", " ").replace("\u2011", "-") if first else None
+        stem = next((c for s, c in titles.items()
+                     if name and s.replace("\u00a0", " ").replace("\u2011", "-") == name), None)
+        ranks.append(toc.get(stem, len(toc)))
+    assert ranks and ranks == sorted(ranks)
+    for _, chapters in bookpages.RESULT_CHAPTERS.values():
+        if "91_findings" in chapters:
+            assert chapters[-1] == "91_findings"
+
+
+def test_every_benchmark_the_cost_page_lists_is_on_the_status_page():
+    """Each benchmark the full-reproduction page marks *no chapter* is named on the status
+    page's note of benchmarks that no chapter reads (ml/benchmark_pcd.json included)."""
+    md = bookpages.status_markdown()
+    note = md.split("Benchmarks that no chapter reads: ")[1].split("\n")[0]
+    other = costs.other_markdown()
+    for line in other.splitlines():
+        if line.endswith("| no chapter |"):
+            written = re.search(r"`([^`]+\.json)` \|", line).group(1)
+            assert f"`{written.rsplit('/', 1)[-1]}`" in note
+    assert "`benchmark_pcd.json`" in note
+
+
+def test_the_eps_over_d_run_is_named_in_words():
+    md = bookpages.status_markdown()
+    assert "privacy budget (ε/d, δ/d) per coordinate update" in md
+    assert ", eps," not in md
+
+
+def test_both_pages_say_the_same_of_datasets_kept_only_in_the_tables_file():
+    """One statement, true of the files, on both pages: the datasets whose columns other than
+    (OPT) have no per-task files are rows of the table's file only."""
+    for table in (2, 3):
+        names = [r["dataset"] for r in costs.ml_costs(table) if not r["chunks"]]
+        for name in names:
+            assert not list((bookpages.RESULTS / "sweep" / f"table{table}" / "paper_100x1000"
+                             / name).glob("*.json"))
+        if names:
+            sentence = costs.kept_in_table_file(table, names)
+            assert sentence in costs.costs_markdown()
+            assert sentence in bookpages.status_markdown()
+    assert "one file per dataset" not in costs.costs_markdown()
+
+
+def test_the_scale_key_reads_as_the_cells_it_explains():
+    md = bookpages.status_markdown()
+    assert ("or, for Tables 2 and 3, *N runs (X)*: N stored runs, listed in the next table with "
+            "X in its *part of* column.") in md
+    assert re.search(r"\| \d+\u00a0runs \([A-Z]\) \|", md)
