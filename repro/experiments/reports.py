@@ -209,7 +209,7 @@ def ml_ledger_rows(
 CSS_PREFIX = "mlcmp"
 _STYLE = """<style>
 table.mlcmp {border-collapse: collapse; font-size: 0.8em; margin-bottom: 0.3em}
-table.mlcmp th, table.mlcmp td {padding: 1px 4px; text-align: right; white-space: nowrap}
+table.mlcmp th, table.mlcmp td {padding: 1px 3px; text-align: right; white-space: nowrap}
 table.mlcmp th {text-align: center}
 table.mlcmp td.mlcmp-name {text-align: left; border-top: 1px solid #bbb}
 table.mlcmp tr.mlcmp-ours td {border-top: 1px solid #bbb}
