@@ -375,7 +375,7 @@ def merge(root: Path, tasks: list, scale: str, opts: dict) -> list:
 def layout_path(splits: int, sims: int, root: Path | str = RESULTS) -> Path:
     """The file of a :func:`nb_layout_comparison` run
     (``results/ml/table2_layouts_{splits}x{sims}.json``)."""
-    return Path(root) / OUT.relative_to(RESULTS) / f"table2_layouts_{splits}x{sims}.json"
+    return result_path(2, "layouts", splits, sims, root)
 
 
 def nb_layout_comparison(
@@ -452,7 +452,7 @@ def stored_layout_comparison(splits: int = 10, sims: int = 100) -> tuple[dict, t
 def budget_path(splits: int, sims: int, root: Path | str = RESULTS) -> Path:
     """The file of :func:`pcd_budget_per_coordinate`
     (``results/ml/table3_eps_over_d_{splits}x{sims}.json``)."""
-    return Path(root) / OUT.relative_to(RESULTS) / f"table3_eps_over_d_{splits}x{sims}.json"
+    return result_path(3, "eps_over_d", splits, sims, root)
 
 
 def pcd_budget_per_coordinate(
