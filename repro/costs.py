@@ -416,7 +416,7 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
         slower = slower_tasks_sentence(table, root)
         lines += ["", (f"{said[:1].upper()}{said[1:]} (one line each). " if shared else "")
                   + f"Task time of the {len(rows)} datasets, per computer: "
-                  f"{by_computer_text(subtotal)}." + (f" {slower}" if slower else "")]
+                  f"{by_computer_text(subtotal)}."] + (["", slower] if slower else [])
         done = {r["dataset"] for r in rows}
         running = {d: p for d, p in ml_progress(table, root).items() if d not in done}
         if running:
@@ -568,8 +568,8 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
         f"mechanisms) of one process alone on the GPU of the {short_computer(g['computer'])}, per "
         "dataset (by number of rows, smallest first). The CPU times of the stored tasks were "
         "measured on other computers and are in Table 3's own table above"
-        + ("; where stored tasks took longer per split than these seconds, the paragraph under "
-           "that table says what their files record:" if slower_tasks_sentence(3, root) else ":"),
+        + ("; where stored tasks took longer per split than these seconds, a paragraph under "
+           "that table names them:" if slower_tasks_sentence(3, root) else ":"),
         "",
         "| dataset | rows | GPU |",
         "| --- | ---: | ---: |",
@@ -1313,13 +1313,13 @@ def stored_task_context(table: int, root: Path | str = RESULTS) -> list[dict]:
 
 
 def slower_tasks_sentence(table: int, root: Path | str = RESULTS, factor: float = 1.5) -> str:
-    """Why stored tasks of Table 2 or 3 took longer per split than the page's references, in
-    one clause per dataset and computer, from what their files record (:func:`stored_task_context`)
+    """Which stored tasks of Table 2 or 3 took longer per split than the page's references, one
+    clause per dataset and computer with what their files record (:func:`stored_task_context`)
     and nothing else: on a CPU the reference is the timed run (:data:`TIMED_RUNS`) on the same
     computer, on a GPU the GPU benchmark of the same dataset (:func:`gpu_split_costs`); a group is
-    named when its median per split exceeds ``factor`` times the reference. Where the files show
-    no difference from the reference, the clause says so: the times are as recorded and the
-    reference is the one for the current kernel."""
+    named when its median per split exceeds ``factor`` times the reference. A group whose files
+    show no difference from the reference (same kernel, one process per GPU) is said to have
+    nothing else in its files that explains it."""
     timed = [read_json(p) for p in sorted(Path(root).glob(TIMED_RUNS))]
     timed = [r for r in timed if r.get("table") == table]
     gpu = gpu_split_costs(root) if table == 3 else None
@@ -1329,52 +1329,39 @@ def slower_tasks_sentence(table: int, root: Path | str = RESULTS, factor: float 
         bench = next((r for r in (gpu or {}).get("rows", [])
                       if gpu and gpu["computer"] == g["computer"]
                       and r["dataset"] == g["dataset"]), None)
+        why = []
         if bench is not None:
-            if g["per_split"] <= factor * bench["gpu"]:
-                continue
-            head = (f"{g['dataset']} on the {short_computer(g['computer'])} took "
-                    f"{hms(g['per_split'])} per split against {hms(bench['gpu'])} for one "
-                    "process alone on its GPU")
-            why = []
-            if g["jobs"] and max(g["jobs"]) > 1:
-                why.append(f"{_word(max(g['jobs']))} worker processes shared that GPU "
-                           f"(`--jobs {max(g['jobs'])}` in their command)")
+            reference, explained = bench["gpu"], bool(g["jobs"] and max(g["jobs"]) > 1)
+            if explained:
+                why.append(f"{_word(max(g['jobs']))} worker processes shared the GPU, "
+                           f"`--jobs {max(g['jobs'])}`")
         elif ref is not None:
-            ref_split = statistics.median(ref["task_seconds"])
-            if g["per_split"] <= factor * ref_split:
-                continue
-            head = (f"{g['dataset']} on the {short_computer(g['computer'])} took "
-                    f"{hms(g['per_split'])} per split against the timed run's "
-                    f"{hms(ref_split)} for {ref['dataset']}")
+            reference = statistics.median(ref["task_seconds"])
             kernel = (ref.get("coordinate_descent") or {}).get("kernel")
-            ref_loads = [x for x in ref["load_average_1min_start"] if x is not None]
-            load = (f"a load average at task start of {g['load']:.1f} (median, against the "
-                    f"timed run's median {statistics.median(ref_loads):.1f} and largest "
-                    f"{max(ref_loads):.1f})"
-                    if g["load"] is not None and ref_loads else "")
-            if kernel and kernel not in g["kernel"]:
-                why = [f"their files record a kernel without the timed run's “{kernel}”"]
-                why += [load] if load else []
-            else:  # nothing in the files tells these tasks from the timed run's
-                why = ["their files record the timed run's kernel"
-                       + (f" and {load}" if load else "")
-                       + ", nothing that explains the difference: these times are as recorded, "
-                       "and the timed run is the reference for the current kernel"]
+            explained = bool(kernel and kernel not in g["kernel"])
+            why.append(f"an earlier kernel, without “{kernel}”" if explained
+                       else "the timed run's kernel")
         else:
             continue
-        if g["load"] is not None and bench is not None:
-            why.append(f"the load average at task start was {g['load']:.1f} (median)")
-        clauses.append(
-            head + (": " + _names(why) if why else
-                    ": their files record nothing that explains the difference, so these times "
-                    "are as recorded and the reference is the one for the current kernel")
-        )
+        if g["per_split"] <= factor * reference:
+            continue
+        if g["load"] is not None:
+            ref_loads = [x for x in (ref or {}).get("load_average_1min_start", []) if x is not None]
+            why.append(f"median load average at task start {g['load']:.1f}"
+                       + (f", the timed run's {statistics.median(ref_loads):.1f}"
+                          if bench is None and ref_loads else ""))
+        if not explained:
+            why.append("nothing else in their files explains the difference")
+        against = hms(reference) + ("" if bench is not None or ref["dataset"] == g["dataset"]
+                                    else f" for {ref['dataset']}")
+        clauses.append(f"{g['dataset']} on the {short_computer(g['computer'])}, "
+                       f"{hms(g['per_split'])} per split against {against} "
+                       f"({'; '.join(why)})")
     if not clauses:
         return ""
-    text = "; ".join(clauses)
-    return ("Some stored tasks took longer than the references on this page (the timed run "
-            "below, the GPU benchmark in its folded block); what their files record: "
-            f"{text}.")
+    return (f"Stored tasks slower per split than the references (the timed run below; the GPU "
+            f"table in its folded block): {'; '.join(clauses)}. Their times are as recorded; "
+            "the references give what a split costs with the current kernel.")
 
 
 def timed_run_path(table: int, dataset: str, root: Path | str = RESULTS) -> Path:
