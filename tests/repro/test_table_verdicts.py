@@ -158,3 +158,24 @@ def test_evidence_details_lists_several_categories():
     out = tv.evidence_details(values, cats, texts,
                               ("ambiguous in the paper", "not reproducible here"), "2")
     assert out.count("<tr>") == 3 and "'>1.00</td>" in out and "'>44.00</td>" in out
+
+
+def test_evidence_details_prints_a_shared_opening_once(stored):
+    _, ev, verdict = stored
+    cats, texts = verdict["table1"]
+    out = tv.evidence_details(ev["paper"]["table1"], cats, texts, "ambiguous in the paper", "T1")
+    n = int((cats == "ambiguous in the paper").sum())
+    assert out.count("<tr>") == n + 1
+    assert out.count("Reconstruction matches") == 1      # in the opening, not in every row
+    assert out.count("<td style='padding:2px 6px; vertical-align:top; text-align:left'>… ") == n
+
+
+def test_evidence_names_the_readings_as_the_book_does(stored):
+    # B(n), B(n − 1) and valid, never the code's rounding options
+    _, _, verdict = stored
+    for tab in ("table1", "table5", "table6"):
+        text = " ".join(verdict[tab][1].ravel())
+        assert "rounding" not in text and "m = n" not in text
+    assert "B(n − 1)" in " ".join(verdict["table5"][1].ravel())
+    assert set(tv.l2_candidates()) == {f"{w}, {r}" if w == "ℓ2" else f"({w}, {r})²"
+                                       for w in ("ℓ2", "ℓ1") for r in ("B(n)", "B(n − 1)", "valid")}
