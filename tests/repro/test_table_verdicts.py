@@ -1,5 +1,7 @@
 """The verdicts on Tables 1, 4, 5 and 6 (repro.table_verdicts): evidence, categories, rows."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -119,11 +121,14 @@ def test_ledger_rows_carry_the_category_and_its_evidence(stored):
         if r.status == "matches":
             # equal at the printed precision, or within the tolerance the paper's 1% gap allows
             # (then the explanation says so and the ledger counts it apart)
-            equal = r.paper is not None and abs(r.ours - r.paper) <= tv.PRINTED + 1e-12
+            equal = abs(r.ours - float(r.paper)) <= tv.PRINTED + 1e-12
             assert r.explanation == "" if equal else r.explanation.startswith(BRACKET), r
         else:
             assert r.explanation.startswith(lead[r.status]), r
         assert (r.ours is None) == (r.status == "not reproducible here")
+        # the paper's entry as printed (two decimals, "1.20"), the deviation from it
+        assert re.fullmatch(r"-?\d+\.\d\d", r.paper), r.paper
+        assert (r.deviation is None) == (r.ours is None)
 
 
 def test_grid_html():
