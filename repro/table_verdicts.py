@@ -290,8 +290,8 @@ def _table6(ev, i, j, counts):
     return "not reproducible here", (
         "No candidate reproduces Table 6: the paper does not state its ℓ2 benchmark lower bound, "
         f"and the {len(ev['candidates'])} candidates tried match at most "
-        f"{max(counts['candidates'].values())} of {counts['cells']} cells; here the implied "
-        f"B_LB (with our O) is {ev['implied6'][i, j]:.4g} in loss units, and our entry, with "
+        f"{max(counts['candidates'].values())} of {counts['cells']} cells; with our O, the "
+        f"implied B_LB here is {ev['implied6'][i, j]:.4g} in loss units, and our entry, with "
         f"the valid bound, is {e2['t1'][i, j]:.2f}%." + hit)
 
 
