@@ -222,10 +222,10 @@ def _table5(ev, i, j, counts):
     if pt[i, j] > ev["cap5"][i, j] + PRINTED:
         return "paper error (proven)", (
             f"{CERTIFIED}: with any non-negative benchmark lower bound this entry is at most "
-            "100·O/max{O, 1}, and a midpoint O within 0.5% of an optimum below the loss "
-            f"{ev['upper']['l1'][i, j]:.5g} of our certified private noise makes that at most "
-            f"{ev['cap5'][i, j]:.2f}; the paper prints {pt[i, j]:.2f}. (The paper's O, from "
-            "Table 4, contradicts the same bound.)")
+            "100·O/max{O, 1}, and a midpoint O within 0.5% of an optimum below the loss P of our "
+            "certified private noise makes that at most 100·min{1.005·P, 1}; here P = "
+            f"{ev['upper']['l1'][i, j]:.5g}, so at most {ev['cap5'][i, j]:.2f}, and the paper "
+            f"prints {pt[i, j]:.2f}. (The paper's O, from Table 4, contradicts the same bound.)")
     if abs(e1["t5"][i, j] - pt[i, j]) <= e1["tol5"][i, j]:
         return _match(e1["t5"][i, j], pt[i, j], e1["tol5"][i, j])
     m = "n" if ev["terms"]["n"][i, j] else "n-1" if ev["terms"]["n-1"][i, j] else ""

@@ -234,7 +234,7 @@ def test_last_bit_noise_does_not_rewrite_the_file(tmp_path):
     ("valid D'_R = 0.0958, ε'=0.5", "valid D′_R = 0.0958, ε′=0.5"),
     ("E|X| = sigma*sqrt(2/pi)", "E|X| = σ·√(2/π)"),
     ("100 splits x 1000 sims on [-2, 2]", "100 splits × 1000 simulations on [−2, 2]"),
-    ("the paper's line is reproduced by rounding='up'", "the paper's line is reproduced by rounding up"),
+    ("the line is reproduced by rounding='up'", "the line is reproduced by rounding up"),
     ("gap 100%·(BUB − BLB)/max{O, 1}", "gap 100%·(B_UB − B_LB)/max{O, 1}"),
     # paths, modules and function names leave; the sentence around them stays
     ("a 300 s limit, from results/benchmarks/data_dependent.json; the gap",
