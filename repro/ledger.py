@@ -73,6 +73,7 @@ import contextlib
 import csv
 import html
 import math
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,7 +82,7 @@ from .paths import LEDGER as LEDGER_PATH
 
 __all__ = ["BRACKET", "CATEGORIES", "CATEGORY_COLOURS", "COLUMNS", "DERIVED", "ITEMS", "STATUSES",
            "LEDGER_PATH", "Row", "category_counts", "classify", "compare", "counted", "in_words",
-           "paper_item", "prose_html",
+           "paper_item", "prose_html", "shared_opening", "after_opening",
            "record", "load", "status_counts"]
 
 COLUMNS = ("id", "chapter", "location", "quantity", "paper", "ours", "deviation", "status", "scale", "explanation")
@@ -368,17 +369,9 @@ def category_counts(rows=None) -> dict[str, int]:
 # The CSV keeps each row's text as the chapter recorded it, with code names, file paths and ASCII
 # notation; :func:`in_words` and :func:`prose_html` rewrite it, by pattern, into the book's prose.
 
-# the chapters' code names for the rounding of the benchmark lower bound (footnote 3), in words
-_ROUNDING_WORDS = (
-    ("terms (rounding 'down', the authors' C++ code))",
-     "terms, rounded down as in the authors' C++ code)"),
-    ("terms (rounding 'up'))", "terms, rounded up)"),
-    ("(rounding 'down', the authors' C++ code)", "(rounded down, as in the authors' C++ code)"),
-    ("(rounding 'up')", "(rounded up)"),
-    ("(rounding=None)", "(not rounded)"),
-    ("rounding='up'", "rounding up"),
-    ("rounding 'down'", "rounded down"),
-)
+# the chapters' code name for the rounding of the benchmark lower bound (footnote 3), in words
+# (the synthetic tables name the readings B(n), B(n − 1) and valid themselves)
+_ROUNDING_WORDS = (("rounding='up'", "rounding up"),)
 # a file: directories (capitalised words may hold spaces, as in the authors' "Data Dependent
 # Noise/") and a name with a source or data extension
 _FILE = (r"(?:(?:[A-Z][\w.-]*(?: [A-Z][\w.-]*)*|[\w.-]+)/)*[\w.-]+"
@@ -405,6 +398,7 @@ _PROSE = (
     (r"(?<=\w)\*(?=\w)", "·"), (r"\bsqrt\(", "√("), (r"(?<=\w) x (?=\d)", " × "),
     (r"(?<![\w.])-(?=\d)", "−"),                           # a negative number: [-2, 2]
     (r"\bl([12])\b", "ℓ\\1"), (r"\bsims\b", "simulations"),
+    (r"\bB(UB|LB)\b", "B_\\1"),                         # the paper's BUB is B_UB (a subscript)
     # what the removals leave behind
     (r" {2,}", " "), (r" ([,;)])", "\\1"), (r" \.(?!\.)", "."), (r"\( ", "("),
 )
@@ -413,7 +407,7 @@ _PROSE = (
 def in_words(text: str) -> str:
     """A ledger text (location, quantity or explanation) as the book's prose.
 
-    The rounding options of the benchmark lower bound become words (*rounded up*, *not rounded*);
+    The rounding option of the benchmark lower bound becomes words (*rounding up*);
     file paths and the names of modules and functions are dropped or named in words (*the authors'
     code*, *our package*); ASCII notation becomes the paper's (``eps = 5, delta <= 0.2`` is
     ε = 5, δ ≤ 0.2; ``P' - beta/2`` is P′ − β/2; ``100 x 1000`` is 100 × 1000). The rows in
@@ -432,3 +426,38 @@ def prose_html(text: str) -> str:
     out = html.escape(in_words(text))
     out = re.sub(r"(?<![\w′])([^\W\d_]′?)_(\w+)", r"\1<sub>\2</sub>", out)
     return re.sub(r"\^(\([^()]*\)|[−-]?\w+)", r"<sup>\1</sup>", out)
+
+
+# --- an opening shared by many explanations, printed once ----------------------------------
+def _lead(text: str) -> str:
+    """The first clause of an explanation: up to the first ': ' or '; '."""
+    return re.split(r": |; ", text, maxsplit=1)[0]
+
+
+def shared_opening(texts, least: int = 5) -> str:
+    """The opening that at least ``least`` of ``texts`` (explanations) share, so that a page can
+    print it once above them: the common prefix of those that begin with the most frequent first
+    clause, cut after a ': ', '; ', ', ' or before a ' (', at the last such place after which no
+    text begins with a bare number (``""`` if no clause is shared that often)."""
+    leads = [_lead(t) for t in texts if t.strip()]
+    if not leads:
+        return ""
+    top, n = max(((x, leads.count(x)) for x in dict.fromkeys(leads)), key=lambda p: p[1])
+    if n < least:
+        return ""
+    group = [t + "; " for t in texts if _lead(t) == top]  # "; ": a text may end there
+    common = os.path.commonprefix(group)
+    cuts = sorted([m.end() for m in re.finditer(r": |; |, ", common)]
+                  + [m.start() for m in re.finditer(r" \(", common)], reverse=True)
+    for cut in cuts:
+        if cut and not any(re.match(r"[−-]?\d", t[cut:]) for t in group):
+            return common[:cut]
+    return ""
+
+
+def after_opening(text: str, opening: str) -> str | None:
+    """The rest of ``text`` after the :func:`shared_opening` ``opening``, marked '…' (``None``
+    where it does not begin with it)."""
+    if not opening or not (text + "; ").startswith(opening):
+        return None
+    return ("… " + (text + "; ")[len(opening):].removesuffix("; ").lstrip()).rstrip()

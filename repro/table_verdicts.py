@@ -15,8 +15,8 @@ certified private noise), allowing for the printed 0.01 points of Table 4. Such 
 
 **Table 5** prints 100·(O − B_LB)/max{O, 1}; with O from Table 4 it fixes the paper's benchmark
 lower bound B_LB (:func:`implied_lower_benchmark`), which is compared with the sums 2aΔf·Σ_{i=1}^{m}
-i·bⁱ, a = (δ + (e^ε − 1)/2)e^{−ε}, b = e^{−ε}, for m = n ("up") and m = n − 1 ("down", the authors'
-C++ code), n = ⌊log(1 + q)/ε⌋, q = (e^ε − 1)/(2δ) (:func:`matching_terms`), and with the selection
+i·bⁱ, a = (δ + (e^ε − 1)/2)e^{−ε}, b = e^{−ε}: B(n) and B(n − 1) (the authors' C++ code),
+n = ⌊log(1 + q)/ε⌋, q = (e^ε − 1)/(2δ) (:func:`matching_terms`), and with the selection
 rule "m = n unless that sum exceeds a threshold, then m = n − 1" (:func:`rule_terms`). An entry
 reproduced this way is ``ambiguous in the paper`` (the paper does not specify its benchmark). An
 entry above 100·min{1.005·P_c, 1} is a ``paper error (proven)`` whatever the benchmark: with
@@ -54,6 +54,9 @@ LEDGER_TABLES = (("table1", "l1", "t1"), ("table4", "l1", "t4"), ("table5", "l1"
                  ("table6", "l2", "t1"))
 CERTIFIED = "Certified by computation"
 RECONSTRUCTED = "Reconstruction matches"
+# the book's names of the readings of footnote 3's rounding (the keys of
+# repro.tables.benchmark_grids): the sums B(n) and B(n − 1) of Section "Table 5" and the valid bound
+READINGS = {"up": "B(n)", "down": "B(n − 1)", "none": "valid"}
 
 
 # ------------------------------------------------------------------------------------ evidence
@@ -96,10 +99,11 @@ def lower_cap(bound):
 
 def l2_candidates() -> dict:
     """The ℓ2 benchmark lower bounds tried for Table 6: the ℓ2 near-optimal lower bound with each
-    rounding, and the square of the ℓ1 one (Jensen: E X² ≥ (E|X|)²) with each rounding."""
+    reading of footnote 3's rounding (:data:`READINGS`), and the square of the ℓ1 one (Jensen:
+    E X² ≥ (E|X|)²) with each reading, named as the book names them (``"ℓ2, B(n)"``)."""
     b2, b1 = tables.benchmark_grids("l2"), tables.benchmark_grids("l1")
-    out = {f"ℓ2, rounding {k!r}": b2[k] for k in ("none", "up", "down")}
-    out.update({f"(ℓ1, rounding {k!r})²": b1[k] ** 2 for k in ("none", "up", "down")})
+    out = {f"ℓ2, {READINGS[k]}": b2[k] for k in ("none", "up", "down")}
+    out.update({f"(ℓ1, {READINGS[k]})²": b1[k] ** 2 for k in ("none", "up", "down")})
     return out
 
 
@@ -209,8 +213,8 @@ def _match(ours: float, paper: float, tol: float) -> tuple[str, str]:
 
 def _terms_text(m: str) -> str:
     if m == "n":
-        return "m = n terms (rounding 'up')"
-    return "m = n − 1 terms (rounding 'down', the authors' C++ code)"
+        return "B(n)"
+    return "B(n − 1) (as in the authors' C++ code)"
 
 
 def _table5(ev, i, j, counts):
@@ -218,34 +222,35 @@ def _table5(ev, i, j, counts):
     if pt[i, j] > ev["cap5"][i, j] + PRINTED:
         return "paper error (proven)", (
             f"{CERTIFIED}: with any non-negative benchmark lower bound this entry is at most "
-            "100·O/max{O, 1}, and a midpoint O within 0.5% of an optimum below the loss "
-            f"{ev['upper']['l1'][i, j]:.5g} of our certified private noise makes that at most "
-            f"{ev['cap5'][i, j]:.2f}; the paper prints {pt[i, j]:.2f}. (The paper's O, from "
-            "Table 4, contradicts the same bound.)")
+            "100·O/max{O, 1}, and a midpoint O within 0.5% of an optimum below the loss P of our "
+            "certified private noise makes that at most 100·min{1.005·P, 1}; here P = "
+            f"{ev['upper']['l1'][i, j]:.5g}, so at most {ev['cap5'][i, j]:.2f}, and the paper "
+            f"prints {pt[i, j]:.2f}. (The paper's O, from Table 4, contradicts the same bound.)")
     if abs(e1["t5"][i, j] - pt[i, j]) <= e1["tol5"][i, j]:
         return _match(e1["t5"][i, j], pt[i, j], e1["tol5"][i, j])
     m = "n" if ev["terms"]["n"][i, j] else "n-1" if ev["terms"]["n-1"][i, j] else ""
     if not m:
         return "unexplained", (
             "Not explained: the benchmark lower bound implied by Tables 4 and 5 is "
-            f"{ev['implied'][i, j]:.5g}; the m = n and m = n − 1 sums are {b1['up'][i, j]:.5g} and "
+            f"{ev['implied'][i, j]:.5g}; the sums B(n) and B(n − 1) are {b1['up'][i, j]:.5g} and "
             f"{b1['down'][i, j]:.5g}.")
     value = b1["up" if m == "n" else "down"][i, j]
     if m == "n" and value > ev["upper"]["l1"][i, j]:
         return "paper error (proven)", (
-            f"{CERTIFIED}: the paper's benchmark lower bound here is the sum with "
-            f"{_terms_text(m)}, {value:.5g}, above the loss {ev['upper']['l1'][i, j]:.5g} of our "
+            f"{CERTIFIED}: the paper's benchmark lower bound here is "
+            f"{_terms_text(m)} = {value:.5g}, above the loss {ev['upper']['l1'][i, j]:.5g} of our "
             "certified private noise, so it is not a lower bound.")
     rule = ev["rule"][i, j]
     miss = ""
     if rule != m:
-        miss = (f" The selection rule predicts {'m = n' if rule == 'n' else 'm = n − 1'} here; the "
+        miss = (f" The selection rule predicts {'B(n)' if rule == 'n' else 'B(n − 1)'} here; the "
                 "paper used the other sum.")
     return "ambiguous in the paper", (
         f"{RECONSTRUCTED} {counts['family']} of {counts['cells']} cells ({counts['rule']} with "
-        "the selection rule): the paper's benchmark lower bound here is the sum with "
-        f"{_terms_text(m)}, {value:.5g}; ours uses the valid bound (rounding=None), "
-        f"{b1['none'][i, j]:.5g}, and gives {e1['t5'][i, j]:.2f}." + miss + _o_note(ev, i, j))
+        "the selection rule) with one of the sums B(n) and B(n − 1) as the paper's benchmark "
+        f"lower bound; here it is {_terms_text(m)} = {value:.5g}. Ours, the valid bound, is "
+        f"{b1['none'][i, j]:.5g} and gives the entry {e1['t5'][i, j]:.2f}%."
+        + miss + _o_note(ev, i, j))
 
 
 def _table1(ev, i, j, counts):
@@ -259,10 +264,9 @@ def _table1(ev, i, j, counts):
     m = "n" if ev["terms"]["n"][i, j] else "n-1"
     return "ambiguous in the paper", (
         f"{RECONSTRUCTED} {counts['t1']} of {counts['cells']} cells: Table 1 is Table 4 + Table 5 "
-        "to the printed precision, and with the paper's O and the benchmark lower bound of the "
-        f"Table 5 row (the sum with {_terms_text(m)}) this entry is {ev['t1_recon'][i, j]:.2f}; "
-        f"ours uses the valid bound (rounding=None) and gives {e1['t1'][i, j]:.2f}."
-        + _o_note(ev, i, j))
+        "to the printed precision, so the paper's O and the benchmark lower bound of the Table 5 "
+        f"row reproduce this entry; here {_terms_text(m)} gives {ev['t1_recon'][i, j]:.2f}%. Ours, "
+        f"with the valid bound, is {e1['t1'][i, j]:.2f}%." + _o_note(ev, i, j))
 
 
 def _table6(ev, i, j, counts):
@@ -272,9 +276,9 @@ def _table6(ev, i, j, counts):
             f"{CERTIFIED} (closed form): with a benchmark upper bound no worse than the "
             f"truncated Laplace mechanism (ℓ2 loss {b2['TL'][i, j]:.5g}) and any non-negative "
             f"benchmark lower bound, this entry is at most {ev['cap'][i, j]:.2f}; the paper "
-            f"prints {pt[i, j]:.2f}, which needs a negative lower bound "
-            f"({ev['implied6'][i, j]:.4f} with our O). Ours, with the valid bound: "
-            f"{e2['t1'][i, j]:.2f}.")
+            f"prints {pt[i, j]:.2f}, which needs a negative benchmark lower bound (B_LB = "
+            f"{ev['implied6'][i, j]:.4f}, in loss units, with our O). Our entry, with the valid "
+            f"bound: {e2['t1'][i, j]:.2f}%.")
     if abs(e2["t1"][i, j] - pt[i, j]) <= e2["tol1"][i, j]:
         return _match(e2["t1"][i, j], pt[i, j], e2["tol1"][i, j])
     hits = [name for name, mask in ev["candidates"].items() if mask[i, j]]
@@ -286,9 +290,9 @@ def _table6(ev, i, j, counts):
     return "not reproducible here", (
         "No candidate reproduces Table 6: the paper does not state its ℓ2 benchmark lower bound, "
         f"and the {len(ev['candidates'])} candidates tried match at most "
-        f"{max(counts['candidates'].values())} of {counts['cells']} cells. The lower bound "
-        f"implied here (with our O) is {ev['implied6'][i, j]:.4g}; ours with the valid bound "
-        f"(rounding=None) gives {e2['t1'][i, j]:.2f}." + hit)
+        f"{max(counts['candidates'].values())} of {counts['cells']} cells; with our O, the "
+        f"implied B_LB here is {ev['implied6'][i, j]:.4g} in loss units, and our entry, with "
+        f"the valid bound, is {e2['t1'][i, j]:.2f}%." + hit)
 
 
 _RULES = {"table4": _table4, "table5": _table5, "table1": _table1, "table6": _table6}
@@ -336,20 +340,24 @@ def verdicts(ev: dict) -> dict:
 # ------------------------------------------------------------------------------------ the ledger
 def ledger_rows(ev: dict, verdict: dict, extra=()) -> list:
     """One ledger row per entry of Tables 1, 4, 5 (ℓ1) and 6 (ℓ2) with its category as status and
-    the evidence as explanation ("ours": our entry with the valid benchmarks; empty where the
-    paper's number is not reproducible here), followed by the rows ``extra`` (other claims)."""
+    the evidence as explanation ("paper": the entry as printed, to 0.01; "ours": our entry with
+    the valid benchmarks, empty where the paper's number is not reproducible here), followed by
+    the rows ``extra`` (other claims)."""
     rows = []
     for tab, loss, key in LEDGER_TABLES:
         cats, texts = verdict[tab]
         quantity = tables.paper_tables()["tables"][tab]["quantity"] + " (%)"
         for i, j in np.argwhere(cats != ""):
             e, d = tables.EPSILONS[i], tables.DELTAS[j]
-            ours = float(ev["entries"][loss][key][i, j])
+            ours = None
+            if cats[i, j] != "not reproducible here":
+                ours = float(ev["entries"][loss][key][i, j])
+            printed = f"{ev['paper'][tab][i, j]:.2f}"  # as the paper prints it: "1.20"
             rows.append(Row(
                 id=f"{CHAPTER}/{tab}/{loss}/eps={e:g}/delta={d:g}", chapter=CHAPTER,
                 location=f"Table {tab[5:]}, ε={e:g}, δ={d:g}", quantity=quantity,
-                paper=float(ev["paper"][tab][i, j]),
-                ours=None if cats[i, j] == "not reproducible here" else ours,
+                paper=printed, ours=ours,
+                deviation=None if ours is None else float(f"{ours:.6g}") - float(printed),
                 status=cats[i, j], scale="paper", explanation=texts[i, j]))
     return rows + list(extra)
 
@@ -367,7 +375,8 @@ _CELL = "padding:1px 6px; border:1px solid #fff"
 
 def grid_html(values, fmt: str = "{:.2f}", colours=None, titles=None) -> str:
     """A 10 × 10 HTML table (rows ε, columns δ) of ``values`` formatted with ``fmt``, each cell on
-    the background ``colours[i, j]`` (a CSS colour or empty) with the tooltip ``titles[i, j]``;
+    the background ``colours[i, j]`` (a CSS colour or empty) with the tooltip ``titles[i, j]`` (in
+    the book's notation, :func:`repro.ledger.in_words`);
     NaN as "–". Sized for the book's column (about 560 px wide)."""
     head = "".join(f"<th style='{_CELL}'>{d:g}</th>" for d in tables.DELTAS)
     body = []
@@ -382,7 +391,7 @@ def grid_html(values, fmt: str = "{:.2f}", colours=None, titles=None) -> str:
             bg = f"; background:{colours[i, j]}" if colours is not None and colours[i, j] else ""
             tip = ""
             if titles is not None:
-                tip = f" title='{html.escape(str(titles[i, j]), quote=True)}'"
+                tip = f" title='{html.escape(ledger.in_words(str(titles[i, j])), quote=True)}'"
             tds.append(f"<td style='{_CELL}{bg}'{tip}>{html.escape(text)}</td>")
         body.append(f"<tr><th style='{_CELL}'>{e:g}</th>{''.join(tds)}</tr>")
     return ("<table style='font-size:0.8em; border-collapse:collapse; text-align:right; "
@@ -394,14 +403,24 @@ def evidence_details(values, cats, texts, category: str | tuple[str, ...], summa
     """A collapsed HTML list (``<details>``) of the cells whose verdict ``cats[i, j]`` is
     ``category`` (or one of several): (ε, δ), the paper's entry ``values[i, j]`` and the evidence
     ``texts[i, j]``, the text a grid cell of :func:`grid_html` carries as its tooltip, readable
-    without hovering."""
+    without hovering, in the book's notation (:func:`repro.ledger.prose_html`). An opening that
+    many of the texts share (:func:`repro.ledger.shared_opening`) is printed once above the list,
+    and each row shows only what follows it."""
+    cells = np.argwhere(np.isin(np.asarray(cats), category))
+    opening = ledger.shared_opening([str(texts[i, j]) for i, j in cells])
+    head = ""
+    if opening:
+        head = ("<p style='font-size:0.9em; margin:0.4em 0'>The evidence marked … begins: "
+                f"<i>{ledger.prose_html(opening.rstrip(' ,;:'))}</i></p>")
     td = "<td style='padding:2px 6px; vertical-align:top'>"
-    rows = "".join(
-        f"<tr>{td}{tables.EPSILONS[i]:g}</td>{td}{tables.DELTAS[j]:g}</td>"
-        f"{td}{values[i, j]:.2f}</td>{td[:-2]}; text-align:left'>"
-        f"{html.escape(str(texts[i, j]))}</td></tr>"
-        for i, j in np.argwhere(np.isin(np.asarray(cats), category)))
-    return (f"<details><summary>{html.escape(summary)}</summary>"
+    rows = []
+    for i, j in cells:
+        text = str(texts[i, j])
+        rest = ledger.after_opening(text, opening)
+        rows.append(f"<tr>{td}{tables.EPSILONS[i]:g}</td>{td}{tables.DELTAS[j]:g}</td>"
+                    f"{td}{values[i, j]:.2f}</td>{td[:-2]}; text-align:left'>"
+                    f"{ledger.prose_html(text if rest is None else rest)}</td></tr>")
+    return (f"<details><summary>{html.escape(summary)}</summary>{head}"
             "<table style='font-size:0.8em; text-align:right'><tr><th>ε</th><th>δ</th>"
-            f"<th>paper</th><th style='text-align:left'>evidence</th></tr>{rows}</table>"
-            "</details>")
+            f"<th>paper</th><th style='text-align:left'>evidence</th></tr>{''.join(rows)}"
+            "</table></details>")

@@ -234,7 +234,8 @@ def test_last_bit_noise_does_not_rewrite_the_file(tmp_path):
     ("valid D'_R = 0.0958, ε'=0.5", "valid D′_R = 0.0958, ε′=0.5"),
     ("E|X| = sigma*sqrt(2/pi)", "E|X| = σ·√(2/π)"),
     ("100 splits x 1000 sims on [-2, 2]", "100 splits × 1000 simulations on [−2, 2]"),
-    ("ours (rounding=None), theirs (rounding 'up')", "ours (not rounded), theirs (rounded up)"),
+    ("the line is reproduced by rounding='up'", "the line is reproduced by rounding up"),
+    ("gap 100%·(BUB − BLB)/max{O, 1}", "gap 100%·(B_UB − B_LB)/max{O, 1}"),
     # paths, modules and function names leave; the sentence around them stays
     ("a 300 s limit, from results/benchmarks/data_dependent.json; the gap",
      "a 300 s limit; the gap"),
@@ -273,3 +274,18 @@ def test_every_stored_row_reads_as_prose():
             assert not code.search(shown), (r["id"], field, shown)
             # a subscript is set as one (r_min), a code name is gone
             assert "_" not in ledger.prose_html(r[field]), (r["id"], field)
+
+
+def test_shared_opening_is_cut_at_a_clause_and_left_out_of_each_row():
+    texts = [f"Reconstruction matches 9 of 10 cells: the sum here is B(n) = {k}; ours {k + 1}."
+             for k in range(6)] + ["Not explained: something else."]
+    opening = ledger.shared_opening(texts)
+    assert opening == "Reconstruction matches 9 of 10 cells: "
+    assert ledger.after_opening(texts[2], opening) == "… the sum here is B(n) = 2; ours 3."
+    assert ledger.after_opening(texts[-1], opening) is None
+    assert ledger.shared_opening(texts[:4]) == ""     # fewer than five share it
+
+
+def test_shared_opening_never_leaves_a_bare_number():
+    texts = [f"Ours: {k}.5 against the paper's" for k in range(6)]
+    assert ledger.shared_opening(texts) == ""

@@ -1,5 +1,7 @@
 """The verdicts on Tables 1, 4, 5 and 6 (repro.table_verdicts): evidence, categories, rows."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -119,11 +121,14 @@ def test_ledger_rows_carry_the_category_and_its_evidence(stored):
         if r.status == "matches":
             # equal at the printed precision, or within the tolerance the paper's 1% gap allows
             # (then the explanation says so and the ledger counts it apart)
-            equal = r.paper is not None and abs(r.ours - r.paper) <= tv.PRINTED + 1e-12
+            equal = abs(r.ours - float(r.paper)) <= tv.PRINTED + 1e-12
             assert r.explanation == "" if equal else r.explanation.startswith(BRACKET), r
         else:
             assert r.explanation.startswith(lead[r.status]), r
         assert (r.ours is None) == (r.status == "not reproducible here")
+        # the paper's entry as printed (two decimals, "1.20"), the deviation from it
+        assert re.fullmatch(r"-?\d+\.\d\d", r.paper), r.paper
+        assert (r.deviation is None) == (r.ours is None)
 
 
 def test_grid_html():
@@ -158,3 +163,24 @@ def test_evidence_details_lists_several_categories():
     out = tv.evidence_details(values, cats, texts,
                               ("ambiguous in the paper", "not reproducible here"), "2")
     assert out.count("<tr>") == 3 and "'>1.00</td>" in out and "'>44.00</td>" in out
+
+
+def test_evidence_details_prints_a_shared_opening_once(stored):
+    _, ev, verdict = stored
+    cats, texts = verdict["table1"]
+    out = tv.evidence_details(ev["paper"]["table1"], cats, texts, "ambiguous in the paper", "T1")
+    n = int((cats == "ambiguous in the paper").sum())
+    assert out.count("<tr>") == n + 1
+    assert out.count("Reconstruction matches") == 1      # in the opening, not in every row
+    assert out.count("<td style='padding:2px 6px; vertical-align:top; text-align:left'>… ") == n
+
+
+def test_evidence_names_the_readings_as_the_book_does(stored):
+    # B(n), B(n − 1) and valid, never the code's rounding options
+    _, _, verdict = stored
+    for tab in ("table1", "table5", "table6"):
+        text = " ".join(verdict[tab][1].ravel())
+        assert "rounding" not in text and "m = n" not in text
+    assert "B(n − 1)" in " ".join(verdict["table5"][1].ravel())
+    assert set(tv.l2_candidates()) == {f"{w}, {r}" if w == "ℓ2" else f"({w}, {r})²"
+                                       for w in ("ℓ2", "ℓ1") for r in ("B(n)", "B(n − 1)", "valid")}
