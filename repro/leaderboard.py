@@ -122,18 +122,18 @@ def leaderboard_summary(rows: list[dict]) -> list[dict]:
     return out
 
 
-def _cell_ticks(axis, values, every: int = 3) -> None:
-    """A tick mark at every grid cell of a heat-map axis, labelled at every ``every``-th value (the
-    first included), so that each cell can be counted off from a labelled one."""
+def _cell_ticks(axis, values, every: int = 3, first: int = 0) -> None:
+    """A tick mark at every grid cell of a heat-map axis, labelled at every ``every``-th value from
+    the ``first``-th, so that each cell can be counted off from a labelled one."""
     axis.set_ticks(range(len(values)), minor=True)
-    labelled = range(0, len(values), every)
+    labelled = range(first, len(values), every)
     axis.set_ticks(labelled, [f"{values[i]:g}" for i in labelled], fontsize=10)
 
 
 def _decade_label(value: float) -> str:
-    """A colour-bar label in percent: the number as written down to 0.001 and up to 1000, a power
-    of ten beyond ("$10^{4}$")."""
-    if 1e-3 <= value <= 1e3:
+    """A colour-bar label in percent: the number as written from 0.001 up to 100, a power of ten
+    from 1000 on ("$10^{3}$", "$10^{4}$"), so that the large decades share one style."""
+    if 1e-3 <= value <= 1e2:
         return f"{value:g}"
     return f"$10^{{{round(math.log10(value))}}}$"
 
@@ -141,11 +141,11 @@ def _decade_label(value: float) -> str:
 def leaderboard_figure(rows: list[dict], loss: str, columns: int = 3):
     """Heat maps of the certified gap over the (ε, δ) plane for one loss, drawn at the book's column
     width (6.5 in, text at 10 pt): its mechanisms in rows of ``columns`` panels, every cell ticked
-    and every third labelled, a shared logarithmic colour scale in percent (:data:`SCALE_PERCENT`,
-    every decade labelled; values outside drawn at its ends, and an arrow at each end of the colour
-    bar beyond which some value lies)
-    across the free slots of the last row (below the panels when there are none); cells where a
-    mechanism is not (ε, δ)-DP are blank."""
+    and every third labelled (ε from its second value, so that no label reaches the next panel),
+    and a shared logarithmic colour scale in percent (:data:`SCALE_PERCENT`, every decade labelled;
+    values outside drawn at its ends, and an arrow at each end of the colour bar beyond which some
+    value lies) across the free slots of the last row (below the panels when there are none); cells
+    where a mechanism is not (ε, δ)-DP are blank."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import LogNorm
 
@@ -153,7 +153,7 @@ def leaderboard_figure(rows: list[dict], loss: str, columns: int = 3):
     norm = LogNorm(vmin=low, vmax=high)
     n_rows = -(-len(MECHANISMS) // columns)
     fig, grid_axes = plt.subplots(n_rows, columns, figsize=(6.5, 2.2 * n_rows + 0.2), squeeze=False)
-    fig.subplots_adjust(left=0.11, right=0.97, bottom=0.08, top=0.95, wspace=0.12, hspace=0.55)
+    fig.subplots_adjust(left=0.11, right=0.97, bottom=0.08, top=0.95, wspace=0.16, hspace=0.55)
     panels, shown = [], []
     for c, name in enumerate(MECHANISMS):
         ax = grid_axes[c // columns, c % columns]
@@ -164,7 +164,7 @@ def leaderboard_figure(rows: list[dict], loss: str, columns: int = 3):
             np.clip(100 * grid.T, low, high), origin="lower", norm=norm, cmap="viridis",
             aspect="auto",
         )
-        _cell_ticks(ax.xaxis, eps)
+        _cell_ticks(ax.xaxis, eps, first=1)  # the end cells unlabelled: clear of the next panel
         _cell_ticks(ax.yaxis, deltas)
         ax.set_title(LABELS[name], fontsize=10)
         if c % columns == 0:

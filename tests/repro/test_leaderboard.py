@@ -88,5 +88,5 @@ def test_colour_scale_reaches_below_every_stored_gap():
 
 def test_decade_labels():
     assert [_decade_label(10.0**k) for k in range(-3, 5)] == [
-        "0.001", "0.01", "0.1", "1", "10", "100", "1000", "$10^{4}$"
+        "0.001", "0.01", "0.1", "1", "10", "100", "$10^{3}$", "$10^{4}$"
     ]
