@@ -377,7 +377,8 @@ def grid_html(values, fmt: str = "{:.2f}", colours=None, titles=None) -> str:
     """A 10 × 10 HTML table (rows ε, columns δ) of ``values`` formatted with ``fmt``, each cell on
     the background ``colours[i, j]`` (a CSS colour or empty) with the tooltip ``titles[i, j]`` (in
     the book's notation, :func:`repro.ledger.in_words`);
-    NaN as "–". Sized for the book's column (about 560 px wide)."""
+    NaN as "–", negative numbers with the minus sign U+2212. Sized for the book's column (about
+    560 px wide)."""
     head = "".join(f"<th style='{_CELL}'>{d:g}</th>" for d in tables.DELTAS)
     body = []
     for i, e in enumerate(tables.EPSILONS):
@@ -388,6 +389,8 @@ def grid_html(values, fmt: str = "{:.2f}", colours=None, titles=None) -> str:
             text = "–" if missing else v if isinstance(v, str) else fmt.format(v)
             if text.startswith("-") and not text.strip("-0."):
                 text = text[1:]  # "-0.00": a tiny negative shown as zero
+            if not isinstance(v, str):
+                text = text.replace("-", "−")  # a minus sign, not a hyphen
             bg = f"; background:{colours[i, j]}" if colours is not None and colours[i, j] else ""
             tip = ""
             if titles is not None:

@@ -143,6 +143,14 @@ def test_grid_html():
     assert "&lt;tip&gt;" in out and "&#x27;quoted&#x27;" in out
 
 
+def test_grid_html_signs():
+    values = np.zeros((10, 10))
+    values[0, 1], values[0, 2] = -0.03, -0.001
+    out = tv.grid_html(values)
+    assert ">−0.03<" in out and "-0.03" not in out  # U+2212, not a hyphen
+    assert ">0.00<" in out and "−0.00" not in out  # a tiny negative shown as zero
+
+
 def test_evidence_details_lists_exactly_the_category():
     values = np.arange(100, dtype=float).reshape(10, 10)
     cats = np.full((10, 10), "matches", dtype=object)
