@@ -48,7 +48,8 @@ for a ``differs`` row, the chapter's explanation:
     (e.g. a certified difference of several percent called negligible, where the paper calls a
     comparable one substantial); the paper's entry is the statement, quoted briefly;
 ``reduced scale``
-    a stochastic or iterative experiment run with less effort than the paper's;
+    a stochastic or iterative experiment run with less effort than the paper's, or stopped at a
+    time limit per solve where the paper states none;
 ``data differs``
     the public dataset we use differs from the paper's (rows, columns);
 ``unexplained``
@@ -85,7 +86,7 @@ from .paths import LEDGER as LEDGER_PATH
 __all__ = ["BRACKET", "CATEGORIES", "CATEGORY_COLOURS", "COLUMNS", "DERIVED", "ITEMS", "STATUSES",
            "LEDGER_PATH", "Row", "category_counts", "classify", "compare", "counted", "in_words",
            "paper_item", "prose_html", "shared_opening", "after_opening",
-           "record", "load", "status_counts"]
+           "record", "load", "status_counts", "shown_values"]
 
 COLUMNS = ("id", "chapter", "location", "quantity", "paper", "ours", "deviation", "status", "scale", "explanation")
 STATUSES = ("matches", "differs", "not reproducible here")
@@ -351,6 +352,30 @@ def paper_item(row: dict) -> str:
         if row["id"].startswith(prefix):
             return item
     return row["chapter"]
+
+
+# How a row says that the paper's value is a bound, not a value (its quantity), and that our value
+# has no meaning in our run (its explanation, as written by repro.experiments.reports for an Imp
+# whose gap is not measurably positive).
+_BOUND_MARKERS = ("paper: more than", "paper: <", "the paper's time is an upper limit")
+_NO_MEANING = "has no meaning"
+
+
+def shown_values(row: dict) -> tuple[str, str]:
+    """``(ours, deviation)`` of a ledger row (a dict as returned by :func:`load`) as the ledger page
+    shows them, ``""`` for a dash; the file keeps the recorded numbers.
+
+    The deviation (ours − paper) is shown only where the paper prints a value: a dash where the
+    paper states a bound (``consistent with the paper's bound``, or a quantity marked as a bound,
+    e.g. "paper: < 1"; the explanation says on which side ours lies). Where the explanation says
+    that our value has no meaning (an Imp of Tables 2 and 3 whose gap is not measurably positive),
+    both are dashes.
+    """
+    if _NO_MEANING in row.get("explanation", ""):
+        return "", ""
+    bound = (classify(row) == "consistent with the paper's bound"
+             or any(m in row.get("quantity", "") for m in _BOUND_MARKERS))
+    return row.get("ours", ""), "" if bound else row.get("deviation", "")
 
 
 def counted(rows=None) -> list[dict]:

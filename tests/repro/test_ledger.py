@@ -289,3 +289,26 @@ def test_shared_opening_is_cut_at_a_clause_and_left_out_of_each_row():
 def test_shared_opening_never_leaves_a_bare_number():
     texts = [f"Ours: {k}.5 against the paper's" for k in range(6)]
     assert ledger.shared_opening(texts) == ""
+
+
+def test_shown_values_dash_a_bound_and_a_meaningless_value():
+    row = {"quantity": "q", "paper": "1", "ours": "2", "deviation": "1", "status": "matches",
+           "explanation": ""}
+    assert ledger.shown_values(row) == ("2", "1")
+    bound = {**row, "quantity": "largest gap (%), paper: < 1", "status": "differs",
+             "explanation": "above the paper's 1%, 10 splits x 10 sims (paper 100 x 10)"}
+    assert ledger.shown_values(bound) == ("2", "")
+    within = {**row, "status": "consistent with the paper's bound", "explanation": "within"}
+    assert ledger.shown_values(within) == ("2", "")
+    imp = {**row, "quantity": "Imp (%)", "status": "differs",
+           "explanation": "not measurably better, so Imp has no meaning; 100 splits"}
+    assert ledger.shown_values(imp) == ("", "")
+
+
+def test_stored_rows_with_a_dash():
+    rows = ledger.load()
+    max_gap = next(r for r in rows if r["id"] == "22_tables/max_gap")
+    assert ledger.shown_values(max_gap) == (max_gap["ours"], "")
+    imps = [r for r in rows if r["quantity"] == "Imp (%)" and r["ours"]]
+    assert imps and any(ledger.shown_values(r) == ("", "") for r in imps)
+    assert any(ledger.shown_values(r)[0] for r in imps)  # a meaningful Imp is shown
