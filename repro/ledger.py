@@ -356,9 +356,9 @@ def paper_item(row: dict) -> str:
 
 # How a row says that the paper's value is a bound, not a value (its quantity), and that our value
 # has no meaning in our run (its explanation, as written by repro.experiments.reports for an Imp
-# whose gap is not measurably positive).
+# whose gap is not measurably positive, which uses NO_MEANING).
 _BOUND_MARKERS = ("paper: more than", "paper: <", "the paper's time is an upper limit")
-_NO_MEANING = "has no meaning"
+NO_MEANING = "has no meaning"
 
 
 def shown_values(row: dict) -> tuple[str, str]:
@@ -371,7 +371,7 @@ def shown_values(row: dict) -> tuple[str, str]:
     that our value has no meaning (an Imp of Tables 2 and 3 whose gap is not measurably positive),
     both are dashes.
     """
-    if _NO_MEANING in row.get("explanation", ""):
+    if NO_MEANING in row.get("explanation", ""):
         return "", ""
     bound = (classify(row) == "consistent with the paper's bound"
              or any(m in row.get("quantity", "") for m in _BOUND_MARKERS))

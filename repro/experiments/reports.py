@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..ledger import NO_MEANING
 from ..paths import RESULTS
 from ..provenance import read_json
 from .stats import paired_difference_ci
@@ -173,8 +174,7 @@ def ml_ledger_rows(
                     # Imp divides by an unresolved or negative gap: no meaning, never a match
                     status = "differs"
                     expl = (f"{baseline} is not measurably better than the best literature "
-                            "mechanism here (95% CI of the gap not above 0), so Imp has no "
-                            "meaning; ")
+                            f"mechanism here (95% CI of the gap not above 0), so Imp {NO_MEANING}; ")
                 expl += settings(name, side, c, k, m)
                 alt = None if alternative is None else alternative(name, side, c)
                 if alt is not None and alt[1] is not None and np.isfinite(alt[1]):
