@@ -368,8 +368,7 @@ def draw_map(ax, r, title: str) -> None:
         dark = not np.isnan(lo) and lo > 1.25
         ax.text(j + 0.5, i + 0.5, text, ha="center", va="center",
                 fontsize=9, color="white" if dark else "black")
-    ax.set_xticks(np.arange(len(DELTAS)) + 0.5,
-                  [f"{d:g}".replace("e-0", "e-") for d in DELTAS], fontsize=9)
+    ax.set_xticks(np.arange(len(DELTAS)) + 0.5, [f"${tex_value(d)}$" for d in DELTAS], fontsize=9)
     ax.set_yticks(np.arange(len(EPSILONS)) + 0.5, [f"{e:g}" for e in EPSILONS], fontsize=9)
     ax.set_ylabel("ε", fontsize=10)
     ax.set_title(title, fontsize=10)
@@ -383,13 +382,13 @@ def n_ranges(r) -> int:
 
 
 def summary_line(title: str, r) -> str:
-    """Two lines on a :func:`ratio_grid`: cells bracketed, cells labelled 1.01 or more, largest
-    label, cells labelled with a range; then the largest certified lower and upper ends to three
-    decimals (rounded down and up), which the labels of narrow intervals do not show."""
+    """Two lines on a :func:`ratio_grid`: cells bracketed, cells labelled 1.01 or more, cells
+    labelled with a range; then the interval certified to hold the largest ratio of the grid, from
+    the largest lower end to the largest upper end, to three decimals (rounded down and up), which
+    the labels of narrow intervals do not show."""
     import numpy as np
 
     n = int(np.isfinite(r[..., 0]).sum())
     return (f"{title}: {n} of {r[..., 0].size} bracketed, {n_pays(r)} labelled 1.01 or more, "
-            f"largest {largest(r)}, {n_ranges(r)} range{'' if n_ranges(r) == 1 else 's'}\n"
-            f"  largest certified lower end {largest(r, 3)}, "
-            f"largest upper end {largest_upper(r, 3)}")
+            f"{n_ranges(r)} range{'' if n_ranges(r) == 1 else 's'}\n"
+            f"  largest ratio certified in [{largest(r, 3)}, {largest_upper(r, 3)}]")

@@ -144,8 +144,8 @@ def test_a_range_is_what_the_map_draws_as_a_range():
     grid = np.array([[[0.95, 1.005], [1.02, 1.05]], [[np.nan, np.nan], [1.1, 1.105]]])
     assert wip.n_ranges(grid) == 1 and type(wip.n_ranges(grid)) is int  # glued as text
     line = wip.summary_line("x", grid)
-    assert line == ("x: 3 of 4 bracketed, 2 labelled 1.01 or more, largest 1.10, 1 range\n"
-                    "  largest certified lower end 1.100, largest upper end 1.105")
+    assert line == ("x: 3 of 4 bracketed, 2 labelled 1.01 or more, 1 range\n"
+                    "  largest ratio certified in [1.100, 1.105]")
 
 
 def test_largest_upper_bounds_every_ratio_and_cells_read_as_math():
