@@ -26,7 +26,8 @@ STATIC = Path(__file__).resolve().parent.parent / "_static"
 
 
 class AuthorYearLabels(BaseLabelStyle):
-    """ "Surname, year", "Surname and Other, year" or "Surname et al., year"; a, b, … on clashes."""
+    """ "Surname, year", "Surname and Other, year" or "Surname et al., year"; a, b, … on clashes;
+    an entry's ``shorthand`` field (biblatex's), where it has one, as its whole label."""
 
     def format_labels(self, sorted_entries):
         labels = []
@@ -45,7 +46,8 @@ class AuthorYearLabels(BaseLabelStyle):
                 if names
                 else e.key
             )
-            labels.append(f"{who}, {e.fields.get('year', 'n.d.')}")
+            labels.append(e.fields.get("shorthand")
+                          or f"{who}, {e.fields.get('year', 'n.d.')}")
         seen = {}
         for lab in labels:
             seen[lab] = seen.get(lab, 0) + 1
