@@ -61,10 +61,17 @@ class AuthorYearLabels(BaseLabelStyle):
 
 
 class AuthorYearSorting(_AuthorYearTitle):
-    """Author, year, title, with the braces of a group author ({The OpenDP Project}) ignored."""
+    """Author, year, title, with the braces of a group author ({The OpenDP Project}) ignored; an
+    entry with a ``shorthand`` and no author is sorted by its shorthand, as its label reads."""
 
     def person_key(self, person):
         return super().person_key(person).replace("{", "").replace("}", "")
+
+    def sorting_key(self, entry):
+        key = super().sorting_key(entry)
+        if not key[0] and entry.fields.get("shorthand"):
+            return (entry.fields["shorthand"].lower(), *key[1:])
+        return key
 
 
 class AuthorYearStyle(_Unsrt):
