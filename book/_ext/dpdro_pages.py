@@ -26,8 +26,7 @@ STATIC = Path(__file__).resolve().parent.parent / "_static"
 
 
 class AuthorYearLabels(BaseLabelStyle):
-    """ "Surname, year", "Surname and Other, year" or "Surname et al., year"; a, b, … on clashes;
-    an entry's ``shorthand`` field (biblatex's), where it has one, as its whole label."""
+    """ "Surname, year", "Surname and Other, year" or "Surname et al., year"; a, b, … on clashes."""
 
     def format_labels(self, sorted_entries):
         labels = []
@@ -46,8 +45,7 @@ class AuthorYearLabels(BaseLabelStyle):
                 if names
                 else e.key
             )
-            labels.append(e.fields.get("shorthand")
-                          or f"{who}, {e.fields.get('year', 'n.d.')}")
+            labels.append(f"{who}, {e.fields.get('year', 'n.d.')}")
         seen = {}
         for lab in labels:
             seen[lab] = seen.get(lab, 0) + 1
@@ -61,17 +59,10 @@ class AuthorYearLabels(BaseLabelStyle):
 
 
 class AuthorYearSorting(_AuthorYearTitle):
-    """Author, year, title, with the braces of a group author ({The OpenDP Project}) ignored; an
-    entry with a ``shorthand`` and no author is sorted by its shorthand, as its label reads."""
+    """Author, year, title, with the braces of a group author ({The OpenDP Project}) ignored."""
 
     def person_key(self, person):
         return super().person_key(person).replace("{", "").replace("}", "")
-
-    def sorting_key(self, entry):
-        key = super().sorting_key(entry)
-        if not key[0] and entry.fields.get("shorthand"):
-            return (entry.fields["shorthand"].lower(), *key[1:])
-        return key
 
 
 class AuthorYearStyle(_Unsrt):
