@@ -483,14 +483,13 @@ def _scale(pairs: list[tuple[int, int]]) -> str:
 
 
 def _time_on_computers(by_computer: dict[str, float]) -> str:
-    """A status row's computing time, one time per computer, longest first ("9.3 h (2-core CPU);
-    14.8 min (H200 GPU)"; "computer not recorded" where a file records none): times of different
-    computers are never added."""
+    """A status row's computing time, one "computer: time" line per computer, longest first
+    ("2-core CPU: 9.3 h<br>H200 host: 14.8 min"; "not recorded" for a file that records no
+    computer): times of different computers are never added."""
     parts = sorted(((v, c) for c, v in by_computer.items() if v), reverse=True)
-    return "; ".join(
-        f"{_nowrap(hms(v))} "
-        + ("(computer not recorded)" if c == costs.NOT_RECORDED
-           else f"({_nowrap(costs.short_computer(c))})")
+    return "<br>".join(
+        ("not recorded" if c == costs.NOT_RECORDED else _nowrap(costs.short_computer(c)))
+        + f": {_nowrap(hms(v))}"
         for v, c in parts
     ) or "not recorded"
 
@@ -516,7 +515,7 @@ def _not_recorded_note(old: list[tuple[str, bool]], merged: list[tuple[int, list
     if not parts:
         return ""
     return (
-        "*Not recorded*: " + "; ".join(parts) + ". Nothing is filled in."
+        "*Not recorded*: " + "; ".join(parts) + "."
     )
 
 
@@ -567,13 +566,12 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "## Stored results",
         "",
         "The computations the chapters load, computed once and stored with their provenance, "
-        "one row per stored result, in the order of the book's chapters, by the first chapter "
-        "named in its *chapters* column (the chapter that presents it; Findings, which draws on "
-        "results of several chapters, is named after it); {doc}`full_reproduction` gives the "
-        "command that recomputes each, or, "
-        "for a stored input that no command recomputes, where it came from.",
+        "one row per stored result. Rows follow the chapter that presents each result; "
+        "Findings, which draws on several, is listed after it. {doc}`full_reproduction` gives "
+        "the command that recomputes each, or, for a stored input that no command recomputes, "
+        "where it came from.",
         "",
-        "| result | chapters | scale | latest | computing time (computer) |",
+        "| result | chapters | scale | latest | computing time |",
         "|---|---|---|---|---|",
     ]
     rows = []
@@ -635,8 +633,9 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "with X in its *part of* column.",
         "* *latest*: the date of the result's latest file; *(log)*: a file that records no "
         "date of its own, dated by the latest run it logs.",
-        "* *computing time*: what computing it took as its files record it, one time per "
-        "computer (the computers of {doc}`full_reproduction`). A table merged from many tasks "
+        "* *computing time*: what computing it took as its files record it, one line per "
+        "computer, *computer: time* (the computers of {doc}`full_reproduction`); *not "
+        "recorded*, a file that records no computer. A table merged from many tasks "
         "is counted once, with its tasks; a benchmark, which records the times it measures but "
         "not its own, shows the sum of the runs it times.",
     ]
@@ -648,15 +647,19 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
             "result it is part of; the chapter that shows it; the date of its latest file; and "
             "its computing time per computer.",
             "",
-            "| run | part of | chapter | latest | computing time (computer) |",
+            "| run | part of | chapter | latest | computing time |",
             "|---|---|---|---|---|",
             *sorted(run_lines, key=lambda line: _scale_order((line.split(" | ")[0][2:], {}))),
             "",
             "The letters of *part of* name the rows of the stored-results table: "
             + "; ".join(parts) + ". A sweep's run has per-task files under `results/sweep/` "
             "(for some runs those of the (OPT) column only), merged into one file under "
-            "`results/ml/`; each other run is one file under `results/ml/` with no per-task "
-            "files, stored there with the paper's printed values, which took no computing.",
+            "`results/ml/`. Each other run is one file under `results/ml/` with no per-task "
+            "files, computed in one process by the command its file records; where "
+            "{doc}`full_reproduction` gives a `sweep.py` command for such a run, that command "
+            "recomputes the same splits and simulations, writing per-task files under "
+            "`results/sweep/` and merging them into a file of the same name. "
+            "The paper's printed values are stored beside them and took no computing.",
         ]
     note = _not_recorded_note(old, merged)
     return "\n".join(lines + (["", note] if note else [])) + "\n"

@@ -268,18 +268,16 @@ def _num(x, fmt: str) -> str:
 
 
 def total_markdown(root: Path | str = RESULTS) -> str:
-    """The page's opening paragraphs (Markdown): the computers the times were measured on
-    (:func:`hardware_sentence`) and the bottom line, the task time of all the stored results of
-    the families per computer (:func:`seconds_by_computer`); times of different computers are
-    not added."""
+    """The page's bottom line (Markdown): the task time of all the stored results of the
+    families per computer (:func:`seconds_by_computer`); times of different computers are not
+    added."""
     from . import sweep
 
     n = len(sweep.FAMILIES)
     by = seconds_by_computer(root)
-    why = (" Why some files do not record their computer is said under the first cost table."
-           if NOT_RECORDED in by else "")
+    why = (" Why some files do not record their computer is said in the folded block of the "
+           "measured costs." if NOT_RECORDED in by else "")
     return (
-        f"{hardware_sentence(root)}\n\n"
         f"**Bottom line.** The tasks of the {_word(n)} task families ran for "
         f"{by_computer_text(by)}, each task's own wall-clock time summed "
         "per computer. This is the work of one process at a time; a run on several processes "
@@ -413,10 +411,9 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
                 f"| {_num(r['peak_mb'], '.0f')} MB |".replace("— MB", "—")
             )
         said = "; ".join(shared)
-        slower = slower_tasks_sentence(table, root)
         lines += ["", (f"{said[:1].upper()}{said[1:]} (one line each). " if shared else "")
                   + f"Task time of the {len(rows)} datasets, per computer: "
-                  f"{by_computer_text(subtotal)}."] + (["", slower] if slower else [])
+                  f"{by_computer_text(subtotal)}."]
         done = {r["dataset"] for r in rows}
         running = {d: p for d, p in ml_progress(table, root).items() if d not in done}
         if running:
@@ -453,13 +450,20 @@ def cells_sentence(root: Path | str = RESULTS) -> str:
 
 
 def write_costs(root: Path | str = ROOT) -> Path:
-    """Write ``book/_generated/costs.md``, ``costs_total.md``, ``costs_other.md``,
-    ``costs_cells.md``, ``costs_timed.md`` and ``costs_gpu.md`` (all included by
-    ``book/full_reproduction.md``, the last in a folded block); returns the first."""
+    """Write ``book/_generated/costs.md``, ``costs_total.md``, ``costs_computers.md``,
+    ``costs_slower.md``, ``costs_other.md``, ``costs_cells.md``, ``costs_timed.md`` and
+    ``costs_gpu.md`` (all included by ``book/full_reproduction.md``; the per-computer ones,
+    ``costs_computers.md``, ``costs.md`` and ``costs_slower.md``, in a folded block); returns
+    the first."""
     folder = Path(root) / "book" / "_generated"
     folder.mkdir(parents=True, exist_ok=True)
     results = Path(root) / "results"
     (folder / "costs_total.md").write_text(total_markdown(results), encoding="utf-8")
+    (folder / "costs_computers.md").write_text(hardware_sentence(results) + "\n",
+                                               encoding="utf-8")
+    slower = [slower_tasks_sentence(t, results) for t in (2, 3)]
+    (folder / "costs_slower.md").write_text("\n\n".join(x for x in slower if x) + "\n",
+                                            encoding="utf-8")
     (folder / "costs_other.md").write_text(other_markdown(results), encoding="utf-8")
     (folder / "costs_cells.md").write_text(cells_sentence(results), encoding="utf-8")
     (folder / "costs_gpu.md").write_text(
@@ -567,9 +571,9 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
         f"Table 3 on a GPU: seconds per paper-scale split ({g['sims']:,} simulations of the six "
         f"mechanisms) of one process alone on the GPU of the {short_computer(g['computer'])}, per "
         "dataset (by number of rows, smallest first). The CPU times of the stored tasks were "
-        "measured on other computers and are in Table 3's own table above"
-        + ("; where stored tasks took longer per split than these seconds, a paragraph under "
-           "that table names them:" if slower_tasks_sentence(3, root) else ":"),
+        "measured on other computers and are in Table 3's own table in the folded block below"
+        + ("; where stored tasks took longer per split than these seconds, a paragraph in that "
+           "block names them:" if slower_tasks_sentence(3, root) else ":"),
         "",
         "| dataset | rows | GPU |",
         "| --- | ---: | ---: |",
@@ -1129,6 +1133,28 @@ def other_markdown(root: Path | str = RESULTS) -> str:
             + _names([hms(r["seconds"] - r["task_seconds"]) for r in split])
             + ") is the other columns' seconds stored in the result file."
         )
+    marked = [r for r in rows if r["command"] in mark]
+    timed = [r for r in marked if r["command"].startswith("`record_timed_run.py")
+             and r["seconds"] is not None]
+    if timed:
+        notes.append(f"{mark[timed[0]['command']]} only records a finished run: its "
+                     f"{hms(timed[0]['seconds'])} is the wall-clock time of the `sweep.py` run it "
+                     "records ([the largest dataset in one run](#the-largest-dataset-in-one-run)).")
+    single = [r for r in marked if r["command"].startswith("`sweep.py") and not r["task_folder"]]
+    if single:
+        scripts = sorted({str((read_json(Path(root) / r["writes"].strip("`")).get("provenance")
+                               or {}).get("command") or "").split(" ", 1)[0] for r in single})
+        one = len(single) == 1
+        notes.append(
+            f"The stored file{'s' * (not one)} {_names([mark[r['command']] for r in single])} "
+            f"{'was' if one else 'were each'} computed in one process"
+            + (f" by {_names([f'`{x}`' for x in scripts if x])} (the command each file records)"
+               if any(scripts) else "")
+            + " and "
+            + ("has" if one else "have") + " no per-task files; the `sweep.py` command given "
+            "recomputes the same splits and simulations, writing per-task files under "
+            "`results/sweep/` and merging them into a file of the same name under `results/ml/`."
+        )
     untimed = [short_command(r["command"]) for r in rows if r["seconds"] is None]
     if untimed:
         one = len(untimed) == 1
@@ -1339,8 +1365,8 @@ def slower_tasks_sentence(table: int, root: Path | str = RESULTS, factor: float 
             reference = statistics.median(ref["task_seconds"])
             kernel = (ref.get("coordinate_descent") or {}).get("kernel")
             explained = bool(kernel and kernel not in g["kernel"])
-            why.append(f"an earlier kernel, without “{kernel}”" if explained
-                       else "the timed run's kernel")
+            why.append("an earlier, slower version of the kernel" if explained
+                       else "the same kernel as the timed run")
         else:
             continue
         if g["per_split"] <= factor * reference:
@@ -1359,9 +1385,9 @@ def slower_tasks_sentence(table: int, root: Path | str = RESULTS, factor: float 
                        f"({'; '.join(why)})")
     if not clauses:
         return ""
-    return (f"Stored tasks slower per split than the references (the timed run below; the GPU "
-            f"table in its folded block): {'; '.join(clauses)}. Their times are as recorded; "
-            "the references give what a split costs with the current kernel.")
+    return (f"Stored tasks slower per split than the reference times (the timed run and the GPU "
+            f"table above): {'; '.join(clauses)}. Their times are as recorded; "
+            "the reference times give what a split costs with the current kernel.")
 
 
 def timed_run_path(table: int, dataset: str, root: Path | str = RESULTS) -> Path:
@@ -1383,11 +1409,22 @@ def timed_run_markdown(root: Path | str = RESULTS) -> list[str]:
 
 def _kernels(records) -> str:
     """The kernels of a stored run's ``coordinate_descent`` records, as a parenthesis
-    (" (98 splits by the cupy kernel, 2 by the numba one)"; empty without records)."""
+    (" (98 splits on a GPU with CuPy and 2 splits on the CPU, compiled with numba)"; empty
+    without records)."""
     if not isinstance(records, list) or not records:
         return ""
-    parts = [f"{r.get('splits')} splits by the {r.get('backend')} kernel" for r in records]
+    parts = [f"{r.get('splits')} splits {_device(r.get('backend'))}" for r in records]
     return " (" + _names(parts) + ")"
+
+
+# the coordinate-descent kernels (repro.experiments.pcd_train), in a reader's words
+DEVICES = {"cupy": "on a GPU with CuPy", "numba": "on the CPU, compiled with numba"}
+PRECISION = {"float32": "single precision", "float64": "double precision"}
+
+
+def _device(backend: str | None) -> str:
+    """Where a coordinate-descent kernel runs, in words (:data:`DEVICES`)."""
+    return DEVICES.get(backend or "", f"with the {backend} kernel")
 
 
 def _timed_run_lines(r: dict, where: Path) -> list[str]:
@@ -1415,8 +1452,9 @@ def _timed_run_lines(r: dict, where: Path) -> list[str]:
         f"{max(load):.1f} at most"
         + (f", on {cores} cores" if (cores := (r.get("provenance") or {}).get("cpu_count"))
            else "")
-        + f". Its kernel is the {cd.get('backend', 'CPU')} one "
-        f"({cd.get('dtype', '')}); its per-split errors agree with those of the stored run the "
+        + f". It ran the coordinate descent {_device(cd.get('backend'))}"
+        + (f" in {PRECISION.get(cd.get('dtype'), cd.get('dtype'))}" if cd.get("dtype") else "")
+        + "; its per-split errors agree with those of the stored run the "
         f"chapter reads{_kernels(r.get('stored_coordinate_descent'))} to within {worst:.2g} "
         "(largest absolute difference of an error rate). "
         "The command (`DIR` a scratch folder), then the record of the run "

@@ -212,7 +212,7 @@ FINDINGS = (
     "of our certified private noise in {g22[t4_above]}, beyond the paper's stated 1% gap; at "
     "$\\eps = 5$ and $\\delta \\le {g91[f3_eps5_delta_max]}$ it lies even below the paper's own "
     "$D(L, \\beta)$ "
-    "({{doc}}`chapter {ch[22_tables]} </notebooks/22_tables>`, "
+    "({{doc}}`Tables 1, 4–6 </notebooks/22_tables>`, "
     "{{ref}}`finding 3 <sec-91-eps5>`).",
     "**The monotone counterexample is right for the wrong numbers.** The appendix's optimum "
     "0.1705 is beaten by a certified noise, and its monotone lower bound 0.1830 by a certified "
@@ -351,7 +351,6 @@ def glance_markdown(items=ITEMS, rows=None, glue: dict | None = None) -> str:
         f"g{n}": stored_glue(NOTEBOOKS / f"{name}.ipynb")
         for n, name in (("21", "21_example1"), ("22", "22_tables"), ("32", "32_coordinate_descent"),
                         ("91", "91_findings"))}
-    glue = {**glue, "ch": chapter_numbers()}  # "chapter {ch[22_tables]}", as rendered
     counts, datasets = item_counts(rows), item_datasets(rows)
     by_status = {s: [it for it in items if it.status == s] for s in STATUSES}
     cats = ledger.category_counts(rows)

@@ -82,8 +82,12 @@ def test_the_per_dataset_costs_add_up_to_the_family_row():
 
 def test_the_page_includes_the_generated_tables_and_types_no_costs():
     page = (ROOT / "book" / "full_reproduction.md").read_text(encoding="utf-8")
-    section = page[page.index("## Measured cost") : page.index("## A worked cluster example")]
-    assert "_generated/costs.md" in section
+    section = page[page.index("## What a run costs") : page.index("## What a sweep does")]
+    for name in ("costs_timed", "costs_gpu", "costs_computers", "costs", "costs_slower"):
+        assert f"_generated/{name}.md" in section
+    # the per-computer costs are folded; the reference times lead
+    folded = section[section.index("{dropdown}"):]
+    assert "_generated/costs.md" in folded and "_generated/costs_timed.md" not in folded
     assert not re.search(r"\d\s*(h|min|s|MB|CPU-hours?)\b", section), "a typed cost"
     md = costs.costs_markdown()
     assert md.count("\n| `") == len(sweep.FAMILIES)
@@ -312,7 +316,9 @@ def test_the_hardware_sentence_names_every_recorded_computer():
     for c in costs.computers():
         assert f"*{costs.short_computer(c)}*, a " in sentence
         assert c.split(" with one ")[-1].split("-core")[-1] in sentence
-    assert sentence in costs.total_markdown()
+    # on the page, in the folded block of the per-computer costs
+    page = (ROOT / "book" / "full_reproduction.md").read_text(encoding="utf-8")
+    assert "_generated/costs_computers.md" in page[page.index("{dropdown}"):]
 
 
 def test_the_opt_recomputation_is_counted_where_costs_are_stated():
@@ -585,7 +591,7 @@ def test_timed_run_markdown_states_one_uninterrupted_run_and_its_commands(tmp_pa
     text = " ".join(lines).replace(" \\     ", " ")
     assert "one uninterrupted run" in text and "1.5 h of wall-clock time" in text
     assert "two worker processes" in text and "to within 1e-07" in text
-    assert "(2 splits by the cupy kernel)" in text
+    assert "(2 splits on a GPU with CuPy)" in text
     assert "scripts/sweep.py table3 --datasets adult --root DIR --jobs 2" in text
     assert "record_timed_run.py DIR --table 3 --dataset adult" in text
     assert "/x/y" not in text and "--no-progress" not in text
@@ -622,9 +628,9 @@ def test_stored_tasks_slower_than_the_references_are_explained_from_their_files(
             ref = timed[g["computer"]]
             slow = g["per_split"] > 1.5 * statistics.median(ref["task_seconds"])
             if slow and ref["coordinate_descent"]["kernel"] not in g["kernel"]:
-                assert "an earlier kernel, without" in clause
+                assert "an earlier, slower version of the kernel" in clause
             elif slow:
-                assert "the timed run's kernel" in clause
+                assert "the same kernel as the timed run" in clause
                 assert "nothing else in their files explains the difference" in clause
         else:
             slow = False
@@ -633,10 +639,10 @@ def test_stored_tasks_slower_than_the_references_are_explained_from_their_files(
             assert f"{costs.hms(g['per_split'])} per split against" in clause
         named += slow
     if named:
-        assert sentence.endswith("the references give what a split costs with the current "
-                                 "kernel.")
-        assert sentence in costs.costs_markdown()
-        assert "a paragraph under that table names them:" in "\n".join(
+        assert sentence.endswith("the reference times give what a split costs with the "
+                                 "current kernel.")
+        assert sentence not in costs.costs_markdown()  # its own paragraph, costs_slower.md
+        assert "a paragraph in that block names them:" in "\n".join(
             costs.gpu_costs_markdown())
 
 
@@ -651,6 +657,30 @@ def test_the_per_dataset_tables_gloss_their_terms_and_the_page_points_to_the_sto
                             "noise") == 2
             assert "*other columns* is the time of every other column" in md
     page = (ROOT / "book" / "full_reproduction.md").read_text(encoding="utf-8")
-    assert "(the paragraph *Stored input* at the end of the next" in page
+    assert "except one\nstored input that no command recomputes (named with those commands)" \
+        in page
     assert "**Stored input.**" in costs.other_markdown()
     assert "the experiments of the\npaper and of one related-paper chapter" in page
+
+
+def test_runs_without_per_task_files_are_named_with_the_command_they_record():
+    """A stored run of Tables 2 and 3 listed with a ``sweep.py`` command but computed before
+    the sweep (no per-task files under ``results/sweep/``) is said to be so, with the script its
+    file records; the timed run's row says that its time is the run it records."""
+    md = costs.other_markdown()
+    rows = costs.other_costs()
+    long = [r for r in rows if costs.short_command(r["command"]) != r["command"]]
+    mark = {r["command"]: f"({chr(ord('a') + k)})" for k, r in enumerate(long)}
+    single = [r for r in long if r["command"].startswith("`sweep.py") and not r["task_folder"]]
+    for r in single:
+        recorded = read_json(RESULTS / r["writes"].strip("`"))["provenance"]["command"]
+        assert not recorded.startswith("sweep.py")
+        assert f"`{recorded.split(' ', 1)[0]}`" in md
+    if single:
+        said = md.split("computed in one process")[0].rsplit("The stored file", 1)[1]
+        assert all(mark[r["command"]] in said for r in single)
+        assert "the `sweep.py` command given recomputes the same splits and simulations" in md
+    timed = [r for r in long if r["command"].startswith("`record_timed_run.py")]
+    for r in timed:
+        assert (f"{mark[r['command']]} only records a finished run: its "
+                f"{costs.hms(r['seconds'])} is the wall-clock time") in md

@@ -56,7 +56,7 @@ def test_status_pages_are_generated_from_stored_notebooks(tmp_path):
     assert "No stored output contains an error." in md
     # no code-history column and no commit hash; the time stays on one line
     assert "abcdef" not in md
-    row = "| x | no chapter | full | 2026\u201101\u201102 | 3.0\u00a0s (computer not recorded) |"
+    row = "| x | no chapter | full | 2026\u201101\u201102 | not recorded: 3.0\u00a0s |"
     assert row in md
     assert "| code |" not in md
 
@@ -249,7 +249,8 @@ def test_stored_results_follow_the_stated_order_rule():
     position of the first chapter named in each row; Findings, when a row names it with other
     chapters, is named after them."""
     md = bookpages.status_markdown().split("## Stored results")[1]
-    assert "by the first chapter named in its *chapters* column" in md
+    assert ("Rows follow the chapter that presents each result; Findings, which draws on "
+            "several, is listed after it.") in md
     toc = {c: i for i, c in enumerate(bookpages.toc_order())}
     titles = {SHORT: c for c, SHORT in bookpages.SHORT_TITLES.items()}
     table = md.split("|---|---|---|---|---|")[1].split("\n\n")[0]
