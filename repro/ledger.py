@@ -86,7 +86,7 @@ from .paths import LEDGER as LEDGER_PATH
 __all__ = ["BRACKET", "CATEGORIES", "CATEGORY_COLOURS", "COLUMNS", "DERIVED", "ITEMS", "STATUSES",
            "LEDGER_PATH", "Row", "category_counts", "classify", "compare", "counted", "in_words",
            "paper_item", "prose_html", "shared_opening", "after_opening",
-           "record", "load", "status_counts", "shown_values"]
+           "record", "load", "status_counts", "shown_number", "shown_values", "UPPER_LIMIT"]
 
 COLUMNS = ("id", "chapter", "location", "quantity", "paper", "ours", "deviation", "status", "scale", "explanation")
 STATUSES = ("matches", "differs", "not reproducible here")
@@ -357,8 +357,42 @@ def paper_item(row: dict) -> str:
 # How a row says that the paper's value is a bound, not a value (its quantity), and that our value
 # has no meaning in our run (its explanation, as written by repro.experiments.reports for an Imp
 # whose gap is not measurably positive, which uses NO_MEANING).
-_BOUND_MARKERS = ("paper: more than", "paper: <", "the paper's time is an upper limit")
+#: The phrase a timing row's quantity ends with where the paper's time is an upper limit ("all
+#: solved within 2.2 secs", "it took up to 5.82 secs"): its deviation is a dash.
+UPPER_LIMIT = "the paper's time is an upper limit"
+_BOUND_MARKERS = ("paper: more than", "paper: <", UPPER_LIMIT)
 NO_MEANING = "has no meaning"
+
+
+def _decimals(printed: str) -> int | None:
+    """Digits after the point of a value as the paper prints it (``"4.70"`` → 2, ``"700"`` → 0);
+    ``None`` where it is not a plain decimal number (words, an exponent)."""
+    m = re.fullmatch(r"\s*[-+]?\d+(?:\.(\d*))?\s*", str(printed))
+    return None if m is None else len(m.group(1) or "")
+
+
+def shown_number(value: str, paper: str) -> str:
+    """A recorded number (ours or the deviation) at the precision the paper prints its value,
+    trailing zeros kept (``"301"`` against ``"300.96"`` → ``"301.00"``), with at least two
+    significant digits (``0.0297`` against ``"0.28"`` → ``"0.030"``), and a minus sign; four
+    significant digits where the paper's entry is not a plain decimal. A value that is not a
+    number (words, empty) is returned as it is."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return value
+    if not math.isfinite(x):
+        return value
+    places = _decimals(paper)
+    if places is None:
+        text = f"{x:#.4g}".rstrip(".")
+    else:
+        if x:
+            places = max(places, 1 - math.floor(math.log10(abs(x))))
+        text = f"{x:.{places}f}"
+    if float(text) == 0:
+        text = text.lstrip("-")
+    return text.replace("-", "−")
 
 
 def shown_values(row: dict) -> tuple[str, str]:
@@ -369,13 +403,15 @@ def shown_values(row: dict) -> tuple[str, str]:
     paper states a bound (``consistent with the paper's bound``, or a quantity marked as a bound,
     e.g. "paper: < 1"; the explanation says on which side ours lies). Where the explanation says
     that our value has no meaning (an Imp of Tables 2 and 3 whose gap is not measurably positive),
-    both are dashes.
+    both are dashes. Numbers are shown by :func:`shown_number`, at the paper's printed precision.
     """
     if NO_MEANING in row.get("explanation", ""):
         return "", ""
     bound = (classify(row) == "consistent with the paper's bound"
              or any(m in row.get("quantity", "") for m in _BOUND_MARKERS))
-    return row.get("ours", ""), "" if bound else row.get("deviation", "")
+    paper = row.get("paper", "")
+    ours = shown_number(row.get("ours", ""), paper)
+    return ours, "" if bound else shown_number(row.get("deviation", ""), paper)
 
 
 def counted(rows=None) -> list[dict]:
@@ -424,6 +460,7 @@ _PROSE = (
     (r"<=", "≤"), (r">=", "≥"), (r"!=", "≠"), (r" - ", " − "),
     (r"(?<=\w)\*(?=\w)", "·"), (r"\bsqrt\(", "√("), (r"(?<=\w) x (?=\d)", " × "),
     (r"(?<![\w.])-(?=\d)", "−"),                           # a negative number: [-2, 2]
+    (r"(?<=\d)-(?=\d)", "–"),                               # a range: 0.56-0.97 is 0.56–0.97
     (r"\bl([12])\b", "ℓ\\1"), (r"\bsims\b", "simulations"),
     (r"\bB(UB|LB)\b", "B_\\1"),                         # the paper's BUB is B_UB (a subscript)
     # what the removals leave behind

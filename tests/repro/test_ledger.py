@@ -253,7 +253,7 @@ def test_last_bit_noise_does_not_rewrite_the_file(tmp_path):
     ("(paper 100 x 1000); authors' PCD_train settings", "(paper 100 × 1000); authors' settings"),
     # possessives, quotes, words containing the names and exponents stay as they are
     ("the authors' code, 'Near Optimal LB' line, rounded 'up', betas, epsilons, δ=1e-06, 8-10 s",
-     "the authors' code, 'Near Optimal LB' line, rounded 'up', betas, epsilons, δ=1e-06, 8-10 s"),
+     "the authors' code, 'Near Optimal LB' line, rounded 'up', betas, epsilons, δ=1e-06, 8–10 s"),
 ])
 def test_in_words(recorded, shown):
     assert ledger.in_words(recorded) == shown
@@ -294,12 +294,12 @@ def test_shared_opening_never_leaves_a_bare_number():
 def test_shown_values_dash_a_bound_and_a_meaningless_value():
     row = {"quantity": "q", "paper": "1", "ours": "2", "deviation": "1", "status": "matches",
            "explanation": ""}
-    assert ledger.shown_values(row) == ("2", "1")
+    assert ledger.shown_values(row) == ("2.0", "1.0")   # two significant digits at least
     bound = {**row, "quantity": "largest gap (%), paper: < 1", "status": "differs",
              "explanation": "above the paper's 1%, 10 splits x 10 sims (paper 100 x 10)"}
-    assert ledger.shown_values(bound) == ("2", "")
+    assert ledger.shown_values(bound) == ("2.0", "")
     within = {**row, "status": "consistent with the paper's bound", "explanation": "within"}
-    assert ledger.shown_values(within) == ("2", "")
+    assert ledger.shown_values(within) == ("2.0", "")
     imp = {**row, "quantity": "Imp (%)", "status": "differs",
            "explanation": "not measurably better, so Imp has no meaning; 100 splits"}
     assert ledger.shown_values(imp) == ("", "")
@@ -308,7 +308,46 @@ def test_shown_values_dash_a_bound_and_a_meaningless_value():
 def test_stored_rows_with_a_dash():
     rows = ledger.load()
     max_gap = next(r for r in rows if r["id"] == "22_tables/max_gap")
-    assert ledger.shown_values(max_gap) == (max_gap["ours"], "")
+    assert ledger.shown_values(max_gap) == ("3.9", "")   # against the paper's "< 1"
     imps = [r for r in rows if r["quantity"] == "Imp (%)" and r["ours"]]
     assert imps and any(ledger.shown_values(r) == ("", "") for r in imps)
     assert any(ledger.shown_values(r)[0] for r in imps)  # a meaningful Imp is shown
+
+
+def test_shown_number_at_the_papers_printed_precision():
+    assert ledger.shown_number("301", "300.96") == "301.00"
+    assert ledger.shown_number("0.565951", "0.461337") == "0.565951"
+    assert ledger.shown_number("0.566", "0.4613") == "0.5660"
+    assert ledger.shown_number("4.0798", "4.70") == "4.08"
+    assert ledger.shown_number("-0.250272", "0.28") == "−0.25"
+    assert ledger.shown_number("0.0297277", "0.28") == "0.030"   # two significant digits at least
+    assert ledger.shown_number("915.343", "700") == "915"
+    assert ledger.shown_number("0", "300.96") == "0.00"
+    assert ledger.shown_number("-0.0001", "1.5") == "−0.00010"
+    assert ledger.shown_number("0.5660", "yes (qualitative)") == "0.5660"   # 4 digits, zeros kept
+    assert ledger.shown_number("301", "1e-05") == "301.0"
+    assert ledger.shown_number("0.56-0.97 for ε ≤ 2", "yes") == "0.56-0.97 for ε ≤ 2"
+    assert ledger.shown_number("", "1.0") == ""
+
+
+def test_stored_rows_shown_at_the_papers_precision():
+    rows = {r["id"]: r for r in ledger.load()}
+    row = rows["21_example1/std/analytic Gaussian/df=0.36"]
+    assert ledger.shown_values(row) == ("300.96", "0.00")
+    ours, _ = ledger.shown_values(rows["23_figure3/low/analytic_gaussian"])
+    assert ours == "0.565951"
+
+
+def test_a_time_the_paper_states_as_an_upper_limit_has_no_deviation():
+    row = {"quantity": f"longest runtime (s); {ledger.UPPER_LIMIT}", "paper": "2.2",
+           "ours": "12.37", "deviation": "10.17", "status": "differs", "explanation": "Gurobi"}
+    assert ledger.shown_values(row) == ("12.4", "")
+    # every stored timing against the paper's 'within' / 'up to' is marked so
+    timings = [r for r in ledger.load() if r["chapter"] == "23_figure3"
+               and r["quantity"].startswith(("longest runtime", "longest time"))]
+    assert len(timings) == 3
+    assert all(ledger.shown_values(r)[1] == "" for r in timings)
+
+
+def test_ranges_take_an_en_dash():
+    assert ledger.in_words("0.56-0.97 for eps <= 2, [-3, 3]") == "0.56–0.97 for ε ≤ 2, [−3, 3]"
