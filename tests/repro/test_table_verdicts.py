@@ -192,3 +192,19 @@ def test_evidence_names_the_readings_as_the_book_does(stored):
     assert "B(n − 1)" in " ".join(verdict["table5"][1].ravel())
     assert set(tv.l2_candidates()) == {f"{w}, {r}" if w == "ℓ2" else f"({w}, {r})²"
                                        for w in ("ℓ2", "ℓ1") for r in ("B(n)", "B(n − 1)", "valid")}
+
+
+def test_table1_reconstruction_names_a_last_digit_that_differs(stored):
+    _, ev, verdict = stored
+    cats, texts = verdict["table1"]
+    pt = ev["paper"]["table1"]
+    n_said = 0
+    for (i, j), cat in np.ndenumerate(cats):
+        if cat != "ambiguous in the paper":
+            continue
+        recon = f"{ev['t1_recon'][i, j]:.2f}"
+        said = f"(printed {pt[i, j]:.2f}:" in texts[i, j]
+        assert said == (recon != f"{pt[i, j]:.2f}"), texts[i, j]
+        assert f"gives {recon}%" in texts[i, j]
+        n_said += said
+    assert n_said >= 1   # (0.01, 0.1): 17.09 reconstructed, 17.08 printed
