@@ -210,7 +210,7 @@ FINDINGS = (
     "loss {g91[f1_const]} ({{ref}}`finding 1 <sec-91-eprime>`).",
     "**A restriction is not a relaxation.** Corollary 1 calls the non-uniform lower bound "
     "$D(\\pi, \\beta)$ a restriction of $D(L, \\beta)$; for a lower bound that is the wrong "
-    "direction. On {f2_partition} the cell masses of a certified private noise violate "
+    "direction. On {f2_partition}, the cell masses of a certified private noise violate "
     "its constraints, and its value {g91[f2_paper]} exceeds that noise's loss {g91[f2_upper]} "
     "({{ref}}`finding 2 <sec-91-corollary1>`).",
     "**Table 4 contradicts certified bounds in {g22[t4_error]} of its 100 cells.** The optimum "

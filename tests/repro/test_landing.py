@@ -198,4 +198,4 @@ def test_finding_2_names_its_stored_partition():
     assert f"{stored['cells']:,} cells" in text
     assert f"$\\eps = {p['epsilon']:g}$, $\\delta = {p['delta']:g}$" in text
     md = landing.glance_markdown()
-    assert f"On {text} the cell masses" in md and "stored partition" not in md
+    assert f"On {text}, the cell masses" in md and "stored partition" not in md
