@@ -29,10 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import ledger
-from .paths import NOTEBOOKS, ROOT
+from .paths import NOTEBOOKS, RESULTS, ROOT
 
 __all__ = ["STATUSES", "Item", "ITEMS", "HEADLINE", "FINDINGS", "chapter_numbers", "stored_glue",
-           "item_counts", "item_datasets", "status_problems", "glance_markdown", "write"]
+           "item_counts", "item_datasets", "status_problems", "finding2_partition",
+           "part_statuses", "glance_markdown", "write"]
 
 STATUSES = ("reproduced", "reproduced after a correction", "partial", "not reproducible here")
 MEANING = {
@@ -79,7 +80,10 @@ ITEMS = (
          "the Laplace value matches at $70/194$ instead; at $70/194$ the optimum lies in "
          "{g21[ex1_exact]} INR (certified), so the paper's 257.68 is impossible there",
          "21_example1", "Example 1", rows=r"/std/.*/df=0\.36$"),
-    Item("Figure 1", "reproduced", "the five noise densities, redrawn", "21_example1"),
+    Item("Figure 1", "reproduced after a correction",
+         "the five noise densities, redrawn at the stated $\\Delta f = 70/194$; as in Example 1, "
+         "the paper's values for four of these noises are those of $\\Delta f = 0.36$, at which "
+         "the curves barely change", "21_example1"),
     Item("Figure 2", "reproduced", "the map of bounding problems, annotated with computed values",
          "12_duality"),
     Item("Figure 3", "partial",
@@ -110,9 +114,10 @@ ITEMS = (
          "22_tables", "Table 1"),
     Item("Table 2 (Section 5.2)", "partial",
          "{d[run]} of {d[all]} datasets available to us, from the UCI repository "
-         "{{cite:p}}`dua2019uci`, some with other row counts; OPT is the "
-         "best data-independent noise in most cells, absolute errors differ by points, the "
-         "data-dependent (OPT) wins only in part ({c[matches]} of the {c[computed]} values of "
+         "{{cite:p}}`dua2019uci`, some with other row counts; our optimised data-independent "
+         "noise (column OPT) is the best data-independent noise in most cells, absolute errors "
+         "differ by points, and the optimised data-dependent noise (column (OPT)) wins only in "
+         "part ({c[matches]} of the {c[computed]} values of "
          "Table 2 that we can compute match the paper's; the other {c[not reproducible here]} of "
          "its {c[total]} values belong to datasets we do not have)",
          "31_naive_bayes", "Table 2"),
@@ -120,7 +125,8 @@ ITEMS = (
          "{d[run]} of {d[all]} datasets available to us, {g32[c32_offline_scale]}; the "
          "data-independent noises differ by hundredths of a point; on adult every error, the "
          "non-private one's included, is {g32[c32_adult_gap_lo]} to {g32[c32_adult_gap_hi]} "
-         "points above the paper's; the data-dependent (OPT) gains reproduce qualitatively "
+         "points above the paper's; the gains of the optimised data-dependent noise (column "
+         "(OPT)) reproduce qualitatively "
          "({c[matches]} of the {c[computed]} values of Table 3 that we can compute match the "
          "paper's; the other {c[not reproducible here]} of its {c[total]} values belong to "
          "datasets we do not have)",
@@ -204,8 +210,8 @@ FINDINGS = (
     "loss {g91[f1_const]} ({{ref}}`finding 1 <sec-91-eprime>`).",
     "**A restriction is not a relaxation.** Corollary 1 calls the non-uniform lower bound "
     "$D(\\pi, \\beta)$ a restriction of $D(L, \\beta)$; for a lower bound that is the wrong "
-    "direction. On a stored partition the cell masses of a certified private noise violate its "
-    "constraints, and its value {g91[f2_paper]} exceeds that noise's loss {g91[f2_upper]} "
+    "direction. On {f2_partition}, the cell masses of a certified private noise violate "
+    "its constraints, and its value {g91[f2_paper]} exceeds that noise's loss {g91[f2_upper]} "
     "({{ref}}`finding 2 <sec-91-corollary1>`).",
     "**Table 4 contradicts certified bounds in {g22[t4_error]} of its 100 cells.** The optimum "
     "it implies lies below our certified lower bound in {g22[t4_below]} cells and above the loss "
@@ -279,6 +285,47 @@ def item_datasets(rows) -> dict:
         if str(r.get("ours", "")).strip():
             run.setdefault(item, set()).add(parts[1])
     return {k: {"all": len(v), "run": len(run.get(k, ()))} for k, v in names.items()}
+
+
+def finding2_partition(path: Path = RESULTS / "findings" / "corollary1.json") -> str:
+    """The partition of finding 2 (Corollary 1's non-uniform $D(\\pi, \\beta)$, Section 4.1) in
+    words, from its stored file: its number of cells and the problem it was refined for."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    p = data["problem"]
+    return (f"a non-uniform partition of {data['cells']:,} cells, refined by `dpdro` for "
+            f"$\\eps = {p['epsilon']:g}$, $\\delta = {p['delta']:g}$, "
+            f"$\\Delta f = {p['sensitivity']:g}$ and the $\\ell_{p['loss'][1:]}$ loss")
+
+
+def _listed(names: list[str]) -> str:
+    """``["a", "b", "c"]`` as "a, b and c"; "Figure 3", "Figure 4" as "Figures 3 and 4"."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        m = re.fullmatch(r"(Figure|Table) (\d+)", name)
+        groups.setdefault(m[1] if m else name, []).append(m[2] if m else "")
+    words = [k if nums == [""] else
+             (f"{k}s " if len(nums) > 1 else f"{k} ") + _and(nums)
+             for k, nums in groups.items()]
+    return _and(words)
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+_PART_PHRASE = {"not reproducible here": "cannot be reproduced",
+                "partial": "only in part", "reproduced after a correction": "after a correction"}
+
+
+def part_statuses(chapters: tuple[str, ...], items=ITEMS) -> str:
+    """What the landing page's table says of the items a part of the book shows (those whose
+    chapter is in ``chapters``) that are not simply reproduced, status by status, as the page's
+    "How to read this book" states it: "Table 6 cannot be reproduced, Figures 3, 4 and 5 only in
+    part, …"."""
+    by_status = {s: [it.name for it in items if it.chapter in chapters and it.status == s]
+                 for s in reversed(STATUSES)}
+    return "; ".join(f"{_listed(names)} {_PART_PHRASE[s]}"
+                     for s, names in by_status.items() if names and s in _PART_PHRASE)
 
 
 def status_problems(items=ITEMS, rows=None) -> list[str]:
@@ -361,18 +408,20 @@ def glance_markdown(items=ITEMS, rows=None, glue: dict | None = None) -> str:
         **glue, "g22": {**glue["g22"], "max_gap_cell": as_math(cell)}}
     n_related = sum(it.name.startswith(_CI) for it in items)
     lines = [_fill(HEADLINE, Counter(), head_glue), "", "### Four findings", ""]
-    lines += [f"{i}. {_fill(f, Counter(), glue)}" for i, f in enumerate(FINDINGS, 1)]
+    finding_glue = {**glue, "f2_partition": finding2_partition()}
+    lines += [f"{i}. {_fill(f, Counter(), finding_glue)}" for i, f in enumerate(FINDINGS, 1)]
     lines += ["", "### The paper, item by item", "",
               f"**Tally.** Of the {len(items)} items below ({len(items) - n_related} of the "
               f"paper, {n_related} of related papers), "
               + ", ".join(n_status[:-1]) + f" and {n_status[-1]}. "
+              "Each item's name links to the chapter that shows it.", "",
               "The {doc}`reproduction ledger </notebooks/90_ledger>` compares "
-              f"{len(ledger.counted(rows))} "
-              "numbers of the paper and of three related papers with ours; by category: "
-              + ", ".join(f"*{c}* {n}" for c, n in cats.items() if n) + ". These categories "
-              "(in italics) are the ledger's, defined on its page; they count single numbers, "
-              "not the items below: an item such as a table holds many numbers. Each item's "
-              "name links to the chapter that shows it.", ""]
+              f"{len(ledger.counted(rows))} single numbers of the paper and of three related "
+              "papers with ours (an item such as a table holds many numbers). By the ledger's "
+              "categories, defined on its page:", "",
+              "| Ledger category | Numbers |", "|---|---:|"]
+    lines += [f"| *{c}* | {n} |" for c, n in cats.items() if n]
+    lines += ["", _unexplained(items, counts, cats), ""] if cats.get("unexplained") else [""]
     for s in STATUSES:
         if not by_status[s]:
             continue
@@ -386,6 +435,18 @@ def glance_markdown(items=ITEMS, rows=None, glue: dict | None = None) -> str:
             lines.append(f"| {_linked(it)} | {reason} |")
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def _unexplained(items, counts: dict, cats: dict) -> str:
+    """The sentence that says which items hold the ledger's *unexplained* numbers, with links."""
+    held = [(it, counts[it.ledger_item]["unexplained"]) for it in items
+            if it.ledger_item and counts.get(it.ledger_item, Counter())["unexplained"]]
+    if not held:
+        return f"The ledger lists its {cats['unexplained']} *unexplained* numbers one by one."
+    where = _and([f"{n} in {{doc}}`{it.name} </notebooks/{it.chapter}>`" for it, n in held])
+    return (f"The {cats['unexplained']} *unexplained* numbers are {where}; the "
+            "ledger lists each with the paper's value and ours, and each item's chapter compares "
+            "them value by value.")
 
 
 def write(gen: Path = ROOT / "book" / "_generated") -> Path:

@@ -55,11 +55,14 @@ def test_landing_page_agrees_with_the_ledger():
     md = landing.glance_markdown(rows=rows)
     assert not re.search(r"\{(c|g\d\d)\[", md)
     for category, n in ledger.category_counts(rows).items():
-        assert (f"*{category}* {n}" in md) == (n > 0), category
+        assert (f"| *{category}* | {n} |" in md) == (n > 0), category
+    counts = landing.item_counts(rows)
+    for it in landing.ITEMS:  # the items holding unexplained numbers are named, with their count
+        n = counts.get(it.ledger_item, {}).get("unexplained", 0) if it.ledger_item else 0
+        assert (f"{n} in {{doc}}`{it.name} </notebooks/{it.chapter}>`" in md) == (n > 0)
     for item, d in landing.item_datasets(rows).items():
         if item in ("Table 2", "Table 3"):
             assert f"{d['run']} of {d['all']} datasets available to us" in md
-    counts = landing.item_counts(rows)
     for table in ("Table 2", "Table 3"):  # the denominator the chapters use: values we compute
         t = counts[table]
         computed = t["total"] - t["not reproducible here"]
@@ -122,7 +125,7 @@ def test_a_clause_whose_count_is_zero_is_dropped():
                         "more are consistent]]", "22_tables", "Table 1")
     md = landing.glance_markdown(items=(item,), rows=rows, glue=_stored_glue())
     assert "| 2 of 2 match |" in md
-    assert "*matches* 2" in md and "*unexplained*" not in md
+    assert "| *matches* | 2 |" in md and "*unexplained*" not in md
     rows.append(dict(_row("22_tables/table1/l1/c", "matches"),
                      explanation=f"{ledger.BRACKET}: within 1%"))
     md = landing.glance_markdown(items=(item,), rows=rows, glue=_stored_glue())
@@ -160,3 +163,39 @@ def test_chapter_numbers_follow_the_rendered_numbering():
     # the landing page names chapters by their titles
     glance = landing.glance_markdown()
     assert "{doc}`Tables 1, 4–6 </notebooks/22_tables>`, {ref}`finding 3" in glance
+
+
+def test_intro_states_the_synthetic_parts_statuses_as_the_table_files_them():
+    """The "How to read this book" bullet of the synthetic part names the items that the table
+    files as not reproducible, partial or corrected, exactly as :func:`part_statuses` reads them."""
+    chapters = ("21_example1", "22_tables", "23_figure3", "24_figures4_5", "25_github_appendix")
+    phrase = landing.part_statuses(chapters)
+    assert phrase.startswith("Table 6 cannot be reproduced; ")
+    intro = " ".join((landing.ROOT / "book" / "intro.md").read_text(encoding="utf-8").split())
+    assert f"As the table above files them, {phrase}." in intro
+
+
+def test_part_statuses_group_figures_and_tables():
+    items = (landing.Item("Figure 3", "partial", "r", "a"),
+             landing.Item("Figure 4", "partial", "r", "a"),
+             landing.Item("Table 1", "partial", "r", "a"),
+             landing.Item("Table 6", "not reproducible here", "r", "a"),
+             landing.Item("Example 1", "reproduced after a correction", "r", "a"),
+             landing.Item("Figure 2", "reproduced", "r", "a"),
+             landing.Item("Figure 9", "partial", "r", "b"))
+    assert landing.part_statuses(("a",), items) == (
+        "Table 6 cannot be reproduced; Figures 3 and 4 and Table 1 only in part; "
+        "Example 1 after a correction")
+
+
+def test_finding_2_names_its_stored_partition():
+    """Finding 2 names the partition by the stored file's cells and problem, not "stored"."""
+    import json as _json
+
+    stored = _json.loads((landing.RESULTS / "findings" / "corollary1.json").read_text())
+    p = stored["problem"]
+    text = landing.finding2_partition()
+    assert f"{stored['cells']:,} cells" in text
+    assert f"$\\eps = {p['epsilon']:g}$, $\\delta = {p['delta']:g}$" in text
+    md = landing.glance_markdown()
+    assert f"On {text}, the cell masses" in md and "stored partition" not in md

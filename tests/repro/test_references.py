@@ -30,6 +30,13 @@ def test_labels_read_as_authors_and_each_work_has_one_address():
     labels = [label for label, _ in entries]
     assert not [x for x in labels if x[:1].islower()]  # no user name as an author
     assert "Kaggle, n.d." in labels  # the data set's page gives no date
+    kaggle = next(text for label, text in entries if label == "Kaggle, n.d.")
+    assert "date" not in kaggle  # the label says it; the citing text says how the book uses it
+    for label, cited in (("Geng and Viswanath, 2016b", "2014"),
+                         ("Geng and Viswanath, 2016a", "2015")):
+        text = next(text for lab, text in entries if lab == label)
+        assert f"cite it as Geng and Viswanath ({cited})" in text  # the paper's citation years
     selvi = next(text for label, text in entries if label == "Selvi et al., 2024")
     assert selvi.count("2304.12681") == 1
+    assert "follows the 2024 version" in selvi
     assert not [text for _, text in entries if "Version 1.0.4" in text and "2020" in text]
