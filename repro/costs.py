@@ -23,17 +23,21 @@ Nothing here is typed: every number is read from the result files under ``result
 * :func:`computer`, :func:`where_computed` and :func:`dd_recomputed` (the (OPT) columns of
   Tables 2 and 3 computed separately, under ``dd_only/``): which computer computed each stored
   result, in neutral words (cores, and the GPU the file or another file of the same platform
-  names), from the record each result file keeps; :func:`computers` all of them and
-  :func:`hardware_sentence` the page's one statement of the reference hardware.
+  names), from the record each result file keeps; :func:`computers` all of them,
+  :func:`computers_defined` the one sentence that defines them (both pages) and
+  :func:`hardware_sentence` what the folded block's *computer* column means.
 * :func:`other_costs`: the other results the chapters read (:data:`OTHER_RESULTS`: one script
   each, the runs of Table 2 with the authors' code settings, the layout comparison), with the
   seconds their files record (:func:`result_seconds`); :func:`other_markdown` the page's table.
 * :func:`seconds_by_computer`: the task time of all the stored results of the families, per
   computer (times of different computers are never added; :func:`by_computer_text`);
-  :func:`total_markdown` the page's opening: the computers and the bottom line.
+  :func:`total_markdown` their total in the folded block of recorded times.
 * :func:`timed_run_record`: one dataset's paper-scale run of Table 2 or 3, timed whole from the
   sweep's log, and its agreement with the stored run (``scripts/record_timed_run.py``,
-  :data:`TIMED_RUNS`); :func:`timed_run_markdown` the page's paragraph on it.
+  :data:`TIMED_RUNS`); :func:`timed_run_markdown` the page's paragraph on it and
+  :func:`timed_run_load_sentence` the load it ran under (folded).
+* :func:`gpu_costs_markdown`: Table 3 on a GPU, per dataset with its rows and features, and
+  :func:`gpu_order_sentence` what orders its seconds (:func:`rank_correlation`).
 * :func:`ml_file_seconds`: one stored run of Tables 2 and 3 per computer, the single source of the
   times of this page and of the status page (:mod:`repro.bookpages`).
 """

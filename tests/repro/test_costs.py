@@ -364,7 +364,7 @@ def test_the_opt_recomputation_is_counted_where_costs_are_stated():
 
 
 def test_the_bottom_line_gives_one_subtotal_per_computer_and_adds_up():
-    """The page's bottom line is the families' summed seconds per computer: together they are the
+    """The folded block's total is the families' summed seconds per computer: together they are the
     other families' summed seconds plus Tables 2 and 3 per dataset (the datasets stored as one
     file and the (OPT) column included), read from the stored files; no time of the page adds
     different computers' seconds."""
