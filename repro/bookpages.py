@@ -484,11 +484,13 @@ def _scale(pairs: list[tuple[int, int]]) -> str:
 
 def _time_on_computers(by_computer: dict[str, float]) -> str:
     """A status row's computing time, one "computer: time" line per computer, longest first
-    ("2-core CPU: 9.3 h<br>H200 host: 14.8 min"; "not recorded" for a file that records no
-    computer): times of different computers are never added."""
+    ("2-core CPU: 9.3 h<br>H200 host: 14.8 min"; "computer not recorded" for the time of files
+    that record no computer; "not recorded" when no time is): times of different computers are
+    never added."""
     parts = sorted(((v, c) for c, v in by_computer.items() if v), reverse=True)
     return "<br>".join(
-        ("not recorded" if c == costs.NOT_RECORDED else _nowrap(costs.short_computer(c)))
+        ("computer not recorded" if c == costs.NOT_RECORDED
+         else _nowrap(costs.short_computer(c)))
         + f": {_nowrap(hms(v))}"
         for v, c in parts
     ) or "not recorded"
@@ -523,6 +525,11 @@ def _names(items: list[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
+# the folded block of the status page that says where the files of the stored results are and
+# what they do not record
+FILES_TITLE = "Where these results are stored, and what their files do not record"
+
+
 def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str:
     """The status tables (MyST markdown), from :func:`notebook_runs` and :func:`result_families`:
     one row per chapter in the order of the table of contents (:func:`toc_order`; its time to
@@ -530,12 +537,16 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
     main chapter, the first it lists, the chapters by their :data:`SHORT_TITLES`), then a key to
     its columns; one line per scale (a stored run of Tables 2 and 3, :func:`_run_label`) marked
     with the letter of the stored result it is part of, each with its computing time per
-    computer; then one note on what no file records."""
+    computer; then, folded (:data:`FILES_TITLE`), where the runs' files are and one note on
+    what no file records. The computers are defined first (:func:`repro.costs.computers_defined`).
+    """
     toc = {c: i for i, c in enumerate(toc_order())}
     runs = sorted(notebook_runs(notebooks), key=lambda r: (toc.get(r["chapter"], len(toc)),
                                                            r["chapter"]))
     order = {r["chapter"]: i for i, r in enumerate(runs)}
     lines = [
+        costs.computers_defined(results),
+        "",
         "## Chapters",
         "",
         "When the outputs stored with each chapter were computed (UTC) and the chapter's "
@@ -566,8 +577,10 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "## Stored results",
         "",
         "The computations the chapters load, computed once and stored with their provenance, "
-        "one row per stored result. Rows follow the chapter that presents each result; "
-        "Findings, which draws on several, is listed after it. {doc}`full_reproduction` gives "
+        "one row per stored result, in book order of the first chapter of its *chapters* "
+        "column, those that no chapter shows last; in that column, Findings, which draws on "
+        "several results, comes last. "
+        "{doc}`full_reproduction` gives "
         "the command that recomputes each, or, for a stored input that no command recomputes, "
         "where it came from.",
         "",
@@ -577,7 +590,8 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
     rows = []
     for r in result_families(results):
         title, chapters = RESULT_CHAPTERS.get(r["folder"], (r["folder"], ()))
-        rank = order.get(chapters[0], len(order)) if chapters else len(order)  # its main chapter
+        # its main chapter's place in the book (a page after the chapters); no chapter: last
+        rank = order.get(chapters[0], len(order)) if chapters else len(order) + 1
         rows.append((rank, title, chapters, r))
     old, merged, run_lines, parts, unread = [], [], [], [], []
 
@@ -621,7 +635,7 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
             old.append((title, bool(r["by_computer"])))
     lines += [
         *(["", f"{'; '.join(unread)}. They are stored as the record of what they measured "
-           "({doc}`full_reproduction` gives their commands); no page shows them."]
+           "({doc}`full_reproduction` gives their commands); no page shows their results."]
           if unread else []),
         "",
         "Key to the columns:",
@@ -634,8 +648,8 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
         "* *latest*: the date of the result's latest file; *(log)*: a file that records no "
         "date of its own, dated by the latest run it logs.",
         "* *computing time*: what computing it took as its files record it, one line per "
-        "computer, *computer: time* (the computers of {doc}`full_reproduction`); *not "
-        "recorded*, a file that records no computer. A table merged from many tasks "
+        "computer, *computer: time*; *computer not recorded: time*, the time of files that "
+        "record no computer. A table merged from many tasks "
         "is counted once, with its tasks; a benchmark, which records the times it measures but "
         "not its own, shows the sum of the runs it times.",
     ]
@@ -651,6 +665,7 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
             "|---|---|---|---|---|",
             *sorted(run_lines, key=lambda line: _scale_order((line.split(" | ")[0][2:], {}))),
             "",
+            f"````{{dropdown}} {FILES_TITLE}",
             "The letters of *part of* name the rows of the stored-results table: "
             + "; ".join(parts) + ". A sweep's run has per-task files under `results/sweep/` "
             "(for some runs those of the (OPT) column only), merged into one file under "
@@ -662,7 +677,11 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
             "The paper's printed values are stored beside them and took no computing.",
         ]
     note = _not_recorded_note(old, merged)
-    return "\n".join(lines + (["", note] if note else [])) + "\n"
+    if run_lines:
+        lines += [*(["", note] if note else []), "````"]
+    elif note:
+        lines += ["", f"````{{dropdown}} {FILES_TITLE}", note, "````"]
+    return "\n".join(lines) + "\n"
 
 
 def extract_figure(notebook: Path, name: str, out: Path) -> bool:

@@ -23,17 +23,21 @@ Nothing here is typed: every number is read from the result files under ``result
 * :func:`computer`, :func:`where_computed` and :func:`dd_recomputed` (the (OPT) columns of
   Tables 2 and 3 computed separately, under ``dd_only/``): which computer computed each stored
   result, in neutral words (cores, and the GPU the file or another file of the same platform
-  names), from the record each result file keeps; :func:`computers` all of them and
-  :func:`hardware_sentence` the page's one statement of the reference hardware.
+  names), from the record each result file keeps; :func:`computers` all of them,
+  :func:`computers_defined` the one sentence that defines them (both pages) and
+  :func:`hardware_sentence` what the folded block's *computer* column means.
 * :func:`other_costs`: the other results the chapters read (:data:`OTHER_RESULTS`: one script
   each, the runs of Table 2 with the authors' code settings, the layout comparison), with the
   seconds their files record (:func:`result_seconds`); :func:`other_markdown` the page's table.
 * :func:`seconds_by_computer`: the task time of all the stored results of the families, per
   computer (times of different computers are never added; :func:`by_computer_text`);
-  :func:`total_markdown` the page's opening: the computers and the bottom line.
+  :func:`total_markdown` their total in the folded block of recorded times.
 * :func:`timed_run_record`: one dataset's paper-scale run of Table 2 or 3, timed whole from the
   sweep's log, and its agreement with the stored run (``scripts/record_timed_run.py``,
-  :data:`TIMED_RUNS`); :func:`timed_run_markdown` the page's paragraph on it.
+  :data:`TIMED_RUNS`); :func:`timed_run_markdown` the page's paragraph on it and
+  :func:`timed_run_load_sentence` the load it ran under (folded).
+* :func:`gpu_costs_markdown`: Table 3 on a GPU, per dataset with its rows and features, and
+  :func:`gpu_order_sentence` what orders its seconds (:func:`rank_correlation`).
 * :func:`ml_file_seconds`: one stored run of Tables 2 and 3 per computer, the single source of the
   times of this page and of the status page (:mod:`repro.bookpages`).
 """
@@ -268,17 +272,17 @@ def _num(x, fmt: str) -> str:
 
 
 def total_markdown(root: Path | str = RESULTS) -> str:
-    """The page's bottom line (Markdown): the task time of all the stored results of the
-    families per computer (:func:`seconds_by_computer`); times of different computers are not
-    added."""
+    """The folded block's total (Markdown): the task time of all the stored results of the
+    families per computer (:func:`seconds_by_computer`), as recorded; times of different computers
+    are not added."""
     from . import sweep
 
     n = len(sweep.FAMILIES)
     by = seconds_by_computer(root)
-    why = (" Why some files do not record their computer is said in the folded block of the "
-           "measured costs." if NOT_RECORDED in by else "")
+    why = (" Why some files record no computer is said under the family table below."
+           if NOT_RECORDED in by else "")
     return (
-        f"**Bottom line.** The tasks of the {_word(n)} task families ran for "
+        f"**All stored tasks.** The tasks of the {_word(n)} task families ran for "
         f"{by_computer_text(by)}, each task's own wall-clock time summed "
         "per computer. This is the work of one process at a time; a run on several processes "
         f"takes less wall-clock time.{why}\n"
@@ -367,7 +371,7 @@ def costs_markdown(root: Path | str = RESULTS) -> str:
     settings = {
         2: "with the {doc}`Table 2 chapter's </notebooks/31_naive_bayes>` default settings, "
         "its *paper reading* (the choices the paper's text leaves open, read from the text; its "
-        "runs with the authors' code settings are in the table of other results above)",
+        "runs with the authors' code settings are in the table of other results below)",
         3: "with the {doc}`Table 3 chapter's </notebooks/32_coordinate_descent>` settings, "
         "its *paper reading* (the choices the paper's text leaves open, read from the text)",
     }
@@ -450,18 +454,21 @@ def cells_sentence(root: Path | str = RESULTS) -> str:
 
 
 def write_costs(root: Path | str = ROOT) -> Path:
-    """Write ``book/_generated/costs.md``, ``costs_total.md``, ``costs_computers.md``,
-    ``costs_slower.md``, ``costs_other.md``, ``costs_cells.md``, ``costs_timed.md`` and
-    ``costs_gpu.md`` (all included by ``book/full_reproduction.md``; the per-computer ones,
-    ``costs_computers.md``, ``costs.md`` and ``costs_slower.md``, in a folded block); returns
-    the first."""
+    """Write ``book/_generated/costs.md``, ``costs_total.md``, ``costs_defined.md``,
+    ``costs_computers.md``, ``costs_slower.md``, ``costs_other.md``, ``costs_cells.md``,
+    ``costs_timed.md`` and ``costs_gpu.md`` (all included by ``book/full_reproduction.md``; the
+    recorded times, ``costs_computers.md``, ``costs_total.md``, ``costs.md`` and
+    ``costs_slower.md``, in a folded block); returns the first."""
     folder = Path(root) / "book" / "_generated"
     folder.mkdir(parents=True, exist_ok=True)
     results = Path(root) / "results"
     (folder / "costs_total.md").write_text(total_markdown(results), encoding="utf-8")
     (folder / "costs_computers.md").write_text(hardware_sentence(results) + "\n",
                                                encoding="utf-8")
-    slower = [slower_tasks_sentence(t, results) for t in (2, 3)]
+    (folder / "costs_defined.md").write_text(computers_defined(results) + "\n",
+                                             encoding="utf-8")
+    slower = [timed_run_load_sentence(results), *(slower_tasks_sentence(t, results)
+                                                   for t in (2, 3))]
     (folder / "costs_slower.md").write_text("\n\n".join(x for x in slower if x) + "\n",
                                             encoding="utf-8")
     (folder / "costs_other.md").write_text(other_markdown(results), encoding="utf-8")
@@ -521,8 +528,8 @@ def ml_split_costs(table: int, root: Path | str = RESULTS) -> dict[str, list[dic
 def gpu_split_costs(root: Path | str = RESULTS) -> dict | None:
     """Table 3 on a GPU, from ``results/benchmarks/pcd_gpu.json`` (``None`` when absent):
     ``device``, ``sims``, ``rows`` (per dataset: ``gpu``, the seconds of one paper-scale split,
-    1,000 simulations of all six mechanisms in one process; ``n``, the dataset's rows, from the
-    stored Table 3) and
+    1,000 simulations of all six mechanisms in one process; ``n`` and ``d``, the dataset's rows and
+    features after encoding, from the stored Table 3) and
     ``kernel`` (the CUDA and one-thread numba kernels' seconds on one and the same call, measured
     in one run)."""
     from .ml_tables import result_path
@@ -533,7 +540,8 @@ def gpu_split_costs(root: Path | str = RESULTS) -> dict | None:
     bench = read_json(path)
     table = result_path(3, "paper", 100, 1000, root)
     sizes = (
-        {k: r.get("n") for k, r in read_json(table)["datasets"].items()} if table.is_file() else {}
+        {k: {"n": r.get("n"), "d": r.get("d")} for k, r in read_json(table)["datasets"].items()}
+        if table.is_file() else {}
     )
 
     return dict(
@@ -544,7 +552,8 @@ def gpu_split_costs(root: Path | str = RESULTS) -> dict | None:
         ),
         sims=bench["sims"],
         rows=[
-            dict(dataset=name, gpu=float(seconds), n=sizes.get(name))
+            dict(dataset=name, gpu=float(seconds), n=sizes.get(name, {}).get("n"),
+                 d=sizes.get(name, {}).get("d"))
             for name, seconds in bench["per_split_seconds"].items()
         ],
         kernel=bench.get("adult_gn_T5_seconds"),
@@ -565,24 +574,25 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
     g = gpu_split_costs(root)
     if g is None:
         return []
-    rows = by_rows(g["rows"])
+    rows = sorted(g["rows"], key=lambda r: (r["d"] is None, r["d"] or 0, r["dataset"]))
     lines = [
         "",
-        f"Table 3 on a GPU: seconds per paper-scale split ({g['sims']:,} simulations of the six "
+        f"Seconds per paper-scale split ({g['sims']:,} simulations of the six "
         f"mechanisms) of one process alone on the GPU of the {short_computer(g['computer'])}, per "
-        "dataset (by number of rows, smallest first). The CPU times of the stored tasks were "
+        "dataset with its *n* rows and *d* features after encoding (by *d*, smallest first). "
+        "The CPU times of the stored tasks were "
         "measured on other computers and are in Table 3's own table in the folded block below"
         + ("; where stored tasks took longer per split than these seconds, a paragraph in that "
            "block names them:" if slower_tasks_sentence(3, root) else ":"),
         "",
-        "| dataset | rows | GPU |",
-        "| --- | ---: | ---: |",
+        "| dataset | *n* | *d* | GPU |",
+        "| --- | ---: | ---: | ---: |",
     ]
     lines += [
-        f"| {r['dataset']} | {_num(r['n'], ',')} | {hms_cell(r['gpu'])} |"
+        f"| {r['dataset']} | {_num(r['n'], ',')} | {_num(r['d'], ',')} | {hms_cell(r['gpu'])} |"
         for r in rows
     ]
-    text = []
+    text = [gpu_order_sentence(g["rows"])]
     k = g["kernel"]
     if k:
         # three digits each, and the ratio of the printed values, so a reader can check it
@@ -597,9 +607,61 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
             "call on the largest dataset, not the speed-up of every split "
             "(`scripts/benchmark_pcd_gpu.py`)."
         )
+    text = [t for t in text if t]
     if text:
         lines += ["", " ".join(text)]
     return lines
+
+
+def _ranks(values: list[float]) -> list[float]:
+    """Ranks 1..m of ``values`` (ties share their mean rank)."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def rank_correlation(x: list[float], y: list[float]) -> float:
+    """Spearman's rank correlation of ``x`` and ``y`` (Pearson's correlation of their ranks)."""
+    rx, ry = _ranks(x), _ranks(y)
+    mx, my = statistics.fmean(rx), statistics.fmean(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+    sx = sum((a - mx) ** 2 for a in rx) ** 0.5
+    sy = sum((b - my) ** 2 for b in ry) ** 0.5
+    return cov / (sx * sy)
+
+
+def gpu_order_sentence(rows: list[dict]) -> str:
+    """What orders the GPU seconds per split of :func:`gpu_split_costs` (Markdown; empty without
+    ``n`` and ``d`` for every dataset): Spearman's rank correlation of the seconds with the rows
+    *n*, the features *d* and *n × d*, and, in order of *d*, the datasets that take longer than
+    one with more features."""
+    if len(rows) < 3 or any(r["n"] is None or r["d"] is None for r in rows):
+        return ""
+    t = [r["gpu"] for r in rows]
+    rho = {k: rank_correlation([f(r) for r in rows], t) for k, f in (
+        ("n", lambda r: r["n"]), ("d", lambda r: r["d"]), ("n × d", lambda r: r["n"] * r["d"]))}
+    follow = ("the features *d* more than the rows *n*" if rho["d"] > rho["n"]
+              else "the rows *n* more than the features *d*" if rho["n"] > rho["d"]
+              else "the rows *n* and the features *d* alike")
+    slower = [r for r in rows if any(o["d"] > r["d"] and o["gpu"] < r["gpu"] for o in rows)]
+    return (
+        f"The seconds follow {follow}: their rank correlation "
+        f"(Spearman) is {rho['d']:.2f} with *d*, {rho['n × d']:.2f} with *n* × *d* and "
+        f"{rho['n']:.2f} with *n*"
+        + ("; in order of *d*, " + _names([
+            f"{r['dataset']} ({r['n']:,} rows, *d* = {r['d']})" for r in slower])
+           + f" take{'s' * (len(slower) == 1)} longer than datasets with more features"
+           if slower else "; in order of *d*, every dataset takes longer than those with fewer")
+        + "."
+    )
 
 
 # ------------------------------------------------------------- which computer computed each result
@@ -878,9 +940,11 @@ def computers(root: Path | str = RESULTS) -> list[str]:
     return sorted(found, key=cores)
 
 
-def hardware_sentence(root: Path | str = RESULTS) -> str:
-    """The page's one statement of the computers (Markdown), from :func:`computers`: each one's
-    short label (:func:`short_computer`, the tables' *computer* column) and what it is."""
+def computers_defined(root: Path | str = RESULTS) -> str:
+    """The one sentence (Markdown) that defines the computers the stored results record
+    (:func:`computers`), each by its short label (:func:`short_computer`, as the *computer*
+    columns and the status page name it) and what it is; empty when none is recorded. Shared by
+    the full-reproduction and the status pages."""
     names = computers(root)
     if not names:
         return ""
@@ -890,14 +954,23 @@ def hardware_sentence(root: Path | str = RESULTS) -> str:
         + (f"one {c.split(' with one ', 1)[-1]}" if c.endswith(" GPU") else "no GPU")
         for c in names
     ]
+    return (f"The stored results name {_word(len(names))} computer"
+            f"{'s' * (len(names) > 1)}: {'; '.join(defs)}.")
+
+
+def hardware_sentence(root: Path | str = RESULTS) -> str:
+    """The folded block's statement of the computers (Markdown): the tables' *computer* column
+    names one of those of :func:`computers_defined`, or none; which computation uses a GPU; and
+    that times of different computers are never set against each other."""
+    names = computers(root)
+    if not names:
+        return ""
     gpu = any(short_computer(c) != c for c in names)
-    known = "known " if NOT_RECORDED in seconds_by_computer(root) else ""
+    known = NOT_RECORDED in seconds_by_computer(root)
     return (
-        f"Times were measured on {_word(len(names))} {known}computer"
-        f"{'s' * (len(names) > 1)}, named in "
-        f"the *computer* column of the tables below: {'; '.join(defs)}."
-        + (" The rest of the stored work records no computer (— in that column); the bottom "
-           "line gives how much." if known else "")
+        "The *computer* column of the tables below names the computer that ran the tasks"
+        + ("; the rest of the stored work records no computer (— in that column), and the "
+           "next paragraph gives how much." if known else ".")
         + (" Only the coordinate descent of Table 3 runs on a GPU where one is present "
            "(`repro.experiments.pcd_train`); every other computation runs on the CPU." if gpu
            else "")
@@ -1085,12 +1158,16 @@ def other_costs(root: Path | str = RESULTS) -> list[dict]:
     return out
 
 
+# the title of the folded block of :func:`other_markdown` that says how its times are counted
+OTHER_NOTES_TITLE = "How the times of this table are counted"
+
+
 def other_markdown(root: Path | str = RESULTS) -> str:
     """The page's table of the other results the chapters read (Markdown): what computes each,
     what it writes, the computer, its recorded wall-clock time (:func:`other_costs`) and who reads
     it; the long commands in full (``--datasets D`` written out as the datasets the file holds);
-    then how the (OPT) column's per-task files add up, and which results record no time of their
-    own."""
+    then, in a folded block (:data:`OTHER_NOTES_TITLE`), how the (OPT) column's per-task files
+    add up, and which results record no time of their own; then the stored inputs."""
     rows = other_costs(root)
     long = [r for r in rows if short_command(r["command"]) != r["command"]]
     mark = {r["command"]: f"({chr(ord('a') + k)})" for k, r in enumerate(long)}
@@ -1161,7 +1238,8 @@ def other_markdown(root: Path | str = RESULTS) -> str:
         notes.append(f"{_names(untimed)} record{'s' * one} what {'it' if one else 'they'} "
                      f"measure{'s' * one} but no running time of {'its' if one else 'their'} "
                      "own and no runs timed in seconds (—).")
-    return "\n".join([*lines, "", " ".join(notes), *inputs_markdown(root)]) + "\n"
+    return "\n".join([*lines, "", f"````{{dropdown}} {OTHER_NOTES_TITLE}", " ".join(notes),
+                      "````", *inputs_markdown(root)]) + "\n"
 
 
 def inputs_markdown(root: Path | str = RESULTS) -> list[str]:
@@ -1182,14 +1260,17 @@ def inputs_markdown(root: Path | str = RESULTS) -> list[str]:
             if key in problem
         )
         if problem.get("loss"):
-            setting += f", {problem['loss']} loss"
+            loss = problem["loss"]
+            setting += ", " + (f"$\\ell_{loss[1:]}$" if re.fullmatch(r"l\d+", loss) else loss) \
+                + " loss"
         out += ["", f"**Stored input.** `results/{rel}` is read by {reader}: no command "
                 "recomputes it. It is a non-uniform partition produced by "
                 "`dpdro.optimal_noise`"
                 + (f" ({setting})" if setting else "")
                 + ", and records no computing time and no computer. "
-                f"`scripts/{script}` checks it: on its partition, the paper's D(π, β) exceeds "
-                "the loss of a certified private noise, and dpdro's valid lower bound does not "
+                f"`scripts/{script}` checks it: on its partition, the paper's "
+                "$D(\\pi, \\beta)$ exceeds the loss of a certified private noise, and dpdro's "
+                "valid lower bound does not "
                 f"(`nice -n 10 .venv/bin/python scripts/{script}`)."]
     return out
 
@@ -1399,12 +1480,37 @@ def timed_run_path(table: int, dataset: str, root: Path | str = RESULTS) -> Path
 def timed_run_markdown(root: Path | str = RESULTS) -> list[str]:
     """The full-reproduction page's paragraphs on the timed runs (:data:`TIMED_RUNS`; Markdown
     lines, none without a file): each run's wall-clock time and sessions, the work of its tasks,
-    the load it ran under, its agreement with the stored run the chapter reads, and its
-    commands."""
+    its agreement with the stored run the chapter reads, and its commands. The load it ran under
+    is in the folded block (:func:`timed_run_load_sentence`)."""
     lines: list[str] = []
     for path in sorted(Path(root).glob(TIMED_RUNS)):
         lines += ["", *_timed_run_lines(read_json(path), path.relative_to(root))]
     return lines[1:]
+
+
+def timed_run_load_sentence(root: Path | str = RESULTS) -> str:
+    """The load each timed run (:data:`TIMED_RUNS`) ran under (Markdown; empty without a file):
+    the 1-minute load average when its tasks started, median and largest, against the run's own
+    worker processes and the computer's cores."""
+    out = []
+    for path in sorted(Path(root).glob(TIMED_RUNS)):
+        r = read_json(path)
+        load = [x for x in r["load_average_1min_start"] if x is not None]
+        if not load:
+            continue
+        jobs = re.search(r"--jobs (\d+)", r["sessions"][0]["command"])
+        cores = (r.get("provenance") or {}).get("cpu_count")
+        # a load above the run's own workers: other processes wanted the cores too
+        shared = statistics.median(load) > (int(jobs[1]) if jobs else 1)
+        out.append(
+            f"During the timed run of Table {r['table']} for {r['dataset']}, "
+            + ("other work ran on the computer, so its times are those of a shared computer: "
+               if shared else "")
+            + "the 1-minute load average (the processes running or waiting for a core, averaged "
+            f"over a minute) when a task started was {statistics.median(load):.1f} (median), "
+            f"{max(load):.1f} at most" + (f", on {cores} cores" if cores else "") + "."
+        )
+    return " ".join(out)
 
 
 def _kernels(records) -> str:
@@ -1430,7 +1536,6 @@ def _device(backend: str | None) -> str:
 def _timed_run_lines(r: dict, where: Path) -> list[str]:
     """:func:`timed_run_markdown` of one record."""
     n = len(r["sessions"])
-    load = [x for x in r["load_average_1min_start"] if x is not None]
     worst = max(v for row in r["max_abs_difference"].values() for v in row.values())
     cd = r.get("coordinate_descent") or {}
     command = r["sessions"][0]["command"]
@@ -1444,15 +1549,7 @@ def _timed_run_lines(r: dict, where: Path) -> list[str]:
         + f" on the {short_computer(r['computer'])}: **{hms(r['wall_seconds'])} of wall-clock "
         f"time** with {workers}, {hms(sum(r['task_seconds']))} of summed task time, "
         f"{hms(statistics.median(r['task_seconds']))} per split (median). "
-        # a load above the run's own workers: other processes wanted the cores too
-        + ("Other work ran on the computer during the run, so its times are those of a shared "
-           "computer: the " if statistics.median(load) > (int(jobs[1]) if jobs else 1) else "The ")
-        + "1-minute load average (the processes running or waiting for a core, averaged over a "
-        f"minute) when a task started was {statistics.median(load):.1f} (median), "
-        f"{max(load):.1f} at most"
-        + (f", on {cores} cores" if (cores := (r.get("provenance") or {}).get("cpu_count"))
-           else "")
-        + f". It ran the coordinate descent {_device(cd.get('backend'))}"
+        + f"It ran the coordinate descent {_device(cd.get('backend'))}"
         + (f" in {PRECISION.get(cd.get('dtype'), cd.get('dtype'))}" if cd.get("dtype") else "")
         + "; its per-split errors agree with those of the stored run the "
         f"chapter reads{_kernels(r.get('stored_coordinate_descent'))} to within {worst:.2g} "

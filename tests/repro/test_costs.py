@@ -177,13 +177,20 @@ def test_the_gpu_table_comes_from_the_benchmark_alone():
     # the GPU named by its short label, the computer of the hardware sentence that holds it
     assert bench["device"]["device"] in g["computer"]
     assert f"one process alone on the GPU of the {costs.short_computer(g['computer'])}," in md
-    assert "| dataset | rows | GPU |" in md and "CPU kernel |" not in md
+    assert "| dataset | *n* | *d* | GPU |" in md and "CPU kernel |" not in md
     assert "faster per split" not in md and "slower than" not in md
-    assert costs.short_computer(g["computer"]) in costs.hardware_sentence()
+    assert not md.lstrip().startswith("Table 3 on a GPU")  # the section's heading says it
+    assert costs.short_computer(g["computer"]) in costs.computers_defined()
+    # n and d are the stored Table 3's, each row as the benchmark and the table record it
+    table = read_json(RESULTS / "ml" / "table3_paper_100x1000.json")["datasets"]
     for r in g["rows"]:
-        assert f"| {r['dataset']} | {costs._num(r['n'], ',')} | {costs.hms_cell(r['gpu'])} |" in md
+        n, d = table[r["dataset"]]["n"], table[r["dataset"]]["d"]
+        assert (r["n"], r["d"]) == (n, d)
+        assert f"| {r['dataset']} | {n:,} | {d:,} | {costs.hms_cell(r['gpu'])} |" in md
     shown = [line.split(" | ")[0][2:] for line in md.splitlines() if line.startswith("| ")][2:]
-    assert shown == [r["dataset"] for r in costs.by_rows(g["rows"])]
+    assert shown == [r["dataset"] for r in sorted(g["rows"], key=lambda r: r["d"])]
+    assert "(by *d*, smallest first)" in md
+    assert costs.gpu_order_sentence(g["rows"]) in md
     kernel = bench["adult_gn_T5_seconds"]
     gpu, cpu = f"{kernel['cupy']:.3g}", f"{kernel['numba']:.3g}"
     # the ratio is the one the printed digits give
@@ -282,10 +289,12 @@ def test_where_computed_counts_the_splits_of_every_task_file(tmp_path):
         "spect": {"2-core CPU": 100},
     }
     assert costs.computers(tmp_path) == ["GPU X GPU", "2-core CPU"]
+    assert costs.computers_defined(tmp_path) == (
+        "The stored results name two computers: *GPU X host*, a computer with one GPU X GPU; "
+        "*2-core CPU*, a computer with 2 processor cores and no GPU."
+    )
     assert costs.hardware_sentence(tmp_path).startswith(
-        "Times were measured on two computers, named in the *computer* column of the tables "
-        "below: *GPU X host*, a computer with one GPU X GPU; *2-core CPU*, a computer with 2 "
-        "processor cores and no GPU."
+        "The *computer* column of the tables below names the computer that ran the tasks."
     )
     # the adult row names both computers, most splits first, and never adds their times
     adult = costs.computer_label(dict(fam["groups"])["adult"])
@@ -298,7 +307,7 @@ def test_where_computed_counts_the_splits_of_every_task_file(tmp_path):
 def test_the_hardware_sentence_names_every_recorded_computer():
     """Every computer a stored result file records, and only those, is in the page's one
     statement of the hardware; every stored per-task file is counted once."""
-    sentence = costs.hardware_sentence()
+    sentence = costs.computers_defined()
     found = set()
     for fam in costs.where_computed():
         for _, counts in fam["groups"]:
@@ -316,9 +325,17 @@ def test_the_hardware_sentence_names_every_recorded_computer():
     for c in costs.computers():
         assert f"*{costs.short_computer(c)}*, a " in sentence
         assert c.split(" with one ")[-1].split("-core")[-1] in sentence
-    # on the page, in the folded block of the per-computer costs
+    # on the page: the computers defined before the first section, the rest of what the
+    # stored results took, as recorded (its total included), in the folded block
     page = (ROOT / "book" / "full_reproduction.md").read_text(encoding="utf-8")
-    assert "_generated/costs_computers.md" in page[page.index("{dropdown}"):]
+    assert "_generated/costs_defined.md" in page[:page.index("\n## ")]
+    fold = page[page.index("````{dropdown} What the stored results took, as recorded"):]
+    fold = fold[:fold.index("\n````\n")]
+    for name in ("costs_computers", "costs_total", "costs", "costs_slower"):
+        assert f"_generated/{name}.md" in fold
+        assert page.count(f"_generated/{name}.md") == 1
+    for name in ("costs_timed", "costs_gpu"):  # the reference measurements, not folded
+        assert f"_generated/{name}.md" in page and f"_generated/{name}.md" not in fold
 
 
 def test_the_opt_recomputation_is_counted_where_costs_are_stated():
@@ -347,7 +364,7 @@ def test_the_opt_recomputation_is_counted_where_costs_are_stated():
 
 
 def test_the_bottom_line_gives_one_subtotal_per_computer_and_adds_up():
-    """The page's bottom line is the families' summed seconds per computer: together they are the
+    """The folded block's total is the families' summed seconds per computer: together they are the
     other families' summed seconds plus Tables 2 and 3 per dataset (the datasets stored as one
     file and the (OPT) column included), read from the stored files; no time of the page adds
     different computers' seconds."""
@@ -390,9 +407,9 @@ def test_work_that_records_no_computer_is_not_counted_as_a_computer():
     sentence = costs.hardware_sentence()
     total = costs.total_markdown()
     n = costs._word(len(costs.computers()))
+    assert f"The stored results name {n} computers:" in costs.computers_defined()
     if costs.NOT_RECORDED in by:
-        assert f"Times were measured on {n} known computers," in sentence
-        assert "The rest of the stored work records no computer" in sentence
+        assert "the rest of the stored work records no computer" in sentence
         assert "in work that records no computer" in total
     assert "a computer not recorded" not in total
 
@@ -471,8 +488,8 @@ def test_every_per_dataset_table_is_in_order_of_rows():
     for table in (2, 3):
         rows = costs.ml_costs(table)
         assert rows == costs.by_rows(rows)
-    md = costs.costs_markdown() + "\n".join(costs.gpu_costs_markdown())
-    assert md.count("(by number of rows, smallest first)") == 3
+    md = costs.costs_markdown()
+    assert md.count("(by number of rows, smallest first)") == 2
 
 
 def test_every_stored_file_has_a_command_or_is_a_stored_input():
@@ -511,7 +528,9 @@ def test_every_stored_file_has_a_command_or_is_a_stored_input():
     assert "`scripts/check_nonuniform_lower_bound.py` checks it" in md
     # the input is described by what it is, with no code history or date
     assert ("It is a non-uniform partition produced by `dpdro.optimal_noise` "
-            "(ε = 5, δ = 0.01, Δf = 1, l1 loss)") in md
+            "(ε = 5, δ = 0.01, Δf = 1, $\\ell_1$ loss)") in md
+    # the book's notation for the paper's lower bound
+    assert "the paper's $D(\\pi, \\beta)$ exceeds" in md and "D(π, β)" not in md
     assert "version of the code" not in md and "commit" not in md
     assert not re.search(r"\b20\d\d-\d\d-\d\d\b", md)
 
@@ -595,11 +614,14 @@ def test_timed_run_markdown_states_one_uninterrupted_run_and_its_commands(tmp_pa
     assert "scripts/sweep.py table3 --datasets adult --root DIR --jobs 2" in text
     assert "record_timed_run.py DIR --table 3 --dataset adult" in text
     assert "/x/y" not in text and "--no-progress" not in text
-    # the load averages are given with what they mean: a median of 2.5 for two workers
-    assert ("Other work ran on the computer during the run, so its times are those of a shared "
-            "computer: the 1-minute load average (the processes running or waiting for a core, "
-            "averaged over a minute) when a task started was 2.5 (median), 3.0 at most, "
-            "on 2 cores.") in text
+    # the load averages are given with what they mean (a median of 2.5 for two workers), in
+    # the folded block, not in the reference measurement itself
+    assert "load average" not in text
+    assert costs.timed_run_load_sentence(results) == (
+        "During the timed run of Table 3 for adult, other work ran on the computer, so its "
+        "times are those of a shared computer: the 1-minute load average (the processes "
+        "running or waiting for a core, averaged over a minute) when a task started was 2.5 "
+        "(median), 3.0 at most, on 2 cores.")
 
 
 def test_stored_tasks_slower_than_the_references_are_explained_from_their_files():
@@ -684,3 +706,33 @@ def test_runs_without_per_task_files_are_named_with_the_command_they_record():
     for r in timed:
         assert (f"{mark[r['command']]} only records a finished run: its "
                 f"{costs.hms(r['seconds'])} is the wall-clock time") in md
+
+
+def test_rank_correlation_on_exact_small_cases():
+    """Spearman's rank correlation: 1 for any increasing relation, -1 for a decreasing one,
+    ties sharing their mean rank (brute force: Pearson's correlation of the ranks)."""
+    assert costs.rank_correlation([1, 2, 3, 4], [10, 20, 30, 1000]) == pytest.approx(1)
+    assert costs.rank_correlation([1, 2, 3], [3, 2, 1]) == pytest.approx(-1)
+    assert costs._ranks([5, 1, 5, 2]) == [3.5, 1, 3.5, 2]
+    # x ranks 1..4, y ranks 2, 1, 4, 3: 1 - 6 * 4 / (4 * 15) = 0.6
+    assert costs.rank_correlation([1, 2, 3, 4], [2, 1, 4, 3]) == pytest.approx(0.6)
+
+
+def test_the_gpu_order_sentence_says_what_the_seconds_follow():
+    """The sentence under the GPU table names what orders the seconds (rank correlations with
+    n, d and n × d, the largest named) and every dataset that takes longer than one with more
+    features; it says nothing without n and d."""
+    rows = [dict(dataset="a", n=10, d=1, gpu=1.0), dict(dataset="b", n=1000, d=2, gpu=5.0),
+            dict(dataset="c", n=20, d=3, gpu=3.0), dict(dataset="e", n=5, d=4, gpu=6.0)]
+    text = costs.gpu_order_sentence(rows)
+    assert text.startswith("The seconds follow the features *d* more than the rows *n*: ")
+    assert "is 0.80 with *d*, 0.40 with *n* × *d* and -0.20 with *n*" in text
+    assert "b (1,000 rows, *d* = 2) takes longer than datasets with more features." in text
+    assert "a (" not in text and "c (" not in text
+    rows[1]["gpu"] = 2.0
+    assert "every dataset takes longer than those with fewer" in costs.gpu_order_sentence(rows)
+    assert costs.gpu_order_sentence([dict(r, d=None) for r in rows]) == ""
+    # the rows ordering the seconds better than the features: said so
+    swapped = [dict(r, n=r["d"], d=r["n"]) for r in rows]
+    assert costs.gpu_order_sentence(swapped).startswith(
+        "The seconds follow the rows *n* more than the features *d*: ")

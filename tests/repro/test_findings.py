@@ -56,7 +56,9 @@ def test_status_pages_are_generated_from_stored_notebooks(tmp_path):
     assert "No stored output contains an error." in md
     # no code-history column and no commit hash; the time stays on one line
     assert "abcdef" not in md
-    row = "| x | no chapter | full | 2026\u201101\u201102 | not recorded: 3.0\u00a0s |"
+    # a time whose computer is not recorded says so: the time is recorded
+    row = ("| x | no chapter | full | 2026\u201101\u201102 | computer not recorded: "
+           "3.0\u00a0s |")
     assert row in md
     assert "| code |" not in md
 
@@ -246,11 +248,13 @@ def test_status_run_lines_name_their_datasets_and_a_logged_date():
 
 def test_stored_results_follow_the_stated_order_rule():
     """The rule the status page states is the one its rows follow: by the table-of-contents
-    position of the first chapter named in each row; Findings, when a row names it with other
-    chapters, is named after them."""
+    position of the first chapter named in each row (a book page after the chapters), the rows
+    that no chapter shows last; Findings, when a row names it with other chapters, is named after
+    them."""
     md = bookpages.status_markdown().split("## Stored results")[1]
-    assert ("Rows follow the chapter that presents each result; Findings, which draws on "
-            "several, is listed after it.") in md
+    assert ("one row per stored result, in book order of the first chapter of its *chapters* "
+            "column, those that no chapter shows last; in that column, Findings, which draws on "
+            "several results, comes last.") in md
     toc = {c: i for i, c in enumerate(bookpages.toc_order())}
     titles = {SHORT: c for c, SHORT in bookpages.SHORT_TITLES.items()}
     table = md.split("|---|---|---|---|---|")[1].split("\n\n")[0]
@@ -260,8 +264,9 @@ def test_stored_results_follow_the_stated_order_rule():
         name = first.group(1).replace("\u00a0", " ").replace("\u2011", "-") if first else None
         stem = next((c for s, c in titles.items()
                      if name and s.replace("\u00a0", " ").replace("\u2011", "-") == name), None)
-        ranks.append(toc.get(stem, len(toc)))
+        ranks.append(toc.get(stem, len(toc)) if first else len(toc) + 1)
     assert ranks and ranks == sorted(ranks)
+    assert ranks[-1] == len(toc) + 1  # the benchmarks that no chapter reads
     for _, chapters in bookpages.RESULT_CHAPTERS.values():
         if "91_findings" in chapters:
             assert chapters[-1] == "91_findings"
@@ -306,3 +311,24 @@ def test_the_scale_key_reads_as_the_cells_it_explains():
     assert ("or, for Tables 2 and 3, *N runs (X)*: N stored runs, listed in the next table with "
             "X in its *part of* column.") in md
     assert re.search(r"\| \d+\u00a0runs \([A-Z]\) \|", md)
+
+
+def test_the_status_page_defines_its_computers_and_folds_its_bookkeeping():
+    """The status page opens with the one sentence that defines the computers its computing
+    times name (the full-reproduction page's, :func:`repro.costs.computers_defined`); the notes
+    on where the runs' files are and what no file records are in one folded block; the
+    benchmarks that no chapter reads are said to have no page that shows their results."""
+    md = bookpages.status_markdown()
+    defined = costs.computers_defined()
+    assert defined and md.startswith(defined + "\n")
+    for c in costs.computers():
+        assert f"*{costs.short_computer(c)}*, a computer with" in defined
+    fold = md.split(f"````{{dropdown}} {bookpages.FILES_TITLE}\n")[1]
+    assert fold.rstrip().endswith("````")
+    assert "The letters of *part of* name" in fold and "*Not recorded*:" in fold
+    outside = md.split("````{dropdown}")[0]
+    assert "The letters of *part of*" not in outside and "*Not recorded*" not in outside
+    assert "no page shows their results." in outside and "no page shows them" not in md
+    # a computing time without its computer reads as such
+    assert "computer not recorded: " in md and "<br>not recorded:" not in md
+    assert "| not recorded: " not in md
