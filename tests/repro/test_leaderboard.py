@@ -11,6 +11,7 @@ from repro.leaderboard import (
     MECHANISMS,
     SCALE_PERCENT,
     _decade_label,
+    below_dpdro,
     leaderboard,
     leaderboard_figure,
     leaderboard_grid,
@@ -90,3 +91,32 @@ def test_decade_labels():
     assert [_decade_label(10.0**k) for k in range(-3, 5)] == [
         "0.001", "0.01", "0.1", "1", "10", "100", "$10^{3}$", "$10^{4}$"
     ]
+
+
+def test_below_dpdro_lists_exactly_the_cells_where_a_mechanism_costs_less(rows):
+    for loss in ("l1", "l2"):
+        for m in MECHANISMS[1:]:
+            found = {(e, d): x for e, d, x in below_dpdro(rows, loss, m)}
+            for r in rows:
+                if r["loss"] != loss or r["mechanism"] != m:
+                    continue
+                key = (r["epsilon"], r["delta"])
+                ours = next(
+                    q["expected_loss"]
+                    for q in rows
+                    if q["mechanism"] == "dpdro"
+                    and (q["loss"], q["epsilon"], q["delta"]) == (loss, *key)
+                )
+                if r["valid"] and r["expected_loss"] < ours:
+                    assert found.pop(key) == pytest.approx(ours / r["expected_loss"] - 1)
+            assert not found
+    # a hand-made cell: Tulap below the stored noise by 1%
+    made = [
+        {"loss": "l1", "epsilon": 0.1, "delta": 0.01, "mechanism": "dpdro", "expected_loss": 1.01,
+         "valid": True},
+        {"loss": "l1", "epsilon": 0.1, "delta": 0.01, "mechanism": "tulap", "expected_loss": 1.0,
+         "valid": True},
+    ]
+    assert below_dpdro(made, "l1", "tulap") == [(0.1, 0.01, pytest.approx(0.01))]
+    made[1]["valid"] = False
+    assert below_dpdro(made, "l1", "tulap") == []
