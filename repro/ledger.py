@@ -265,7 +265,6 @@ _RULES = (
         "so 0.1705 is not optimal",                # a certified noise beats the claimed optimum
         "cannot be a valid lower bound",           # a certified noise lies below the claimed bound
         "so it is not the optimum",                # a certified achievable cost below the claim
-        "proves laplace is not optimal",
         "the correct calibration is",              # the drawn σ has another δ (exact profile)
     )),
     ("consistent with the paper's bound", ("is a valid but loose bound", "theorem 1 is an upper bound")),
