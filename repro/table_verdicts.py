@@ -157,11 +157,20 @@ def evidence(cells: dict | None = None, paper: dict | None = None) -> dict:
 
 
 # ------------------------------------------------------------------------------------ verdicts
-def _o_note(ev, i, j) -> str:
+def _o_note(ev, i, j, enters: bool = True) -> str:
+    """The note on a cell whose paper's O contradicts certified bounds (:func:`optimum_check`).
+
+    ``enters`` is False where the entry does not involve O: Table 1's entry
+    100%·(B_UB − B_LB)/max{O, 1} (:func:`repro.tables.sub_total`) is 100(B_UB − B_LB) when O < 1,
+    O cancelling in Table 4 + Table 5.
+    """
     if not ev["check"][i, j]:
         return ""
-    return (" The paper's O in this cell contradicts certified bounds (its Table 4 row) and enters "
-            "this entry.")
+    if enters:
+        return (" The paper's O in this cell contradicts certified bounds (its Table 4 row) and "
+                "enters this entry.")
+    return (" The paper's O in this cell contradicts certified bounds (its Table 4 row), but it "
+            "cancels in this entry: with O < 1 the entry is 100(B_UB − B_LB).")
 
 
 def _table4(ev, i, j, counts):
@@ -272,7 +281,8 @@ def _table1(ev, i, j, counts):
         f"{RECONSTRUCTED} {counts['t1']} of {counts['cells']} cells: Table 1 is Table 4 + Table 5 "
         "to the printed precision, so the paper's O and the benchmark lower bound of the Table 5 "
         f"row reproduce this entry; here {_terms_text(m)} gives {recon}%{last_digit}. Ours, "
-        f"with the valid bound, is {e1['t1'][i, j]:.2f}%." + _o_note(ev, i, j))
+        f"with the valid bound, is {e1['t1'][i, j]:.2f}%."
+        + _o_note(ev, i, j, enters=ev["o_paper"][i, j] >= 1))
 
 
 def _table6(ev, i, j, counts):

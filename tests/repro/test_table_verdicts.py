@@ -208,3 +208,29 @@ def test_table1_reconstruction_names_a_last_digit_that_differs(stored):
         assert f"gives {recon}%" in texts[i, j]
         n_said += said
     assert n_said >= 1   # (0.01, 0.1): 17.09 reconstructed, 17.08 printed
+
+
+def test_o_note_says_whether_the_paper_s_o_enters_the_entry():
+    ev = {"check": np.array([["below", ""]], dtype=object)}
+    assert tv._o_note(ev, 0, 1) == "" and tv._o_note(ev, 0, 1, enters=False) == ""
+    assert tv._o_note(ev, 0, 0).endswith("and enters this entry.")
+    assert "cancels in this entry" in tv._o_note(ev, 0, 0, enters=False)
+
+
+def test_table1_says_o_enters_only_where_it_is_at_least_one(stored):
+    """Table 1's entry 100·(B_UB − B_LB)/max{O, 1} involves O only where O ≥ 1: a contradicted O
+    "enters this entry" there and "cancels" below 1. Stored: 12 and 40 of the 52 such cells,
+    e.g. (ε, δ) = (1, 0.005) with the paper's O = 0.92301 < 1."""
+    _, ev, verdict = stored
+    texts = verdict["table1"][1]
+    enters, cancels = 0, 0
+    for (i, j), text in np.ndenumerate(texts):
+        if not ev["check"][i, j] or verdict["table1"][0][i, j] == "matches":
+            assert "enters this entry" not in text and "cancels in this entry" not in text
+            continue
+        big = ev["o_paper"][i, j] >= 1
+        assert ("enters this entry" in text) == big and ("cancels in this entry" in text) != big
+        enters, cancels = enters + big, cancels + (not big)
+    assert (enters, cancels) == (12, 40)
+    i, j = tables.EPSILONS.index(1), tables.DELTAS.index(0.005)
+    assert ev["o_paper"][i, j] < 1 and "cancels in this entry" in texts[i, j]
