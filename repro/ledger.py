@@ -374,8 +374,9 @@ def shown_number(value: str, paper: str) -> str:
     """A recorded number (ours or the deviation) at the precision the paper prints its value,
     trailing zeros kept (``"301"`` against ``"300.96"`` → ``"301.00"``), with at least two
     significant digits (``0.0297`` against ``"0.28"`` → ``"0.030"``), and a minus sign; four
-    significant digits where the paper's entry is not a plain decimal. A value that is not a
-    number (words, empty) is returned as it is."""
+    significant digits where the paper's entry is not a plain decimal, two in exponent form
+    (``5e-07`` against ``"1e-06"`` → ``"5.0e−07"``). A value that is not a number (words, empty)
+    is returned as it is."""
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -385,6 +386,7 @@ def shown_number(value: str, paper: str) -> str:
     places = _decimals(paper)
     if places is None:
         text = f"{x:#.4g}".rstrip(".")
+        text = f"{x:.1e}" if "e" in text else text
     else:
         if x:
             places = max(places, 1 - math.floor(math.log10(abs(x))))
@@ -489,6 +491,13 @@ def prose_html(text: str) -> str:
     out = html.escape(in_words(text))
     out = re.sub(r"(?<![\w′])([^\W\d_]′?)_(\w+)", r"\1<sub>\2</sub>", out)
     return re.sub(r"\^(\([^()]*\)|[−-]?\w+)", r"<sup>\1</sup>", out)
+
+
+def sentence(text: str) -> str:
+    """An explanation as a sentence: its first letter capitalised where it is a Latin letter; one
+    that starts with a symbol (ε, ℓ, δ) keeps it, since a capital Epsilon would read as E."""
+    first = text[:1]
+    return first.upper() + text[1:] if first.isascii() and first.isalpha() else text
 
 
 # --- an opening shared by many explanations, printed once ----------------------------------

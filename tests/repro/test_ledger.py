@@ -326,6 +326,8 @@ def test_shown_number_at_the_papers_printed_precision():
     assert ledger.shown_number("-0.0001", "1.5") == "−0.00010"
     assert ledger.shown_number("0.5660", "yes (qualitative)") == "0.5660"   # 4 digits, zeros kept
     assert ledger.shown_number("301", "1e-05") == "301.0"
+    assert ledger.shown_number("5e-07", "1e-06") == "5.0e−07"   # exponent form: two digits
+    assert ledger.shown_number("-5e-07", "1e-06") == "−5.0e−07"
     assert ledger.shown_number("0.56-0.97 for ε ≤ 2", "yes") == "0.56-0.97 for ε ≤ 2"
     assert ledger.shown_number("", "1.0") == ""
 
@@ -351,3 +353,10 @@ def test_a_time_the_paper_states_as_an_upper_limit_has_no_deviation():
 
 def test_ranges_take_an_en_dash():
     assert ledger.in_words("0.56-0.97 for eps <= 2, [-3, 3]") == "0.56–0.97 for ε ≤ 2, [−3, 3]"
+
+
+def test_sentence_capitalises_a_word_but_not_a_symbol():
+    assert ledger.sentence("value hard-coded") == "Value hard-coded"
+    assert ledger.sentence("ε k f → 2 as k grows") == "ε k f → 2 as k grows"
+    assert ledger.sentence("δ = 0.1 here") == "δ = 0.1 here"
+    assert ledger.sentence("") == "" and ledger.sentence("1% gap") == "1% gap"
