@@ -1326,7 +1326,7 @@ def inputs_markdown(root: Path | str = RESULTS) -> list[str]:
         problem = read_json(path).get("problem") or {}
         setting = ", ".join(
             f"${sym} = {problem[key]:g}$"
-            for key, sym in (("epsilon", "\\varepsilon"), ("delta", "\\delta"),
+            for key, sym in (("epsilon", "\\eps"), ("delta", "\\delta"),
                              ("sensitivity", "\\Delta f"))
             if key in problem
         )

@@ -555,7 +555,7 @@ def test_every_stored_file_has_a_command_or_is_a_stored_input():
     assert "`scripts/check_nonuniform_lower_bound.py` checks it" in md
     # the input is described by what it is, with no code history or date
     assert ("It is a non-uniform partition produced by `dpdro.optimal_noise` "
-            "($\\varepsilon = 5$, $\\delta = 0.01$, $\\Delta f = 1$, $\\ell_1$ loss)") in md
+            "($\\eps = 5$, $\\delta = 0.01$, $\\Delta f = 1$, $\\ell_1$ loss)") in md
     assert "and `dpdro`'s valid lower bound does not" in md
     # the book's notation for the paper's lower bound
     assert "the paper's $D(\\pi, \\beta)$ exceeds" in md and "D(π, β)" not in md
