@@ -570,7 +570,7 @@ def status_markdown(notebooks: Path = NOTEBOOKS, results: Path = RESULTS) -> str
     with_errors = [r["chapter"] for r in runs if r["errors"]]
     lines += [
         "",
-        f"Together: {total / 60:.1f} minutes for {len(runs)} chapters. "
+        f"Together: {total / 60:.1f} min for {len(runs)} chapters. "
         + (f"Outputs with errors: {', '.join(with_errors)}." if with_errors
            else "No stored output contains an error."),
         "",

@@ -237,16 +237,15 @@ def ml_progress(table: int, root: Path | str = RESULTS) -> dict[str, dict]:
 
 
 def hms(seconds: float | None) -> str:
-    """Seconds as "12.3 s", "4.5 min" or hours to two significant figures, "2.3 h" or "71 h"
-    ("—" for None): a measured wall-clock time is not known to more."""
+    """Seconds as "12.3 s", "4.5 min" or "11.8 h", one decimal in every unit ("—" for None), so
+    that times in one sentence or table read alike."""
     if seconds is None:
         return "—"
     if seconds < 60:
         return f"{seconds:.1f} s"
     if seconds < 3600:
         return f"{seconds / 60:.1f} min"
-    hours = seconds / 3600
-    return f"{hours:.1f} h" if hours < 9.95 else f"{float(f'{hours:.2g}'):.0f} h"
+    return f"{seconds / 3600:.1f} h"
 
 
 def hms_cell(seconds: float | None) -> str:
@@ -580,10 +579,9 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
         f"Seconds per paper-scale split ({g['sims']:,} simulations of the six "
         f"mechanisms) of one process alone on the GPU of the {short_computer(g['computer'])}, per "
         "dataset with its *n* rows and *d* features after encoding (by *d*, smallest first). "
-        "The CPU times of the stored tasks were "
-        "measured on other computers and are in Table 3's own table in the folded block below"
-        + ("; where stored tasks took longer per split than these seconds, a paragraph in that "
-           "block names them:" if slower_tasks_sentence(3, root) else ":"),
+        + stored_devices_sentence(g["computer"], root)
+        + (" Where stored tasks took longer per split than these seconds, a paragraph in that "
+           "block names them." if slower_tasks_sentence(3, root) else ""),
         "",
         "| dataset | *n* | *d* | GPU |",
         "| --- | ---: | ---: | ---: |",
@@ -611,6 +609,78 @@ def gpu_costs_markdown(root: Path | str = RESULTS) -> list[str]:
     if text:
         lines += ["", " ".join(text)]
     return lines
+
+
+def stored_devices(table: int = 3, root: Path | str = RESULTS) -> dict[str, list[dict]]:
+    """Where the per-task files of the paper-scale run of Table 2 or 3 computed their splits, per
+    column group (``"other columns"``: the files of each dataset's folder; ``"(OPT)"``: those under
+    its ``dd_only/``): one dict per computer (:func:`computer`) and processor, most splits first,
+    with ``computer``, ``gpu`` (``True`` where the files' ``coordinate_descent.backend`` is
+    ``"cupy"``: the coordinate descent ran on the GPU), ``splits`` and ``datasets``. Nothing is
+    typed: every value comes from the task files."""
+    gpus = _gpus_by_platform(root)
+    folder = Path(root) / "sweep" / f"table{table}" / "paper_100x1000"
+    out: dict[str, list[dict]] = {}
+    for column, pattern in (("other columns", "*/*.json"), ("(OPT)", "*/dd_only/*.json")):
+        groups: dict[tuple[str, bool], dict] = {}
+        for f in sorted(folder.glob(pattern)):
+            data = read_json(f)
+            if not data.get("n_splits"):
+                continue
+            gpu = (data.get("coordinate_descent") or {}).get("backend") == "cupy"
+            g = groups.setdefault((computer(data, gpus), gpu), dict(splits=0, datasets=set()))
+            g["splits"] += int(data["n_splits"])
+            g["datasets"].add(data.get("dataset") or f.relative_to(folder).parts[0])
+        if groups:
+            out[column] = sorted(
+                (dict(computer=c, gpu=gpu, splits=g["splits"], datasets=sorted(g["datasets"]))
+                 for (c, gpu), g in groups.items()),
+                key=lambda r: -r["splits"],
+            )
+    return out
+
+
+def stored_devices_sentence(benchmark: str, root: Path | str = RESULTS) -> str:
+    """Where the stored tasks of Table 3 ran (Markdown; empty without per-task files), for the GPU
+    section: per column group of :func:`stored_devices`, the splits on each computer and on its
+    GPU or CPU; which of them ran on ``benchmark`` (:func:`computer`), the computer of the GPU
+    table, and that the times of the other computers cannot be set against that table."""
+    where = stored_devices(3, root)
+    if not where:
+        return ""
+    every = {d for groups in where.values() for g in groups for d in g["datasets"]}
+
+    def splits(g: dict) -> str:
+        of = "" if set(g["datasets"]) == every else f" of {_names(g['datasets'])}"
+        return f"{g['splits']:,} splits{of}"
+
+    def on(g: dict) -> str:
+        host = short_computer(g["computer"])
+        return (f"the GPU of the {host}" if g["gpu"]
+                else f"the CPU of the {host}" if host != g["computer"]
+                else f"the {host} (no GPU)")
+
+    clauses = [f"{'its' if i == 0 else 'the'} {column}{' column' * (column == '(OPT)')} ran "
+               + _names([f"{splits(g)} on {on(g)}" for g in groups])
+               for i, (column, groups) in enumerate(where.items())]
+    same = [(column, g) for column, groups in where.items() for g in groups
+            if g["computer"] == benchmark]
+    apart = [short_computer(c) for c in dict.fromkeys(
+        g["computer"] for groups in where.values() for g in groups) if c != benchmark]
+    out = ("The times of Table 3's stored tasks are in its own table in the folded block below, "
+           f"each on the computer its files record: {'; '.join(clauses)}.")
+    if same:
+        out += (" Of these, only the " + _names([
+            splits(g) + ("" if column == "(OPT)" else " (without the (OPT) column, which the "
+                         "seconds above include)") for column, g in same])
+            + f" ran on the same computer as the seconds above, the {short_computer(benchmark)}")
+        out += ";" if apart else "."
+    if apart:
+        names = _names([f"the {a}" for a in apart])
+        out += (f" {names[:1].upper() if not same else names[:1]}{names[1:]} "
+                f"{'is another computer' if len(apart) == 1 else 'are other computers'}, whose "
+                "times cannot be set against these.")
+    return out
 
 
 def _ranks(values: list[float]) -> list[float]:
@@ -1255,8 +1325,9 @@ def inputs_markdown(root: Path | str = RESULTS) -> list[str]:
             continue
         problem = read_json(path).get("problem") or {}
         setting = ", ".join(
-            f"{sym} = {problem[key]:g}"
-            for key, sym in (("epsilon", "ε"), ("delta", "δ"), ("sensitivity", "Δf"))
+            f"${sym} = {problem[key]:g}$"
+            for key, sym in (("epsilon", "\\eps"), ("delta", "\\delta"),
+                             ("sensitivity", "\\Delta f"))
             if key in problem
         )
         if problem.get("loss"):
@@ -1269,7 +1340,7 @@ def inputs_markdown(root: Path | str = RESULTS) -> list[str]:
                 + (f" ({setting})" if setting else "")
                 + ", and records no computing time and no computer. "
                 f"`scripts/{script}` checks it: on its partition, the paper's "
-                "$D(\\pi, \\beta)$ exceeds the loss of a certified private noise, and dpdro's "
+                "$D(\\pi, \\beta)$ exceeds the loss of a certified private noise, and `dpdro`'s "
                 "valid lower bound does not "
                 f"(`nice -n 10 .venv/bin/python scripts/{script}`)."]
     return out
@@ -1425,8 +1496,8 @@ def slower_tasks_sentence(table: int, root: Path | str = RESULTS, factor: float 
     and nothing else: on a CPU the reference is the timed run (:data:`TIMED_RUNS`) on the same
     computer, on a GPU the GPU benchmark of the same dataset (:func:`gpu_split_costs`); a group is
     named when its median per split exceeds ``factor`` times the reference. A group whose files
-    show no difference from the reference (same kernel, one process per GPU) is said to have
-    nothing else in its files that explains it."""
+    show no difference from the reference (same kernel, one process per GPU) is said to record
+    no other cause."""
     timed = [read_json(p) for p in sorted(Path(root).glob(TIMED_RUNS))]
     timed = [r for r in timed if r.get("table") == table]
     gpu = gpu_split_costs(root) if table == 3 else None
@@ -1458,7 +1529,7 @@ def slower_tasks_sentence(table: int, root: Path | str = RESULTS, factor: float 
                        + (f", the timed run's {statistics.median(ref_loads):.1f}"
                           if bench is None and ref_loads else ""))
         if not explained:
-            why.append("nothing else in their files explains the difference")
+            why.append("the files record no other cause")
         against = hms(reference) + ("" if bench is not None or ref["dataset"] == g["dataset"]
                                     else f" for {ref['dataset']}")
         clauses.append(f"{g['dataset']} on the {short_computer(g['computer'])}, "

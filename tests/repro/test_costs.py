@@ -127,11 +127,12 @@ def test_the_cost_page_names_every_run_not_at_the_paper_scale():
                 assert f"{name}, {p['splits']} of 100 splits stored" in md
 
 
-def test_hours_are_stated_to_two_significant_figures():
+def test_hours_are_stated_to_one_decimal():
     assert costs.hms(None) == "—" and costs.hms(12.34) == "12.3 s" and costs.hms(270) == "4.5 min"
     assert costs.hms_cell(270) == "4.5\u00a0min" and costs.hms_cell(None) == "—"
     assert [costs.hms(h * 3600) for h in (1, 2.26, 9.96, 71.42, 283.4)] == [
-        "1.0 h", "2.3 h", "10 h", "71 h", "280 h"]
+        "1.0 h", "2.3 h", "10.0 h", "71.4 h", "283.4 h"]
+    assert costs.hms(11.8 * 3600) == "11.8 h"  # not "12 h" beside "8.7 h"
 
 
 def _write(path, data):
@@ -196,6 +197,32 @@ def test_the_gpu_table_comes_from_the_benchmark_alone():
     # the ratio is the one the printed digits give
     assert (f"its GPU took {gpu} s and one CPU thread {cpu} s, "
             f"{float(cpu) / float(gpu):.0f} times faster; that ratio is one call") in md
+
+
+def test_the_gpu_section_names_where_every_stored_split_ran():
+    """The GPU section says, from the task files, on which computer and on its GPU or CPU
+    (``coordinate_descent.backend``) every stored split of Table 3 ran, and calls none of them
+    CPU times; only those of the benchmark's computer are said to be comparable."""
+    folder = RESULTS / "sweep" / "table3" / "paper_100x1000"
+    where = costs.stored_devices(3)
+    for column, pattern in (("other columns", "*/*.json"), ("(OPT)", "*/dd_only/*.json")):
+        files = [read_json(f) for f in sorted(folder.glob(pattern))]
+        # every split counted once, on the GPU exactly where the file's kernel is CuPy's
+        assert sum(g["splits"] for g in where[column]) == sum(f["n_splits"] for f in files)
+        assert sum(g["splits"] for g in where[column] if g["gpu"]) == sum(
+            f["n_splits"] for f in files
+            if (f.get("coordinate_descent") or {}).get("backend") == "cupy")
+    g = costs.gpu_split_costs()
+    md = "\n".join(costs.gpu_costs_markdown())
+    assert "CPU times" not in md and costs.stored_devices_sentence(g["computer"]) in md
+    for groups in where.values():
+        for r in groups:
+            host = costs.short_computer(r["computer"])
+            assert (f"on the GPU of the {host}" if r["gpu"] else f"on the {host} (no GPU)") in md
+            same, apart = (md.split("Of these, ")[1].split(" cannot be set against")[0]
+                           .split(";"))
+            assert (f"the {host}" in apart) == (r["computer"] != g["computer"])
+            assert (f"the {host}" in same) == (r["computer"] == g["computer"])
 
 
 def test_computer_names_cores_and_the_gpu_of_the_same_platform():
@@ -528,7 +555,8 @@ def test_every_stored_file_has_a_command_or_is_a_stored_input():
     assert "`scripts/check_nonuniform_lower_bound.py` checks it" in md
     # the input is described by what it is, with no code history or date
     assert ("It is a non-uniform partition produced by `dpdro.optimal_noise` "
-            "(ε = 5, δ = 0.01, Δf = 1, $\\ell_1$ loss)") in md
+            "($\\eps = 5$, $\\delta = 0.01$, $\\Delta f = 1$, $\\ell_1$ loss)") in md
+    assert "and `dpdro`'s valid lower bound does not" in md
     # the book's notation for the paper's lower bound
     assert "the paper's $D(\\pi, \\beta)$ exceeds" in md and "D(π, β)" not in md
     assert "version of the code" not in md and "commit" not in md
@@ -628,7 +656,7 @@ def test_stored_tasks_slower_than_the_references_are_explained_from_their_files(
     """Every group of stored Table 3 tasks slower per split than its reference (the timed run on
     the same computer, the GPU benchmark of the same dataset) gets one clause, from its files:
     the worker processes that shared the GPU, a kernel other than the timed run's, or, where the
-    files show neither, that nothing else in them explains the difference."""
+    files show neither, that the files record no other cause."""
     import statistics
 
     sentence = costs.slower_tasks_sentence(3)
@@ -645,7 +673,7 @@ def test_stored_tasks_slower_than_the_references_are_explained_from_their_files(
             if slow and max(g["jobs"]) > 1:
                 assert f"worker processes shared the GPU, `--jobs {max(g['jobs'])}`" in clause
             elif slow:
-                assert "nothing else in their files explains the difference" in clause
+                assert "the files record no other cause" in clause
         elif g["computer"] in timed:
             ref = timed[g["computer"]]
             slow = g["per_split"] > 1.5 * statistics.median(ref["task_seconds"])
@@ -653,7 +681,7 @@ def test_stored_tasks_slower_than_the_references_are_explained_from_their_files(
                 assert "an earlier, slower version of the kernel" in clause
             elif slow:
                 assert "the same kernel as the timed run" in clause
-                assert "nothing else in their files explains the difference" in clause
+                assert "the files record no other cause" in clause
         else:
             slow = False
         assert (head in sentence) == slow
@@ -664,7 +692,7 @@ def test_stored_tasks_slower_than_the_references_are_explained_from_their_files(
         assert sentence.endswith("the reference times give what a split costs with the "
                                  "current kernel.")
         assert sentence not in costs.costs_markdown()  # its own paragraph, costs_slower.md
-        assert "a paragraph in that block names them:" in "\n".join(
+        assert "a paragraph in that block names them." in "\n".join(
             costs.gpu_costs_markdown())
 
 
