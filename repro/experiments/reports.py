@@ -174,7 +174,8 @@ def ml_ledger_rows(
                     # Imp divides by an unresolved or negative gap: no meaning, never a match
                     status = "differs"
                     expl = (f"{baseline} is not measurably better than the best literature "
-                            f"mechanism here (95% CI of the gap not above 0), so Imp {NO_MEANING}; ")
+                            "mechanism here (95% CI of the gap not above 0), so Imp "
+                            f"{NO_MEANING}; ")
                 expl += settings(name, side, c, k, m)
                 alt = None if alternative is None else alternative(name, side, c)
                 if alt is not None and alt[1] is not None and np.isfinite(alt[1]):
