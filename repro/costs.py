@@ -622,15 +622,15 @@ def stored_devices(table: int = 3, root: Path | str = RESULTS) -> dict[str, list
     folder = Path(root) / "sweep" / f"table{table}" / "paper_100x1000"
     out: dict[str, list[dict]] = {}
     for column, pattern in (("other columns", "*/*.json"), ("(OPT)", "*/dd_only/*.json")):
+        counts = _splits_by(folder.glob(pattern), lambda x: (
+            computer(x, gpus), (x.get("coordinate_descent") or {}).get("backend") == "cupy",
+            x["dataset"]))
         groups: dict[tuple[str, bool], dict] = {}
-        for f in sorted(folder.glob(pattern)):
-            data = read_json(f)
-            if not data.get("n_splits"):
-                continue
-            gpu = (data.get("coordinate_descent") or {}).get("backend") == "cupy"
-            g = groups.setdefault((computer(data, gpus), gpu), dict(splits=0, datasets=set()))
-            g["splits"] += int(data["n_splits"])
-            g["datasets"].add(data.get("dataset") or f.relative_to(folder).parts[0])
+        for (where, gpu, dataset), n in counts.items():
+            if n:
+                g = groups.setdefault((where, gpu), dict(splits=0, datasets=set()))
+                g["splits"] += n
+                g["datasets"].add(dataset)
         if groups:
             out[column] = sorted(
                 (dict(computer=c, gpu=gpu, splits=g["splits"], datasets=sorted(g["datasets"]))
@@ -894,7 +894,7 @@ def by_computer_text(seconds: dict[str, float]) -> str:
     ])
 
 
-def _splits_by(files, describe) -> dict[str, int]:
+def _splits_by(files, describe) -> dict:
     """``{describe(data): splits}`` over per-task result files of Tables 2 and 3 (each counts its
     ``n_splits``)."""
     counts: dict[str, int] = {}
