@@ -183,6 +183,23 @@ def test_output_family_certificate_vs_brute_force(name, pieces):
     check_certificate(mech, 0.125, prob.delta)
 
 
+@pytest.mark.parametrize("step, expected", [(1 / 12, 1.0), (float(np.nextafter(1 / 12, 1)), 0.5)])
+def test_output_certificate_counts_pieces_a_float_tick_short_of_delta_f(step, expected):
+    """Pieces [0, s), [s, 7s), [7s, 8s) with Δf = 1/2: the first and last hold query values at
+    distance below Δf exactly when six float ticks s fall short of 1/2 (s = float(1/12) = 1/12 −
+    2⁻⁵⁷·…), and then their laws (disjoint: δ = 1) must be compared; one float up they are 1/2
+    or more apart and the worst pair is the middle law against a neighbour (δ = 1/2 at ε = 1)."""
+    near = 6 * Fraction(step) < Fraction(1, 2)
+    assert near == (expected == 1.0)
+    edges = np.arange(-1, 10) * step
+    a, b = np.eye(10)[1], np.eye(10)[2]
+    laws = [dpdro.PiecewiseUniform(edges, p, grid=step) for p in (a, (a + b) / 2, b)]
+    mech = dd.Mechanism(tuple(laws), np.array([0.0]), 1.0, 0.5, 0.5, kind="output",
+                        query_atoms=np.zeros(3), clamp=True, edge_ticks=np.array([0, 1, 7, 8]),
+                        edge_step=step)
+    assert mech.certify() == pytest.approx(expected, abs=1e-9)
+
+
 @pytest.mark.parametrize("name", sorted(INSTANCES))
 @pytest.mark.parametrize("centred, atom", [(False, False), (True, True)])
 def test_noise_family_certificate_vs_brute_force(name, centred, atom):
