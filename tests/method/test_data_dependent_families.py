@@ -212,6 +212,24 @@ def test_noise_family_certificate_vs_brute_force(name, centred, atom):
     check_certificate(ub.mechanism, 0.125, prob.delta)
 
 
+def test_families_on_a_float_rounded_up_grid_vs_brute_force():
+    """β = the smallest float ≥ Δf/6 (1/6 is not a float; the driver's path has such steps): both
+    families' released mechanisms are certified, and no pair of query values beats the certificate
+    (the driver's test below covers β = 1/12 on the ℓ2 instance)."""
+    from dpdro.data_dependent.optimal import _float_up
+
+    prob = problem("l1")
+    beta = _float_up(Fraction(prob.sensitivity).limit_denominator(100) / 6)
+    assert Fraction(beta) != Fraction(prob.sensitivity) / 6
+    _, ub = output_bounds(prob, beta, lower=False)
+    check_certificate(ub.mechanism, beta / 2, prob.delta)
+    A = math.ceil(dpdro.mechanisms.truncated_laplace_half_width(
+        epsilon=prob.epsilon, delta=prob.delta, sensitivity=prob.sensitivity))
+    ub = dd.upper_bound(prob, dpdro.Partition.uniform(L=math.ceil(A / beta), beta=beta),
+                        centred=True, atom=True)
+    check_certificate(ub.mechanism, beta / 2, prob.delta)
+
+
 @pytest.mark.parametrize("name", sorted(INSTANCES))
 def test_anchor_certificates_vs_brute_force(name):
     prob = problem(name)
