@@ -1,9 +1,9 @@
 r"""A driver for the data-dependent problem P′: refine the grid until a target gap or a time limit.
 
 :func:`optimal_noise` is the data-dependent counterpart of :func:`dpdro.optimal_noise`. Along the
-refinement path β = β₀, β₀/2, β₀/4, … (β₀ the largest power-of-two fraction of a common divisor of
-Δf and |Φ| that is at most Δf/2) it keeps the best certified mechanism of every valid restriction
-it solves and the best valid lower bound:
+refinement path β = β₀, β₀/2, β₀/3, β₀/4, β₀/6, β₀/8, β₀/12, … (β₀ the largest power-of-two
+fraction of a common divisor of Δf and |Φ| that is at most Δf/2; :func:`default_betas`) it keeps
+the best certified mechanism of every valid restriction it solves and the best valid lower bound:
 
 Lower bound
     The randomized-rounding bound D′_R on the fine pieces of width β: in output coordinates on the
@@ -23,9 +23,15 @@ Upper bounds (each a restriction of P′, each released certified; neither domin
       query value itself, on the model of the lower bound with the other costs;
     * the paper's noise family P′(π, β) (:func:`~dpdro.data_dependent.upper_bound`) on the
       support [−A, A + β), A the truncated Laplace half-width rounded up, with a point mass at 0
-      and, for symmetric losses, cells centred on the grid points; solved while it is competitive
-      (at the first step, and as long as it was within the target of the output family at the
-      previous one);
+      and, for symmetric losses, cells centred on the grid points; solved while it pays: at the
+      first step, after every step at which it improved the best bound of the two refined families
+      (output and noise, of all steps so far; the anchors below are not refined), and at every
+      step where the output family is not available. Its LP is the costlier of the two and its
+      grids are not nested (centred cells of width β/2 do not refine those of width β, so a finer
+      grid can give a worse bound): on Figure 3's (5, 0.25) it improves that bound up to K = 16
+      (0.1037), not at K = 24 (0.1101), and is not solved after (while within the target of the
+      output family, it took 4.7 s at K = 32 for 0.1089 and 33 s at K = 48 for 0.1010, where the
+      output family took 0.7 s for 0.1079 and 2 s for 0.0998);
     * two anchors without a refinement: the constant mechanism (0-DP, the output family's law on one
       cell) and the data-independent optimal noise (:func:`dpdro.optimal_noise`, within a tenth of
       the time) added to every query value and clamped to Φ.
@@ -43,6 +49,8 @@ import math
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
+
+import numpy as np
 
 from .._budget import TimeBudget
 from .._closed_forms import truncated_laplace_half_width
@@ -112,9 +120,20 @@ class DDOptimalNoise:
             ))
 
 
-def default_betas(problem: Problem, n: int = 8) -> list[float]:
-    """β₀, β₀/2, …: β₀ = the largest common divisor of Δf and |Φ| (as fractions with denominators
-    up to 10⁶), halved until it is at most Δf/2."""
+def default_betas(problem: Problem, n: int = 14) -> list[float]:
+    """β₀/m for the n smallest m among 1, 2, 3, 4, 6, 8, 12, 16, 24, … (the powers of two and three
+    times them), each rounded up to a float: β₀ = the largest common divisor of Δf and |Φ| (as
+    fractions with denominators up to 10⁶), halved until it is at most Δf/2.
+
+    The steps ×3/2 and ×4/3 between the halvings give the path a stop between K and 2K pieces
+    (the cost of a step grows about as K³): on Figure 3's (5, 0.25) the output family on K = 48
+    (0.0998 in 2 s) is as good as on K = 64 (0.0997 in 22 s). Rounding up keeps every piece
+    edge at least as far apart as in exact arithmetic: Δf/β steps of the float β (e.g. of
+    float(1/12), 2⁻⁵⁷ short of 1/12) never fall short of Δf, so pieces the LPs treat as too far
+    apart to be neighbours are so for the released mechanism too (its edges are
+    φ_lo + k·β exactly; :func:`dpdro.data_dependent.privacy_profile`). A power of two times a
+    float is exact, so the halving path is unchanged: it is the subsequence m = 2^i, and the
+    default n = 14 ends at β₀/128 as its 8 steps did."""
     d = Fraction(problem.sensitivity).limit_denominator(10**6)
     w = Fraction(problem.phi_hi - problem.phi_lo).limit_denominator(10**6)
     g = Fraction(
@@ -123,7 +142,18 @@ def default_betas(problem: Problem, n: int = 8) -> list[float]:
     )
     while g > d / 2:
         g /= 2
-    return [float(g / 2**i) for i in range(n)]
+    return [_float_up(g / m) for m in _path_divisors(n)]
+
+
+def _path_divisors(n: int) -> list[int]:
+    """The n smallest numbers 2^i and 3·2^i, in increasing order."""
+    return sorted({2**i for i in range(n)} | {3 * 2**i for i in range(n)})[:n]
+
+
+def _float_up(x: Fraction) -> float:
+    """The smallest float ≥ x."""
+    f = float(x)
+    return f if Fraction(f) >= x else float(np.nextafter(f, np.inf))
 
 
 def optimal_noise(
@@ -205,17 +235,11 @@ def optimal_noise(
 
 @dataclass
 class _PathState:
-    """What the path remembers between steps: the last bound of each upper family."""
+    """What the path remembers between steps: the best bound of the refined families (output and
+    noise) and whether the noise family is still solved (module docstring)."""
 
-    output: float | None = None
-    noise: float | None = None
-
-    def noise_competitive(self, rel_gap: float) -> bool:
-        """Solve the noise family at the first step and while it was within the target of the
-        output family at the previous one (or the output family is not available)."""
-        if self.noise is None or self.output is None:
-            return True
-        return self.noise <= (1.0 + rel_gap) * self.output
+    refined: float = math.inf
+    noise_pays: bool = True
 
 
 def _step(problem, beta, A, rel_gap, best, budget, state) -> dict:
@@ -223,7 +247,7 @@ def _step(problem, beta, A, rel_gap, best, budget, state) -> dict:
     entry (see :class:`DDOptimalNoise`)."""
     row = dict(beta=beta, K=problem.grouping(beta).K, lower=None, output=None, noise=None)
     t0 = time.perf_counter()
-    solve_noise = state.noise_competitive(rel_gap)
+    solve_noise = state.noise_pays
 
     def on_lower(lb):
         best.offer_lower(lb)
@@ -237,14 +261,19 @@ def _step(problem, beta, A, rel_gap, best, budget, state) -> dict:
         row["seconds_output"] = time.perf_counter() - t0
 
     ub_out = _lower_and_output(problem, beta, rel_gap, best, budget, on_lower, on_upper)
-    row["output"] = state.output = None if ub_out is None else ub_out.value
+    row["output"] = None if ub_out is None else ub_out.value
+    if ub_out is not None:
+        state.refined = min(state.refined, ub_out.value)
     t1 = time.perf_counter()
     if best.gap > rel_gap and not budget.expired() and solve_noise:
         ub = _noise_upper(problem, beta, A, budget)
-        row["noise"] = state.noise = None if ub is None else ub.value
+        row["noise"] = None if ub is None else ub.value
         best.offer_upper(ub, "noise")
+        state.noise_pays = ub_out is None or (ub is not None and ub.value < state.refined)
+        if ub is not None:
+            state.refined = min(state.refined, ub.value)
     elif not solve_noise:
-        state.noise = None if state.output is None else math.inf
+        state.noise_pays = ub_out is None
     row["seconds_noise"] = time.perf_counter() - t1
     row["cumulative"] = budget.elapsed()
     row["best_upper"] = None if best.upper is None else best.upper.value

@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -148,7 +149,10 @@ def privacy_profile(
         a = np.zeros(len(noises)) if query_atoms is None else np.asarray(query_atoms, float)
         if a.shape != (len(noises),) or np.any(a < 0) or np.any(a > 1):
             raise ValueError(f"query_atoms must be {len(noises)} values in [0, 1], got {a}")
-        L1, L2 = _output_pairs(et, len(noises), kd, strict=eta_phi == 0)
+        strict = eta_phi == 0 and kd * _exact_tick(h, edge_ticks, edge_step) >= Fraction(
+            sensitivity
+        )
+        L1, L2 = _output_pairs(et, len(noises), kd, strict=strict)
         # the release law is a_l·(point ϕ) + (1 − a_l)·Z_l
         G = G * (1.0 - a)[:, None]
         atoms = atoms * (1.0 - a)
@@ -191,6 +195,15 @@ def _edge_ticks(e: np.ndarray, h: float, edge_ticks, edge_step) -> tuple[np.ndar
     return et, eta_phi
 
 
+def _exact_tick(h: float, edge_ticks, edge_step) -> Fraction:
+    """The length of one tick of the piece edges in :func:`_edge_ticks` (exactly: the edges are
+    e_0 + ticks·this): edge_step over its whole number of lattice steps h when the edges are given
+    in ``edge_ticks``, h itself when they lie on the lattice exactly."""
+    if edge_ticks is None:
+        return Fraction(h)
+    return Fraction(float(edge_step)) / round(float(edge_step) / h)
+
+
 def _common_lattice(
     noises: list[PiecewiseUniform], sensitivity: float
 ) -> tuple[list[np.ndarray], float]:
@@ -223,8 +236,11 @@ def _pairs(et: np.ndarray, M: int, kd: int):
 
 
 def _output_pairs(et: np.ndarray, M: int, kd: int, *, strict: bool):
-    """Every ordered pair of pieces containing query values at distance ≤ Δf: gap < Δf (≤ when the
-    edges are only known up to a rounding offset, to be safe)."""
+    """Every ordered pair of pieces containing query values at distance ≤ Δf: gap < Δf, i.e. a gap
+    below kd ticks when kd ticks are at least Δf exactly (``strict``); a gap of at most kd ticks
+    otherwise (the edges only known up to a rounding offset, or a tick a float just short of
+    Δf/kd, e.g. float(1/12) with Δf = 1/2: six such ticks are shorter than Δf, so pieces six ticks
+    apart hold query values at distance below Δf)."""
     L1, L2 = np.meshgrid(np.arange(M), np.arange(M), indexing="ij")
     L1, L2 = L1.ravel(), L2.ravel()
     gap = np.maximum(et[L2] - et[L1 + 1], et[L1] - et[L2 + 1])

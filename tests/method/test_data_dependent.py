@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -580,9 +581,35 @@ def test_dd_optimal_noise_reaches_gap_and_certifies():
     assert res.stopped == "gap" and res.gap <= 0.3
     assert res.mechanism.certify() <= prob.delta
     assert 0 < res.lower.value <= res.upper.value
-    assert [r["beta"] for r in res.history] == [0.5, 0.25, 0.125, 0.0625, 0.03125][
-        : len(res.history)
-    ]
+    path = [0.5, 0.25, 1 / 6, 0.125, 1 / 12, 0.0625, 1 / 24, 0.03125]
+    assert [r["beta"] for r in res.history] == pytest.approx(path[: len(res.history)], rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    "sensitivity, phi_lo, phi_hi, beta0",
+    [(2.0, 0.0, 4.0, 1), (1.0, 0.0, 3.0, Fraction(1, 2)), (0.5, -1.0, 2.0, Fraction(1, 4)),
+     (0.3, 0.0, 0.7, Fraction(1, 10))],
+)
+def test_default_betas_path(sensitivity, phi_lo, phi_hi, beta0):
+    """β₀/m for m = 1, 2, 3, 4, 6, 8, 12, …, each the smallest float ≥ β₀/m: strictly decreasing,
+    Δf/β and |Φ|/β whole numbers, never a float β shorter than β₀/m (so Δf/β steps of it reach
+    Δf exactly), and for a dyadic β₀ the halving path of before is a subsequence, bit for bit."""
+    from dpdro.data_dependent.optimal import default_betas
+
+    prob = dd.Problem(epsilon=1.0, delta=0.2, sensitivity=sensitivity, phi_lo=phi_lo,
+                      phi_hi=phi_hi)
+    betas = default_betas(prob)
+    m = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128]
+    assert len(betas) == len(m)
+    assert all(a > b for a, b in zip(betas, betas[1:], strict=False))
+    for k, beta in zip(m, betas, strict=True):
+        exact = Fraction(beta0) / k
+        assert Fraction(beta) >= exact > Fraction(float(np.nextafter(beta, -np.inf)))
+        K, n = prob.grouping(beta).K, prob.base_problem.shifts(beta)
+        assert K == round((phi_hi - phi_lo) / exact) and n == round(sensitivity / exact)
+        assert n * Fraction(beta) >= Fraction(sensitivity)
+    if Fraction(beta0).denominator & (Fraction(beta0).denominator - 1) == 0:  # dyadic β₀
+        assert [betas[m.index(2**i)] for i in range(8)] == [float(beta0) / 2**i for i in range(8)]
 
 
 @pytest.mark.parametrize(

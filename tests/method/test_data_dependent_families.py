@@ -183,6 +183,23 @@ def test_output_family_certificate_vs_brute_force(name, pieces):
     check_certificate(mech, 0.125, prob.delta)
 
 
+@pytest.mark.parametrize("step, expected", [(1 / 12, 1.0), (float(np.nextafter(1 / 12, 1)), 0.5)])
+def test_output_certificate_counts_pieces_a_float_tick_short_of_delta_f(step, expected):
+    """Pieces [0, s), [s, 7s), [7s, 8s) with Δf = 1/2: the first and last hold query values at
+    distance below Δf exactly when six float ticks s fall short of 1/2 (s = float(1/12) = 1/12 −
+    2⁻⁵⁷·…), and then their laws (disjoint: δ = 1) must be compared; one float up they are 1/2
+    or more apart and the worst pair is the middle law against a neighbour (δ = 1/2 at ε = 1)."""
+    near = 6 * Fraction(step) < Fraction(1, 2)
+    assert near == (expected == 1.0)
+    edges = np.arange(-1, 10) * step
+    a, b = np.eye(10)[1], np.eye(10)[2]
+    laws = [dpdro.PiecewiseUniform(edges, p, grid=step) for p in (a, (a + b) / 2, b)]
+    mech = dd.Mechanism(tuple(laws), np.array([0.0]), 1.0, 0.5, 0.5, kind="output",
+                        query_atoms=np.zeros(3), clamp=True, edge_ticks=np.array([0, 1, 7, 8]),
+                        edge_step=step)
+    assert mech.certify() == pytest.approx(expected, abs=1e-9)
+
+
 @pytest.mark.parametrize("name", sorted(INSTANCES))
 @pytest.mark.parametrize("centred, atom", [(False, False), (True, True)])
 def test_noise_family_certificate_vs_brute_force(name, centred, atom):
@@ -193,6 +210,24 @@ def test_noise_family_certificate_vs_brute_force(name, centred, atom):
                         centred=centred, atom=atom)
     assert ub.mechanism.kind == "noise" and not ub.mechanism.clamp
     check_certificate(ub.mechanism, 0.125, prob.delta)
+
+
+def test_families_on_a_float_rounded_up_grid_vs_brute_force():
+    """β = the smallest float ≥ Δf/6 (1/6 is not a float; the driver's path has such steps): both
+    families' released mechanisms are certified, and no pair of query values beats the certificate
+    (the driver's test below covers β = 1/12 on the ℓ2 instance)."""
+    from dpdro.data_dependent.optimal import _float_up
+
+    prob = problem("l1")
+    beta = _float_up(Fraction(prob.sensitivity).limit_denominator(100) / 6)
+    assert Fraction(beta) != Fraction(prob.sensitivity) / 6
+    _, ub = output_bounds(prob, beta, lower=False)
+    check_certificate(ub.mechanism, beta / 2, prob.delta)
+    A = math.ceil(dpdro.mechanisms.truncated_laplace_half_width(
+        epsilon=prob.epsilon, delta=prob.delta, sensitivity=prob.sensitivity))
+    ub = dd.upper_bound(prob, dpdro.Partition.uniform(L=math.ceil(A / beta), beta=beta),
+                        centred=True, atom=True)
+    check_certificate(ub.mechanism, beta / 2, prob.delta)
 
 
 @pytest.mark.parametrize("name", sorted(INSTANCES))
