@@ -83,7 +83,7 @@ import scipy.sparse as sp
 
 from ._budget import TimeBudget
 from ._closed_forms import truncated_laplace_cdf, truncated_laplace_half_width
-from ._rounding import round_down, round_up
+from ._rounding import exp_up, round_down, round_up
 from ._validation import check_choice
 from .lp import PrivacyLP
 from .monotone import monotone_matrix, monotone_noise
@@ -144,9 +144,13 @@ class GridLP(PrivacyLP):
         self.problem, self.L, self.kind = problem, int(L), kind
         self.k = _steps(k)
         self.r = self.k.denominator  # β = r·Δf on a coarse grid (k = 1/r), else r = 1
-        self.beta = beta = problem.sensitivity / float(self.k)
-        self.max_shift = max(self.k.numerator, 1)  # grid steps per Δf (at least one)
         lower = kind == "lower"
+        self.beta = beta = (
+            _lower_step(problem.sensitivity, self.k)
+            if lower
+            else problem.sensitivity / float(self.k)
+        )
+        self.max_shift = max(self.k.numerator, 1)  # grid steps per Δf (at least one)
         self.coefficients = "average" if not lower else coefficients
         self._check_options(atom, scale, margin, symmetric)
         lo, hi = problem.support if problem.support is not None else (-math.inf, math.inf)
@@ -172,8 +176,13 @@ class GridLP(PrivacyLP):
         self.exp_rows = (
             problem.exp_epsilon * (1.0 - float(margin))
             if not lower
-            else math.exp(self.r * problem.epsilon)
+            else exp_up(float(np.nextafter(self.r * problem.epsilon, np.inf)))
         )
+        # lower bound: rows stored as a relaxation (_lowered), so the certified bound needs no
+        # allowance for errors in them (dpdro.lp.safe_lower_bound)
+        self._relax = _lowered if lower and not problem.monotone else None
+        if self._relax is not None:
+            self.matrix_rel = 0.0
         self.shift_weight = 1.0 / self.r if not lower else 1.0
         self._unit = self.delta_rows  # budget rows read Σ …/δ ≤ 1: their tolerance is relative to δ
         extra = ([self.atom_col], [1.0 / self._unit]) if self.atom_col is not None else ((), ())
@@ -336,14 +345,15 @@ class GridLP(PrivacyLP):
         n_groups = self.n_groups
         # budget rows: free terms (q_j = 0 beyond the range) and the atom, divided by the unit
         w = self.shift_weight / self._unit
-        free = sp.csr_matrix((s[f_c] * w, (f_g, f_c)), shape=(n_groups, self.n_p))
+        relax = self._relax or (lambda v: v)
+        free = sp.csr_matrix((relax(s[f_c] * w), (f_g, f_c)), shape=(n_groups, self.n_p))
         budgets = np.array([self.add_delta_row(free[g]) for g in range(n_groups)])
         # segment rows (divided by s_i): r_i − e^ε (s_j/s_i) r_j − τ ≤ 0, τ = t/s_i with s_i/unit
         # in the budget
         n = ci.size
         tg = np.concatenate((g_of, np.asarray([g for g, _ in tail_rows], dtype=np.int64)))
         tw = np.concatenate((s[ci], np.ones(len(tail_rows)))) * w
-        t = self.add_t_cols(tg.size, budget=budgets[tg], weights=tw)
+        t = self.add_t_cols(tg.size, budget=budgets[tg], weights=relax(tw))
         rows = np.arange(n)
         seg = sp.csr_matrix(
             (
@@ -358,7 +368,9 @@ class GridLP(PrivacyLP):
             parts.append(
                 sp.hstack([row, sp.csr_matrix((1, self.model.n_cols - self.n_p))]).tocsr() + tcol
             )
-        self.add_fixed_rows(sp.vstack(parts).tocsr(), -INF, 0.0)
+        rows = sp.vstack(parts).tocsr()
+        rows.data = relax(rows.data)
+        self.add_fixed_rows(rows, -INF, 0.0)
 
     def _tail_rows(self) -> list[tuple[int, sp.csr_matrix]]:
         """Lower bound: q((−∞, w_lo)) − e^ε q((−∞, w_lo − m)) and q((w_hi, ∞)) − e^ε q((w_hi − m,
@@ -487,10 +499,30 @@ def _steps(k) -> Fraction:
 
 
 def _group_delta(problem: Problem, r: int) -> float:
-    """δ_r = δ·(e^{rε} − 1)/(e^ε − 1): group privacy turns (ε, δ) at Δf into (rε, δ_r) at r·Δf."""
+    """δ_r = δ·(e^{rε} − 1)/(e^ε − 1), rounded up: group privacy turns (ε, δ) at Δf into
+    (rε, δ_r) at r·Δf."""
     if r == 1:
         return problem.delta
-    return problem.delta * math.expm1(r * problem.epsilon) / math.expm1(problem.epsilon)
+    return round_up(problem.delta * math.expm1(r * problem.epsilon) / math.expm1(problem.epsilon))
+
+
+def _lower_step(sensitivity: float, k: Fraction) -> float:
+    """The lower bound's step β = Δf/k, lowered by ulps until β·k ≤ Δf exactly: its shifts
+    m·β, |m| ≤ k·r (r·Δf for the coarse grid k = 1/r), then lie within those the noise is
+    private for."""
+    beta = sensitivity / float(k)
+    while Fraction(beta) * k > Fraction(sensitivity):
+        beta = float(np.nextafter(beta, 0.0))
+    return beta
+
+
+def _lowered(values) -> np.ndarray:
+    """Coefficients of rows Σ_j a_j x_j ≤ b over columns x ≥ 0, each one that is not an integer
+    lowered by an ulp. Each was computed to within half an ulp of its exact value (from e^{rε} and
+    δ_r rounded up, and Δf/k rounded down: a relaxation of the rows of P's rounded law), so the rows
+    as stored are a relaxation: every point feasible for the exact rows is feasible for them."""
+    v = np.asarray(values, dtype=float)
+    return np.where(v == np.round(v), v, np.nextafter(v, -np.inf))
 
 
 def _floor(x: float) -> float:

@@ -3,12 +3,13 @@ grid-shift reduction of the privacy profile, the randomized-rounding lower bound
 against exactly rounded private noises, symmetric against general formulations, small δ."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
 import dpdro
-from dpdro.grid import GridLP, grid_lower_bound, grid_upper_bound
+from dpdro.grid import GridLP, _lower_step, _lowered, grid_lower_bound, grid_upper_bound
 from dpdro.mechanisms import Staircase, truncated_laplace_half_width
 from dpdro.testing import brute_lp
 
@@ -254,6 +255,46 @@ def test_lower_bound_is_valid_for_perturbed_duals():
     for scale in (1e-6, 1e-3, 1.0):
         noisy = sol.row_duals * (1 + scale * rng.standard_normal(sol.row_duals.size))
         assert lp.dual_bound(noisy) <= sol.objective + 1e-12
+
+
+def test_lower_lp_rows_are_stored_as_a_relaxation():
+    """The lower-bound LP stores its rows rounded in the safe direction (e^{rε} and δ_r up, Δf/k
+    down, every non-integer coefficient one ulp lower), so its certified bound needs no allowance
+    on them: within a hair of the LP value even at δ = 1.6e-12, where the allowance alone had cost
+    0.56% (one-sided ℓ1 noise, ε = 0.31, k = 1: 81.673 against the LP's 82.134), and still below a
+    certified noise's loss."""
+    prob = dpdro.Problem(epsilon=0.3079739906500248, delta=1.5874750096896684e-12, loss="l1",
+                         support=(0.0, np.inf))
+    lp = GridLP(prob, 1, _window(prob, 1, 3.0), "lower")
+    assert lp.matrix_rel == 0.0 and lp.exp_rows >= math.exp(prob.epsilon)
+    sol = _solve(lp)
+    bound = lp.dual_bound(sol.row_duals)
+    assert sol.objective * (1 - 1e-4) <= bound <= sol.objective
+    # the default allowance on the same duals: far weaker
+    from dpdro.lp import COEFF_REL, safe_lower_bound
+
+    cost, mat, lo, hi = lp.matrix()
+    loose = safe_lower_bound(cost, mat, lo, hi, lp.column_upper_bounds(), sol.row_duals,
+                             simplex_rows=lp._simplex_rows, matrix_rel=COEFF_REL)
+    assert loose <= bound
+    # the shifted truncated Laplace mechanism is feasible: its loss A is above the bound
+    a = truncated_laplace_half_width(epsilon=prob.epsilon, delta=prob.delta, sensitivity=1.0)
+    assert bound <= a
+
+
+@pytest.mark.parametrize("sens,k", [(1.0, 3), (0.1, 3), (7.5, 7), (1e-3, 5), (0.3, Fraction(1, 3))])
+def test_lower_step_stays_within_the_sensitivity(sens, k):
+    """The lower bound's shifts mβ, |m| ≤ k, never exceed Δf in exact arithmetic."""
+    beta = _lower_step(sens, Fraction(k))
+    assert Fraction(beta) * Fraction(k) <= Fraction(sens)
+    assert beta == pytest.approx(sens / float(Fraction(k)), rel=1e-15)
+
+
+def test_lowered_coefficients_relax_rows():
+    v = np.array([1.0, -1.0, 2.0, 0.0, -math.e, 1.0 / 3.0, -1.7e11 - 0.25, 1.0 / 1.59e-12])
+    low = _lowered(v)
+    assert np.all(low[:4] == v[:4]) and np.all(low[4:] < v[4:])
+    assert np.all(low[4:] == np.nextafter(v[4:], -np.inf))
 
 
 def test_a_support_too_narrow_for_any_private_noise_is_infeasible():
