@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 
 import dpdro
-from dpdro.grid import GridLP, _lower_step, _lowered, grid_lower_bound, grid_upper_bound
+from dpdro.grid import (
+    GridLP,
+    _cell_offset,
+    _lower_step,
+    _lowered,
+    grid_lower_bound,
+    grid_upper_bound,
+)
 from dpdro.mechanisms import Staircase, truncated_laplace_half_width
 from dpdro.testing import brute_lp
 
@@ -219,6 +226,32 @@ def test_one_sided_support():
     assert ub.noise.support[1] <= 0.0
     assert dpdro.certify_delta(ub.noise, 1.0, 1.0) <= 0.05
     assert 0 < lb.value <= ub.value
+
+
+@pytest.mark.parametrize("support", [(0.0, np.inf), (-np.inf, 0.0)])
+def test_one_sided_cells_end_at_the_support(support):
+    """A support end on the lattice βℤ is a cell edge of U(k) (cells [iβ, (i + 1)β)): the noise
+    reaches it, stays certified, and for ℓ1 (linear on the support) costs at most β/2 more than the
+    lower bound's LP on the same grid (β with centred cells, whose first cell starts β/2 inside)."""
+    prob = dpdro.Problem(epsilon=1.0, delta=0.05, loss="l1", support=support)
+    k = 4
+    ub = grid_upper_bound(prob, k, _window(prob, k, 3.0))
+    lb = grid_lower_bound(prob, k, _window(prob, k, 3.0))
+    assert dpdro.certify_delta(ub.noise, 1.0, 1.0) <= 0.05
+    end = 0.0
+    assert (ub.noise.support[0] if support[0] == 0 else ub.noise.support[1]) == end
+    assert lb.value <= ub.value <= lb.lp_value + 0.5 / k + 1e-6
+    # the mass within Δf of the support's end is not a reason to widen the window
+    near = ub.noise.probs[np.abs(ub.noise.edges[:-1]) < 1.0].sum()
+    assert near > 1e-4 and ub.boundary_mass == 0.0
+
+
+def test_cell_offset():
+    beta = 0.25
+    for support, offset in [(None, 0.0), ((0.0, np.inf), 0.5), ((-np.inf, 0.0), 0.5),
+                            ((0.125, np.inf), 0.0), ((-1.0, 2.0), 0.5)]:
+        prob = dpdro.Problem(epsilon=1.0, delta=0.05, loss="l1", support=support)
+        assert _cell_offset(prob, beta) == offset
 
 
 def test_monotone_problem():
