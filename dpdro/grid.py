@@ -98,7 +98,7 @@ import scipy.sparse as sp
 
 from ._budget import TimeBudget
 from ._closed_forms import truncated_laplace_cdf, truncated_laplace_half_width
-from ._rounding import exp_up, round_down, round_up
+from ._rounding import UNIT_ROUNDOFF, exp_up, round_down, round_up
 from ._validation import check_choice
 from .lp import PrivacyLP
 from .monotone import monotone_matrix, monotone_noise
@@ -551,11 +551,13 @@ def _lower_step(sensitivity: float, k: Fraction) -> float:
 
 def _lowered(values) -> np.ndarray:
     """Coefficients of rows Σ_j a_j x_j ≤ b over columns x ≥ 0, each one that is not an integer
-    lowered by an ulp. Each was computed to within half an ulp of its exact value (from e^{rε} and
-    δ_r rounded up, and Δf/k rounded down: a relaxation of the rows of P's rounded law), so the rows
-    as stored are a relaxation: every point feasible for the exact rows is feasible for them."""
+    lowered by 4u of its magnitude and an ulp. Each was computed from e^{rε} and δ_r rounded up and
+    Δf/k rounded down (a relaxation of the rows of P's rounded law) by at most two roundings (a
+    product, or the sum of a point's term and its mirror image's), so the rows as stored are a
+    relaxation: every point feasible for the exact rows is feasible for them."""
     v = np.asarray(values, dtype=float)
-    return np.where(v == np.round(v), v, np.nextafter(v, -np.inf))
+    low = np.nextafter(v - 4 * UNIT_ROUNDOFF * np.abs(v), -np.inf)
+    return np.where(v == np.round(v), v, low)
 
 
 def _floor(x: float) -> float:
