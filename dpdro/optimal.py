@@ -21,7 +21,9 @@ the truncated-Laplace half-width A = (Δf/ε)·log(1 + (e^ε − 1)/(2δ)) (Geng
 half whenever the upper bound's noise puts mass in its outermost Δf or the lower bound's solution
 leaves mass outside its window (the upper bound's window triples when it is too small to be
 feasible at all, which a support bounded on one side makes more likely); the first grid resolves
-the finest feature of the optimal noise (k = 2 for small ε, 4 at ε = 1, 16 at ε = 5); symmetric
+the finest feature of the optimal noise (k = 2 for small ε, 4 at ε = 1, 16 at ε = 5; at most 16
+for a support bounded on one side, whose LPs have twice the shifts and twice the window, and whose
+lower-bound window is not cut to the plateau's reach: that noise lies on [0, 2A]); symmetric
 losses use the symmetric LPs (half the variables and half the shifts); small δ uses the scaled
 upper-bound LP.
 
