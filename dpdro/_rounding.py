@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-__all__ = ["UNIT_ROUNDOFF", "COEFF_SAFETY", "exp_down", "round_down", "round_up"]
+__all__ = ["UNIT_ROUNDOFF", "COEFF_SAFETY", "exp_down", "exp_up", "round_down", "round_up"]
 
 UNIT_ROUNDOFF = np.finfo(float).eps / 2  # u = 2⁻⁵³: |fl(x ∘ y) − x ∘ y| ≤ u·|x ∘ y|
 COEFF_SAFETY = 1e-12  # relative rounding of bounds for errors in cell coefficients and edges
@@ -20,6 +20,11 @@ COEFF_SAFETY = 1e-12  # relative rounding of bounds for errors in cell coefficie
 def exp_down(epsilon: float) -> float:
     """A float not above e^ε (np.exp is accurate to within an ulp; step down two to be safe)."""
     return float(np.nextafter(np.nextafter(math.exp(epsilon), 0.0), 0.0))
+
+
+def exp_up(epsilon: float) -> float:
+    """A float not below e^ε (the mirror of :func:`exp_down`)."""
+    return float(np.nextafter(np.nextafter(math.exp(epsilon), np.inf), np.inf))
 
 
 def round_up(x: float) -> float:

@@ -21,7 +21,9 @@ the truncated-Laplace half-width A = (Δf/ε)·log(1 + (e^ε − 1)/(2δ)) (Geng
 half whenever the upper bound's noise puts mass in its outermost Δf or the lower bound's solution
 leaves mass outside its window (the upper bound's window triples when it is too small to be
 feasible at all, which a support bounded on one side makes more likely); the first grid resolves
-the finest feature of the optimal noise (k = 2 for small ε, 4 at ε = 1, 16 at ε = 5); symmetric
+the finest feature of the optimal noise (k = 2 for small ε, 4 at ε = 1, 16 at ε = 5; at most 16
+for a support bounded on one side, whose LPs have twice the shifts and twice the window, and whose
+lower-bound window is not cut to the plateau's reach: that noise lies on [0, 2A]); symmetric
 losses use the symmetric LPs (half the variables and half the shifts); small δ uses the scaled
 upper-bound LP.
 
@@ -370,6 +372,11 @@ class _Search:
         self.f_up, self.f_low = (
             (2 * _UPPER_WINDOW, 2 * _LOWER_WINDOW) if one_sided else (_UPPER_WINDOW, _LOWER_WINDOW)
         )
+        if one_sided and k_start is None:
+            # twice the shifts and twice the window: the first grid at most Δf/16 (measured at
+            # ε = 5.96, δ = 2.4e-6, ℓ1 on [0, ∞): both LPs at k = 16 in 1.6 s; the lower bound's
+            # alone at k = 40, the plateau's grid, beyond 14 s)
+            self.k = min(self.k, Fraction(16))
         self.plateau = _plateau(problem)
         self.best_ub: UpperBound | None = None
         self.best_lb: LowerBound | None = None
@@ -387,8 +394,10 @@ class _Search:
         L_up = max(k_up, math.ceil(self.f_up * a * k_up / sens))
         # at large ε the noise lies within a few plateaus of 0: a smaller window holds it (tail
         # blocks and padding carry the rest), which keeps the lower-bound LP small at the fine grids
-        # it needs
-        reach = None if plateau is None else max(abs(plateau[0]), abs(plateau[1]))
+        # it needs; not with a support, which keeps the noise away from 0 (one-sided noise at
+        # ε = 5.96, δ = 2.4e-6 lies on [0, 2A], A = 3.1Δf: the window ±1.6Δf had halved the bound)
+        near_zero = plateau is not None and self.problem.support is None
+        reach = max(abs(plateau[0]), abs(plateau[1])) if near_zero else None
         w_low = self.f_low * (min(a, 16 * reach * sens) if reach is not None else a)
         return _Grids(k, k_up, L_up, k_low, max(1, math.ceil(w_low * k_low / sens)), w_low)
 

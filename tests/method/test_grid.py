@@ -3,12 +3,20 @@ grid-shift reduction of the privacy profile, the randomized-rounding lower bound
 against exactly rounded private noises, symmetric against general formulations, small δ."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
 import dpdro
-from dpdro.grid import GridLP, grid_lower_bound, grid_upper_bound
+from dpdro.grid import (
+    GridLP,
+    _cell_offset,
+    _lower_step,
+    _lowered,
+    grid_lower_bound,
+    grid_upper_bound,
+)
 from dpdro.mechanisms import Staircase, truncated_laplace_half_width
 from dpdro.testing import brute_lp
 
@@ -220,6 +228,32 @@ def test_one_sided_support():
     assert 0 < lb.value <= ub.value
 
 
+@pytest.mark.parametrize("support", [(0.0, np.inf), (-np.inf, 0.0)])
+def test_one_sided_cells_end_at_the_support(support):
+    """A support end on the lattice βℤ is a cell edge of U(k) (cells [iβ, (i + 1)β)): the noise
+    reaches it, stays certified, and for ℓ1 (linear on the support) costs at most β/2 more than the
+    lower bound's LP on the same grid (β with centred cells, whose first cell starts β/2 inside)."""
+    prob = dpdro.Problem(epsilon=1.0, delta=0.05, loss="l1", support=support)
+    k = 4
+    ub = grid_upper_bound(prob, k, _window(prob, k, 3.0))
+    lb = grid_lower_bound(prob, k, _window(prob, k, 3.0))
+    assert dpdro.certify_delta(ub.noise, 1.0, 1.0) <= 0.05
+    end = 0.0
+    assert (ub.noise.support[0] if support[0] == 0 else ub.noise.support[1]) == end
+    assert lb.value <= ub.value <= lb.lp_value + 0.5 / k + 1e-6
+    # the mass within Δf of the support's end is not a reason to widen the window
+    near = ub.noise.probs[np.abs(ub.noise.edges[:-1]) < 1.0].sum()
+    assert near > 1e-4 and ub.boundary_mass == 0.0
+
+
+def test_cell_offset():
+    beta = 0.25
+    for support, offset in [(None, 0.0), ((0.0, np.inf), 0.5), ((-np.inf, 0.0), 0.5),
+                            ((0.125, np.inf), 0.0), ((-1.0, 2.0), 0.5)]:
+        prob = dpdro.Problem(epsilon=1.0, delta=0.05, loss="l1", support=support)
+        assert _cell_offset(prob, beta) == offset
+
+
 def test_monotone_problem():
     prob = dpdro.Problem(epsilon=1.0, delta=0.2, loss="l1", monotone=True)
     ub = grid_upper_bound(prob, 8, _window(prob, 8, 1.5))
@@ -254,6 +288,46 @@ def test_lower_bound_is_valid_for_perturbed_duals():
     for scale in (1e-6, 1e-3, 1.0):
         noisy = sol.row_duals * (1 + scale * rng.standard_normal(sol.row_duals.size))
         assert lp.dual_bound(noisy) <= sol.objective + 1e-12
+
+
+def test_lower_lp_rows_are_stored_as_a_relaxation():
+    """The lower-bound LP stores its rows rounded in the safe direction (e^{rε} and δ_r up, Δf/k
+    down, every non-integer coefficient one ulp lower), so its certified bound needs no allowance
+    on them: within a hair of the LP value even at δ = 1.6e-12, where the allowance alone had cost
+    0.56% (one-sided ℓ1 noise, ε = 0.31, k = 1: 81.673 against the LP's 82.134), and still below a
+    certified noise's loss."""
+    prob = dpdro.Problem(epsilon=0.3079739906500248, delta=1.5874750096896684e-12, loss="l1",
+                         support=(0.0, np.inf))
+    lp = GridLP(prob, 1, _window(prob, 1, 3.0), "lower")
+    assert lp.matrix_rel == 0.0 and lp.exp_rows >= math.exp(prob.epsilon)
+    sol = _solve(lp)
+    bound = lp.dual_bound(sol.row_duals)
+    assert sol.objective * (1 - 1e-4) <= bound <= sol.objective
+    # the default allowance on the same duals: far weaker
+    from dpdro.lp import COEFF_REL, safe_lower_bound
+
+    cost, mat, lo, hi = lp.matrix()
+    loose = safe_lower_bound(cost, mat, lo, hi, lp.column_upper_bounds(), sol.row_duals,
+                             simplex_rows=lp._simplex_rows, matrix_rel=COEFF_REL)
+    assert loose <= bound
+    # the shifted truncated Laplace mechanism is feasible: its loss A is above the bound
+    a = truncated_laplace_half_width(epsilon=prob.epsilon, delta=prob.delta, sensitivity=1.0)
+    assert bound <= a
+
+
+@pytest.mark.parametrize("sens,k", [(1.0, 3), (0.1, 3), (7.5, 7), (1e-3, 5), (0.3, Fraction(1, 3))])
+def test_lower_step_stays_within_the_sensitivity(sens, k):
+    """The lower bound's shifts mβ, |m| ≤ k, never exceed Δf in exact arithmetic."""
+    beta = _lower_step(sens, Fraction(k))
+    assert Fraction(beta) * Fraction(k) <= Fraction(sens)
+    assert beta == pytest.approx(sens / float(Fraction(k)), rel=1e-15)
+
+
+def test_lowered_coefficients_relax_rows():
+    v = np.array([1.0, -1.0, 2.0, 0.0, -math.e, 1.0 / 3.0, -1.7e11 - 0.25, 1.0 / 1.59e-12])
+    low = _lowered(v)
+    assert np.all(low[:4] == v[:4]) and np.all(low[4:] < v[4:])
+    assert np.all(low[4:] >= v[4:] - 1e-15 * np.abs(v[4:]))
 
 
 def test_a_support_too_narrow_for_any_private_noise_is_infeasible():

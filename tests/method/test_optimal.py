@@ -177,3 +177,23 @@ def test_time_after_the_refinement_is_kept_within_the_limit(monkeypatch):
     # the first LP: what was left less the reserve; the fallback: what is left of the reserve
     assert len(limits) == 2 and limits[0] <= 2.0 - 0.2 and limits[1] <= 0.2
     assert 0 < res.lower.value <= res.upper.value and len(res.history) == 1
+
+
+def test_one_sided_noise_gets_a_window_around_its_support_and_a_moderate_first_grid():
+    """One-sided noise at large ε lies on [0, 2A], not within a few plateaus of 0: the lower
+    bound's window is not cut to 16 plateau half-widths (at ε = 5.96, δ = 2.4e-6 that window,
+    ±1.6Δf, had halved the bound), and its first grid is at most Δf/16 (twice the shifts and twice
+    the window of a symmetric problem's LP)."""
+    prob = dpdro.Problem(epsilon=5.955, delta=2.41e-6, loss="l1", support=(0.0, math.inf))
+    search = dpdro.optimal._Search(prob, 1e-3, True, None, 4096)
+    g = search.grids()
+    assert g.k <= 16
+    assert g.w_low >= 2 * search.a  # the whole support of a shifted truncated Laplace noise
+    free = dpdro.optimal._Search(
+        dpdro.Problem(epsilon=5.955, delta=2.41e-6, loss="l1"), 1e-3, True, None, 4096
+    )
+    assert free.grids().w_low < search.a  # symmetric noise: the plateau's window, unchanged
+    res = dpdro.optimal_noise(prob, rel_gap=0.05, max_k=16)
+    assert dpdro.certify_delta(res.noise, prob.epsilon, 1.0) <= prob.delta
+    assert res.lower.value <= res.upper.value
+    assert res.lower.value > 0.9 * res.upper.value  # the cut window's bound was 0.52 of it
