@@ -17,7 +17,9 @@ whole group is equivalent to the *whole-shift cut*
 and any subset of its segments still gives a valid relaxation (a *lazy* cut). :class:`PrivacyLP`
 owns the HiGHS model (through :class:`dpdro.solvers.HighsModel`, the only code that touches
 highspy), the budget rows, segment rows and t-columns, single-event cuts (Algorithm 1 as written),
-the change of δ used by the repair step (:mod:`dpdro.release`), and the certified lower bound; a
+the change of δ used by the repair step (:mod:`dpdro.release`), the choice of method (warm dual
+simplex; the interior-point method with crossover for a first solve of many cuts at once,
+:attr:`PrivacyLP.interior_first`), and the certified lower bound; a
 subclass only says what the segments of a group are (:meth:`PrivacyLP.group_segments`) and
 evaluates the oracle (:meth:`PrivacyLP.shortfalls`).
 
