@@ -60,10 +60,12 @@ def run_cutting_plane(
 ) -> CuttingPlaneResult:
     """Solve ``lp`` (a :class:`dpdro.lp.PrivacyLP`) by Algorithm 1.
 
-    The relaxation starts without privacy constraints (S = ∅) and is re-solved warm after every
-    round of cuts until no constraint has a shortfall above ``tol``, or until ``max_iter`` rounds or
-    ``time_limit`` seconds (then ``converged`` is False: the relaxation's value is a lower bound on
-    the LP's, and its solution may violate privacy constraints). The time limit also bounds each
+    The relaxation starts from the cuts ``lp`` holds (usually none, S = ∅; all of them for
+    ``dd.upper_bound(complete=True)``, whose first solve is by the interior-point method, so that
+    the oracle only confirms the solution) and is re-solved warm after every round of cuts until no
+    constraint has a shortfall above ``tol``, or until ``max_iter`` rounds or ``time_limit``
+    seconds (then ``converged`` is False: the relaxation's value is a lower bound on the LP's, and
+    its solution may violate privacy constraints). The time limit also bounds each
     solve: a re-solve that runs out of time is abandoned and the result is the last relaxation
     solved (its ``row_duals`` then cover only the rows that relaxation had). If the very first
     solve runs out of time there is no relaxation to return: ``TimeoutError``.

@@ -17,7 +17,9 @@ whole group is equivalent to the *whole-shift cut*
 and any subset of its segments still gives a valid relaxation (a *lazy* cut). :class:`PrivacyLP`
 owns the HiGHS model (through :class:`dpdro.solvers.HighsModel`, the only code that touches
 highspy), the budget rows, segment rows and t-columns, single-event cuts (Algorithm 1 as written),
-the change of δ used by the repair step (:mod:`dpdro.release`), and the certified lower bound; a
+the change of δ used by the repair step (:mod:`dpdro.release`), the choice of method (warm dual
+simplex; the interior-point method with crossover for a first solve of many cuts at once,
+:attr:`PrivacyLP.interior_first`), and the certified lower bound; a
 subclass only says what the segments of a group are (:meth:`PrivacyLP.group_segments`) and
 evaluates the oracle (:meth:`PrivacyLP.shortfalls`).
 
@@ -184,6 +186,9 @@ class PrivacyLP:
         self._extra_cols = np.asarray(budget_extra[0], dtype=np.int64)
         self._extra_vals = np.asarray(budget_extra[1], dtype=float)
         self.event_cuts_added = 0
+        # solve the first relaxation by the interior-point method (set when it holds many cuts)
+        self.interior_first = False
+        self._solved = False
 
     # ------------------------------------------------------------------ subclass interface
     def group_segments(self, r: int) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
@@ -312,15 +317,19 @@ class PrivacyLP:
         rows added. A subclass whose cuts are not segments overrides this (and
         :meth:`add_worst_segments`)."""
         xp = np.asarray(x[: self.n_p], dtype=float)
+        return self._add_group_cuts(groups, lambda r: self.segment_values(r, xp) > 0, deadline)
+
+    def _add_group_cuts(self, groups, select, deadline: float | None = None) -> int:
+        """The segments ``select(r)`` (a mask) of every group r in ``groups`` not added before, and
+        the budget rows of the groups that have none, in three model calls (:meth:`add_lazy_cuts`).
+        Returns the number of rows added."""
         done, parts = [], []
         for r in (int(r) for r in groups):
             if done and deadline is not None and time.perf_counter() > deadline:
                 break
             seg, _, _ = self.group_segments(r)
             added = self._seg_added.setdefault(r, np.zeros(seg.shape[0], dtype=bool))
-            idx = np.nonzero((self.segment_values(r, xp) > 0) & ~added & (np.diff(seg.indptr) > 0))[
-                0
-            ]
+            idx = np.nonzero(select(r) & ~added & (np.diff(seg.indptr) > 0))[0]
             added[idx] = True
             done.append(r)
             parts.append(seg[idx] if idx.size else None)
@@ -394,7 +403,11 @@ class PrivacyLP:
 
     # ------------------------------------------------------------------ solving
     def solve(self, time_limit: float | None = None) -> LPSolution:
-        return self.model.solve(time_limit)
+        """Re-solve warm from the last basis; the first solve by the interior-point method with
+        crossover when :attr:`interior_first` is set (:meth:`dpdro.solvers.HighsModel.solve`)."""
+        sol = self.model.solve(time_limit, interior=self.interior_first and not self._solved)
+        self._solved = self._solved or sol.status == "optimal"
+        return sol
 
     def set_delta(self, delta: float) -> None:
         """Change the right-hand side δ of every privacy row (used by the repair step)."""

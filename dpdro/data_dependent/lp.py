@@ -340,6 +340,14 @@ class DDBoundingLP(PrivacyLP):
             return "a weight symmetric about the centre of Φ"
         return ""
 
+    def add_all_shift_cuts(self) -> None:
+        """Every privacy constraint at once: the complete P′(π, β) or D′(π, β) (the whole-shift cut
+        of every group, added in three model calls instead of one per group)."""
+        self._add_group_cuts(
+            range(self.n_groups), lambda r: np.ones(self.group_segments(r)[0].shape[0], dtype=bool)
+        )
+        self._full.update(range(self.n_groups))
+
     def probabilities(self, x: np.ndarray) -> np.ndarray:
         """p_l(j) for every piece and decision cell (expanded from the mirror orbits), shape (M,
         n_c)."""

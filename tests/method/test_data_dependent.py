@@ -375,6 +375,65 @@ def test_atoms_in_the_upper_bound_and_the_certificate():
         dd.upper_bound(tiny(monotone=True), part, atom=True)
 
 
+@pytest.mark.parametrize(
+    "prob, L, beta, kw",
+    [
+        (dd.Problem(epsilon=1.0, delta=0.1, sensitivity=1.0, phi_lo=0.0, phi_hi=1.4,
+                    pieces=[0, 0.3, 1.1, 1.4]), 25, 0.1, {}),
+        (tiny(phi_hi=2.0, loss="l2", pieces=[0.0, 0.5, 1.5, 2.0]), 6, 0.25, {}),
+        (tiny(phi_hi=2.0, pieces=[0.0, 0.5, 1.5, 2.0], cap=1.0), 6, 0.25, {}),
+        (dd.Problem(epsilon=3.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=1.0), 4, 0.5,
+         dict(atom=True)),
+        (tiny(loss="l1"), 4, 0.5, dict(centred=True)),
+        (tiny(monotone=True, pieces=[0.0, 0.5, 1.5]), 4, 0.25, {}),
+    ],
+)
+def test_complete_lp_by_interior_point_equals_algorithm_1(prob, L, beta, kw):
+    """complete=True (every constraint of P′ from the start, solved by the interior-point method
+    with crossover) gives the optimum of Algorithm 1 from the empty relaxation, in one round whose
+    oracle finds nothing violated, and a certified family; a re-solve at a smaller δ continues warm
+    from the crossover's basis and equals a fresh solve of the same complete LP."""
+    part = dpdro.Partition.uniform(L=L, beta=beta)
+    ref = dd.upper_bound(prob, part, **kw)
+    ub = dd.upper_bound(prob, part, complete=True, **kw)
+    assert ub.iterations == 1 and ub.simplex_iterations == 0  # no simplex pivot: IPM + crossover
+    assert ub.lp_value == pytest.approx(ref.lp_value, rel=1e-7, abs=1e-10)
+    assert ub.value == pytest.approx(ref.value, rel=1e-7, abs=1e-10)
+    assert ub.mechanism.certify() <= prob.delta
+    offset = -part.beta / 2 if kw.get("centred") else 0.0
+    lps = [DDBoundingLP(prob, part, "upper", offset=offset, atom=kw.get("atom", False))
+           for _ in range(2)]
+    for lp in lps:
+        lp.add_all_shift_cuts()
+    lps[0].interior_first = True
+    first = lps[0].solve()
+    assert first.status == "optimal" and lps[0].shortfalls(first.x).max() <= 1e-9
+    lps[0].set_delta(0.9 * prob.delta)
+    lps[1].set_delta(0.9 * prob.delta)
+    warm, fresh = lps[0].solve(), lps[1].solve()
+    assert warm.objective == pytest.approx(fresh.objective, rel=1e-9, abs=1e-12)
+
+
+def test_all_shift_cuts_at_once_equal_one_group_at_a_time():
+    """DDBoundingLP.add_all_shift_cuts (three model calls) builds the LP of the per-group loop of
+    dpdro.lp.PrivacyLP: the same rows up to their order, the same optimum."""
+    from dpdro.lp import PrivacyLP
+
+    prob = tiny(phi_hi=2.0, pieces=[0.0, 0.5, 1.5, 2.0])
+    part = dpdro.Partition.uniform(L=5, beta=0.25)
+    for kind in ("upper", "lower"):
+        a, b = DDBoundingLP(prob, part, kind), DDBoundingLP(prob, part, kind)
+        a.add_all_shift_cuts()
+        PrivacyLP.add_all_shift_cuts(b)
+        assert a.model.n_rows == b.model.n_rows and a.model.n_cols == b.model.n_cols
+        assert all(a.has_full_cut(r) for r in range(a.n_groups))
+        ra, rb = a.model.matrix(), b.model.matrix()
+        assert sorted(map(tuple, np.sort(ra[1].toarray(), axis=1).tolist())) == sorted(
+            map(tuple, np.sort(rb[1].toarray(), axis=1).tolist())
+        )
+        assert a.solve().objective == pytest.approx(b.solve().objective, rel=1e-10, abs=1e-12)
+
+
 def test_certify_delta_of_a_family_detects_violation():
     lap = dpdro.Partition.uniform(L=4, beta=0.5)
     a = dpdro.PiecewiseUniform(lap.edges, np.full(9, 1 / 9), grid=0.5)
