@@ -373,6 +373,25 @@ def test_pcd_dd_appendix_family_from_cache(dd_cache):
     assert unit.piece(t).tolist() == [0, 20, 21, 41]
 
 
+def test_pcd_dd_solves_pass_the_design_choice_of_a_complete_solve(tmp_path, monkeypatch):
+    """A coordinate-descent family missing from the cache is solved by dd.upper_bound with its
+    design's ``complete`` (interior point for the 42-piece "appendix42", rounds for "seven")."""
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def fake_upper_bound(problem, partition, *, complete=False):
+        seen.append((len(problem.piece_spec) - 1, complete))
+        raise Stop
+
+    monkeypatch.setattr(dd, "upper_bound", fake_upper_bound)
+    for design, pieces, complete in (("appendix42", 42, True), ("seven", 7, False)):
+        with pytest.raises(Stop):
+            ex.PCDDDFamily(design=design, cache=tmp_path / "dd.json").query_mechanism()
+        assert seen[-1] == (pieces, complete)
+
+
 def test_dd_cache_is_recertified_on_load(dd_cache):
     import json
 
