@@ -358,9 +358,14 @@ def best_lower_bound(
             break
         try:
             bound = attempt(budget)
-        except TimeoutError:
+        except TimeoutError as exc:
             if best is None:
                 raise
+            # an attempt cut short may still carry a valid bound (dpdro.grid.LowerBoundTimeout)
+            partial = getattr(exc, "bound", None)
+            if partial is not None and partial.value > best.value:
+                values[partial.coefficients] = partial.value
+                best = partial
             break
         values[bound.coefficients] = bound.value
         if best is None or bound.value > best.value:

@@ -1,5 +1,6 @@
 """optimal_noise: certified brackets with no knobs over the (ε, δ) plane, time limits, progress."""
 
+import dataclasses
 import math
 import time
 
@@ -177,3 +178,52 @@ def test_time_after_the_refinement_is_kept_within_the_limit(monkeypatch):
     # the first LP: what was left less the reserve; the fallback: what is left of the reserve
     assert len(limits) == 2 and limits[0] <= 2.0 - 0.2 and limits[1] <= 0.2
     assert 0 < res.lower.value <= res.upper.value and len(res.history) == 1
+
+
+def test_a_round_whose_upper_lp_runs_out_of_time_keeps_its_lower_bound(monkeypatch):
+    """The upper-bound LP of a round may run out of time after its lower bound finished (beside it
+    or before it): the round is recorded with that lower bound and no upper bound, and the call goes
+    on with the certified reference noise."""
+    from dpdro.optimal import _unless_timed_out
+
+    def out_of_time(*args, **kwargs):
+        raise TimeoutError("the upper-bound LP ran out of the time limit")
+
+    assert _unless_timed_out(out_of_time, dpdro.optimal.TimeBudget(1.0)) is None
+    monkeypatch.setattr(dpdro.optimal, "grid_upper_bound", out_of_time)
+    prob = dpdro.Problem(epsilon=2.0, delta=0.1)
+    res = dpdro.optimal_noise(prob, rel_gap=0.01, max_k=64)
+    assert res.history and all(h["round_upper"] is None for h in res.history)
+    lowers = [h["round_lower"] for h in res.history]
+    assert len(lowers) >= 2 and res.lower.value == max(lowers) <= res.upper.value
+    assert res.source != "lp" and dpdro.certify_delta(res.noise, 2.0, 1.0) <= 0.1
+
+
+def test_an_interrupted_lower_bound_is_kept_when_it_is_better(monkeypatch):
+    """A round whose lower-bound LP ran out of time keeps the certified bound where it stopped
+    (dpdro.grid.LowerBoundTimeout) when it beats the best so far, and only then."""
+    from dpdro.grid import LowerBoundTimeout
+
+    lower = dpdro.optimal.grid_lower_bound
+    calls = []
+
+    def interrupted(problem, k, L, *, time_limit=None):
+        calls.append(k)
+        lb = lower(problem, k, L, time_limit=time_limit)
+        if len(calls) == 2:  # the second round stops with (a copy of) a bound
+            partial = dataclasses.replace(lb, value=lb.value * shift)
+            raise LowerBoundTimeout("the lower-bound LP ran out of the time limit", partial)
+        return lb
+
+    monkeypatch.setattr(dpdro.optimal, "grid_lower_bound", interrupted)
+    prob = dpdro.Problem(epsilon=2.0, delta=0.1)
+    for shift in (1.0 + 1e-9, 0.5):
+        calls.clear()
+        res = dpdro.optimal_noise(prob, rel_gap=1e-6, max_k=64)
+        first = res.history[0]["round_lower"]
+        assert len(calls) == 2 and len(res.history) == 2
+        if shift > 1:
+            assert res.lower.value > first and res.lower.k == calls[1]
+        else:
+            assert res.lower.value == first and res.lower.k == res.history[0]["k_lower"]
+        assert res.lower.value <= res.upper.value
