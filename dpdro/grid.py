@@ -612,7 +612,8 @@ def _lower_solve(
         )
     pts, q, _ = lp.point_masses(sol.x)
     w_lo, w_hi = lp.window
-    outside = float(q[(pts < w_lo) | (pts > w_hi)].sum() + sum(lp.tail_masses(sol.x)))
+    tails = float(sum(lp.tail_masses(sol.x)))
+    outside = float(q[(pts < w_lo) | (pts > w_hi)].sum()) + tails
     return LowerBound(
         value=lp.dual_bound(sol.row_duals),
         lp_value=sol.objective,
@@ -620,6 +621,7 @@ def _lower_solve(
         coefficients=coefficients,
         simplex_iterations=sol.iterations,
         outside_mass=outside,
+        tail_mass=tails,
         k=k,
         L=L,
     )

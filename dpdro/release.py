@@ -133,6 +133,8 @@ class LowerBound:
     history: list = field(default_factory=list)
     # primal mass outside the core (window): large means it is too small
     outside_mass: float | None = None
+    # uniform grid: the part of it in the tail blocks beyond the LP's points (dpdro.grid)
+    tail_mass: float | None = None
     # primal solution on the decision cells ``columns`` (P, P′ families)
     p: np.ndarray | None = None
     # decision cells: the core cells from core_offset on, padding around

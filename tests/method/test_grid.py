@@ -290,3 +290,13 @@ def test_lower_bound_lp_runs_without_cost_perturbation():
     lower = GridLP(prob, 4, 8, "lower").model.h.getOptionValue(option)[1]
     upper = GridLP(prob, 4, 8, "upper").model.h.getOptionValue(option)[1]
     assert lower == 0.0 and upper > 0.0
+
+
+def test_lower_bound_reports_the_mass_of_its_tail_blocks():
+    """``tail_mass`` is the part of ``outside_mass`` beyond every point with a variable (the tail
+    blocks); a window far too small for (ε, δ) leaves mass there."""
+    prob = dpdro.Problem(epsilon=1.0, delta=0.01, loss="l1")
+    small = grid_lower_bound(prob, 2, 2)
+    assert 0 < small.tail_mass <= small.outside_mass
+    wide = grid_lower_bound(prob, 2, _window(prob, 2, 1.0))
+    assert wide.tail_mass <= wide.outside_mass and wide.tail_mass < small.tail_mass
