@@ -19,13 +19,18 @@ plateau (width about 2Δf/(1 + e^{ε/2}) for ℓ1), which is why large ε needs 
 Everything else is decided from the problem: the windows start at 1.5 (upper) and 1 (lower) times
 the truncated-Laplace half-width A = (Δf/ε)·log(1 + (e^ε − 1)/(2δ)) (Geng et al. 2020) and grow by
 half whenever the upper bound's noise puts mass in its outermost Δf or the lower bound's solution
-leaves mass outside its window (the upper bound's window triples when it is too small to be
-feasible at all, which a support bounded on one side makes more likely); the first grid resolves
-the finest feature of the optimal noise (k = 2 for small ε, 4 at ε = 1, 16 at ε = 5; at most 16
-for a support bounded on one side, whose LPs have twice the shifts and twice the window, and whose
-lower-bound window is not cut to the plateau's reach: that noise lies on [0, 2A]); symmetric
-losses use the symmetric LPs (half the variables and half the shifts); small δ uses the scaled
-upper-bound LP.
+leaves mass worth more than a tenth of the gap in its tail blocks, beyond every point with a
+variable, or, once its last refinement gained less than a quarter of the gap, outside its window
+(the points just outside carry their own costs: while refining the grid pays, their mass is no sign
+of a window too small; at ε = 4, ℓ1, k = 67 it grew the window from 1.1 to 2.5·Δf, making the LP
+six times slower for a bound higher by 4e-5 relative, while for the asymmetric loss at ε = 0.5,
+δ = 0.9 the lower bound stalls without it) (the upper bound's window triples when it is too small
+to be feasible at all, which a support bounded on one side makes more likely); the first grid
+resolves the finest feature of the optimal noise (k = 2 for small ε, 4 at ε = 1, 16 at ε = 5; at
+most 16 for a support bounded on one side, whose LPs have twice the shifts and twice the window,
+and whose lower-bound window is not cut to the plateau's reach: that noise lies on [0, 2A]);
+symmetric losses use the symmetric LPs (half the variables and half the shifts); small δ uses the
+scaled upper-bound LP.
 
 Each round's two grids are moved up to a quarter finer so that they align with the plateau of the
 optimal staircase (:func:`_aligned`), which makes both bounds much tighter at large ε. After the
@@ -56,10 +61,17 @@ says what was released (``source``), the best literature mechanism (``best_known
 the release beats it (``advantage``).
 
 ``time_limit`` (seconds) bounds every LP solve and the whole call: a round is started while the time
-left exceeds the last round's time (a round costs at least as much as the one before; predicting
+left exceeds half the last round's time (a round costs at least as much as the one before, but an
+interrupted lower-bound LP still gives a bound, below: at pinball τ = 0.896, ε = 7.08, 11 s of the
+LP at k = 107 took the gap from 2.8% to 0.16%, where the LP at k = 71 had taken 6 s; predicting
 more, e.g. eightfold per doubling of k, stopped calls at a fifth of their limit with the gap open:
-the refinement often grows only one of the two grids), a solve that runs out of time is abandoned,
-and the call returns the best bracket so far with ``reached`` telling whether ``rel_gap`` was met.
+the refinement often grows only one of the two grids); the next grid is the finest up to the
+predicted one whose round should finish in the time left (:func:`_fitting`: the lower-bound LP's
+seconds grow like its rows to a power 1.5 to 1.8, and its rows like k² at a fixed window in units of
+Δf). A lower-bound LP that runs out of time keeps the certified bound of the duals where it stopped
+(:class:`dpdro.grid.LowerBoundTimeout`), an upper-bound LP that does is abandoned without losing its
+round's lower bound, and the call returns the best bracket so far with ``reached`` telling whether
+``rel_gap`` was met.
 The first round always runs (its grid is small). Nothing runs on a time of its own after the limit:
 the first lower-bound LP leaves a tenth of the limit (at most 2 s, :func:`_reserve`) for the
 coarser one that replaces it should it run out, and a problem solved at Δf = 1 leaves as much for
@@ -258,6 +270,35 @@ def _plateau(problem: Problem) -> tuple[float, float] | None:
         return None
 
 
+def _lower_rows(g: _Grids) -> int:
+    """The segment rows of a round's lower-bound LP, up to a factor that does not depend on the
+    grid: a shift per step of Δf, times the window's event points (:mod:`dpdro.grid`)."""
+    return max(1, g.k_low.numerator) * (2 * g.L_low + 1)
+
+
+def _fitting(nxt: Fraction, g: _Grids, last: float, left: float, grids_at) -> Fraction:
+    """The finest grid from ``nxt`` down to 1.25 times the round ``g`` just solved (in steps of 4, k
+    a multiple of 4 beyond 8, as :func:`_next_steps` chooses it) whose round is predicted to finish
+    in the time ``left``; the coarsest of them if none is (the refinement then stops when even that
+    round costs more than the time left, :func:`optimal_noise`).
+
+    Prediction: the last round's seconds times the growth of the lower-bound LP's rows
+    (:func:`_lower_rows`; ``grids_at`` gives the grids of a resolution) to the power 1.5. Measured
+    from one round to the next (ℓ1 at ε = 4, pinball at ε = 5.6, |x|^1.5 at ε = 3.8): seconds grew
+    like rows to the powers 1.5, 1.6 and 1.8. A round that runs out of time still keeps the bound
+    where its lower-bound LP stopped (:class:`dpdro.grid.LowerBoundTimeout`), so erring on the fine
+    side costs little: at ℓ2, ε = 7.31, the interrupted grid k = 160 (0.09%) beats the finished
+    k = 116 (0.12%), while at ℓ1, ε = 4, the interrupted k = 134 is below the finished k = 67 and
+    the finished k = 92 above it."""
+    rows, low = _lower_rows(g), Fraction(math.ceil(1.25 * g.k))
+    k = nxt
+    while k > low:
+        if last * (_lower_rows(grids_at(k)) / rows) ** 1.5 <= left:
+            return k
+        k = max(low, Fraction(4 * math.ceil(k / 4) - 4) if k > 8 else k - 1)
+    return max(low, min(k, nxt))
+
+
 def _reference_falls_short(
     upper: float, previous_lower: float, lower: float, rel_gap: float
 ) -> bool:
@@ -318,6 +359,17 @@ def _reference_cells(problem: Problem, k) -> float:
     the first grid is that fine (ε ≳ 4) the staircase beats the truncated Laplace mechanism many
     times over."""
     return problem.sensitivity / min(64, max(1, math.ceil(k)))
+
+
+def _unless_timed_out(upper: Callable[..., UpperBound], budget: TimeBudget) -> UpperBound | None:
+    """The round's upper bound within what is left of ``budget``, or ``None`` if its LP ran out of
+    time: the round's lower bound, solved beside it or before it, is kept all the same (measured:
+    ℓ2 at ε = 7.31, δ = 6.2e-5, the upper-bound LP of the second round ran out of a 20 s limit and
+    took that round's lower bound with it)."""
+    try:
+        return upper(time_limit=budget.left())
+    except TimeoutError:
+        return None
 
 
 def _reserve(seconds: float | None, share: float = 0.1) -> float:
@@ -416,7 +468,7 @@ class _Search:
             if best_lb is not None and _reference_falls_short(
                 best_ub.value, best_lb.value, lb.value, self.rel_gap
             ):
-                ub = upper(time_limit=budget.left())
+                ub = _unless_timed_out(upper, budget)
             return ub, lb
         if (
             best_ub is None
@@ -426,9 +478,17 @@ class _Search:
         ):
             # the two LPs are independent: solve them side by side (HiGHS releases the GIL)
             with ThreadPoolExecutor(max_workers=2) as pool:
-                up = pool.submit(upper, time_limit=budget.left())
+                up = pool.submit(_unless_timed_out, upper, budget)
                 low = pool.submit(lower, time_limit=lower_budget.left(floor=1e-3))
-                return up.result(), low.result()
+                ub = up.result()
+                try:
+                    lb = low.result()
+                except TimeoutError:
+                    self.keep_upper(ub)  # the upper bound of the round finished: keep it
+                    raise
+            if ub is None and best_ub is None:  # no upper bound at all: the round ran out of time
+                raise TimeoutError("the first upper-bound LP ran out of the time limit")
+            return ub, lb
         # the upper bound has settled and the lower bound is catching up: refine it alone
         return None, lower(time_limit=lower_budget.left(floor=1e-3))
 
@@ -442,6 +502,11 @@ class _Search:
             return self.goal
         return max(self.goal / 10, min(self.goal, 0.9 * (self.beat - lower) / lower))
 
+    def keep_upper(self, ub: UpperBound | None) -> None:
+        """Keep ``ub`` if it is better than the best upper bound so far."""
+        if ub is not None and (self.best_ub is None or ub.value < self.best_ub.value):
+            self.best_ub = ub
+
     def record(self, g: _Grids, ub: UpperBound | None, lb: LowerBound, seconds: float) -> dict:
         """Keep the better bounds and what they gained; the round's history entry."""
         if ub is not None:
@@ -449,8 +514,7 @@ class _Search:
             self.upper_gain = (
                 math.inf if self.best_ub is None else max(self.best_ub.value - ub.value, 0.0)
             )
-            if self.best_ub is None or ub.value < self.best_ub.value:
-                self.best_ub = ub
+            self.keep_upper(ub)
         self.lower_gain = (
             math.inf if self.best_lb is None else max(lb.value - self.best_lb.value, 0.0)
         )
@@ -461,13 +525,22 @@ class _Search:
         self.rel_gap = self.target()
         return info
 
-    def timed_out(self, g: _Grids, time_limit: float, budget: TimeBudget) -> None:
-        """A round ran out of time: keep what there is (a coarse lower bound if there is none
+    def timed_out(
+        self,
+        g: _Grids,
+        time_limit: float,
+        budget: TimeBudget,
+        partial: LowerBound | None = None,
+    ) -> None:
+        """A round ran out of time: keep what there is, the certified bound of its interrupted
+        lower-bound LP (``partial``) if it is better (a coarse lower bound if there is none
         yet)."""
         # a lower bound on a grid 8 times coarser
         if self.best_lb is None and self.best_ub is not None:
             # (≈ 1/200 of the time)
             self.best_lb = _fallback_lower_bound(self.problem, g.k_low, g.w_low, budget)
+        if partial is not None and (self.best_lb is None or partial.value > self.best_lb.value):
+            self.best_lb = partial
         if self.best_ub is None or self.best_lb is None:
             raise TimeoutError(
                 f"time_limit = {time_limit:g} s expired before the first bounds (grid "
@@ -486,9 +559,18 @@ class _Search:
             )
         )
 
-    def refine(self, g: _Grids, ub: UpperBound | None, lb: LowerBound, max_k: int) -> bool:
-        """Widen a window whose bound reached its edge and choose the next grid; False when there is
-        nothing left to refine."""
+    def refine(
+        self,
+        g: _Grids,
+        ub: UpperBound | None,
+        lb: LowerBound,
+        max_k: int,
+        last: float = 0.0,
+        left: float | None = None,
+    ) -> bool:
+        """Widen a window whose bound reached its edge and choose the next grid, the finest up to
+        the predicted one whose round should finish in the time ``left`` (:func:`_fitting`, from the
+        ``last`` round's seconds); False when there is nothing left to refine."""
         grew = False
         # the released noise reaches the window's edge: widen it
         if ub is not None and ub.boundary_mass > 1e-4:
@@ -496,14 +578,29 @@ class _Search:
             grew = True
         beta = self.problem.sensitivity / float(g.k_low)
         edge_cost = float(self.problem.loss.tail_infimum(-g.L_low * beta, g.L_low * beta))
-        if lb.outside_mass * edge_cost > 0.1 * (self.best_ub.value - self.best_lb.value):
+        gap = self.best_ub.value - self.best_lb.value
+        # mass just outside the window counts once refining the grid stops paying (module docstring)
+        stalled = self.lower_gain < 0.25 * gap
+        outside = lb.outside_mass if stalled else lb.tail_mass
+        if outside * edge_cost > 0.1 * gap:
             self.f_low *= _GROWTH
             grew = True
         nxt = _next_steps(self.history, self.rel_gap)
         if nxt <= max_k:
-            self.k = nxt
+            if left is None or g.k < 8:
+                self.k = nxt
+                return True
+            self.k = _fitting(nxt, g, last, left, self.grids_at)
             return True
         return grew
+
+    def grids_at(self, k: Fraction) -> _Grids:
+        """The grids of a round at the resolution ``k`` (with the current windows)."""
+        current, self.k = self.k, k
+        try:
+            return self.grids()
+        finally:
+            self.k = current
 
 
 def _unit_scale(problem: Problem) -> float | None:
@@ -700,8 +797,9 @@ def _refine(
     search.best_ub = reference_upper_bound(problem, _reference_cells(problem, search.k), atom=atom)
     last = 0.0
     while True:
-        if search.history and time_limit is not None and last > budget.left():
-            break  # the next round, at least as costly as the last, would not finish in time
+        if search.history and time_limit is not None and 0.5 * last > budget.left():
+            # the next round, at least as costly as the last, would end before half of it
+            break
         g = search.grids()
         r0 = time.perf_counter()
         try:
@@ -709,8 +807,9 @@ def _refine(
         except InfeasibleError:  # the upper bound's window is too small for (ε, δ): widen it
             search.f_up *= 2 * _GROWTH
             continue
-        except TimeoutError:
-            search.timed_out(g, time_limit, budget)
+        except TimeoutError as exc:
+            # a lower-bound LP cut short keeps the certified bound where it stopped (grid module)
+            search.timed_out(g, time_limit, budget, getattr(exc, "bound", None))
             break
         except SolverError:  # HiGHS failed on this round's LP: keep the best bracket so far
             if search.best_ub is None or search.best_lb is None:
@@ -724,7 +823,7 @@ def _refine(
         if (
             info["gap"] <= search.rel_gap
             or budget.expired()
-            or not search.refine(g, ub, lb, max_k)
+            or not search.refine(g, ub, lb, max_k, last, budget.left())
         ):
             break
     best = search.best_ub

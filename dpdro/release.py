@@ -133,6 +133,8 @@ class LowerBound:
     history: list = field(default_factory=list)
     # primal mass outside the core (window): large means it is too small
     outside_mass: float | None = None
+    # uniform grid: the part of it in the tail blocks beyond the LP's points (dpdro.grid)
+    tail_mass: float | None = None
     # primal solution on the decision cells ``columns`` (P, P′ families)
     p: np.ndarray | None = None
     # decision cells: the core cells from core_offset on, padding around
@@ -358,9 +360,14 @@ def best_lower_bound(
             break
         try:
             bound = attempt(budget)
-        except TimeoutError:
+        except TimeoutError as exc:
             if best is None:
                 raise
+            # an attempt cut short may still carry a valid bound (dpdro.grid.LowerBoundTimeout)
+            partial = getattr(exc, "bound", None)
+            if partial is not None and partial.value > best.value:
+                values[partial.coefficients] = partial.value
+                best = partial
             break
         values[bound.coefficients] = bound.value
         if best is None or bound.value > best.value:

@@ -188,7 +188,8 @@ class HighsModel:
 
     def solve(self, time_limit: float | None = None, *, interior: bool = False) -> LPSolution:
         """Re-solve from the current basis; with ``time_limit`` (seconds) a solve that runs out of
-        time returns status "time_limit" and no solution.
+        time returns status "time_limit", no primal solution and the row duals where it stopped
+        (``None`` if HiGHS has none).
 
         ``interior=True`` solves from scratch by HiGHS's interior-point method followed by
         crossover: the solution is basic (a vertex, as from the simplex method) and its basis is
@@ -215,7 +216,12 @@ class HighsModel:
             self.h.run()
         status = self.h.getModelStatus()
         if status == highspy.HighsModelStatus.kTimeLimit:
-            return LPSolution("time_limit", None, None, np.nan, self.simplex_iterations)
+            # the row duals of the basis where the solve stopped, where HiGHS has them: any duals
+            # give a valid bound through dpdro.lp.safe_lower_bound (an interrupted dual simplex's
+            # rise towards the optimum)
+            sol = self.h.getSolution()
+            duals = np.asarray(sol.row_dual) if sol.dual_valid else None
+            return LPSolution("time_limit", None, duals, np.nan, self.simplex_iterations)
         if status == highspy.HighsModelStatus.kInfeasible:
             return LPSolution("infeasible", None, None, np.inf, self.simplex_iterations)
         if status != highspy.HighsModelStatus.kOptimal:

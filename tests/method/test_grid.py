@@ -11,6 +11,7 @@ import pytest
 import dpdro
 from dpdro.grid import (
     GridLP,
+    LowerBoundTimeout,
     _cell_offset,
     _lower_step,
     _lowered,
@@ -336,3 +337,41 @@ def test_a_support_too_narrow_for_any_private_noise_is_infeasible():
     prob = dpdro.Problem(epsilon=1.0, delta=0.01, support=(-8.0, 0.0))
     with pytest.raises(dpdro.InfeasibleError, match="no noise supported in"):
         grid_lower_bound(prob, 4, 40)
+
+
+def test_an_interrupted_lower_bound_lp_keeps_a_valid_bound():
+    """A lower-bound LP cut short by its time limit returns the duals where HiGHS stopped; their
+    certified bound is at most the LP's optimum, and grid_lower_bound hands it on with the timeout
+    (LowerBoundTimeout.bound). 1 ms is far below the 1,151 simplex iterations this LP needs."""
+    prob = dpdro.Problem(epsilon=4.0, delta=0.3, loss="l1")
+    full = grid_lower_bound(prob, 33, 56)
+    lp = GridLP(prob, 33, 56, "lower")
+    sol = lp.solve(1e-3)
+    assert sol.status == "time_limit" and sol.x is None and sol.row_duals is not None
+    assert lp.dual_bound(sol.row_duals) <= full.value
+    with pytest.raises(LowerBoundTimeout) as info:
+        grid_lower_bound(prob, 33, 56, time_limit=1e-3)
+    bound = info.value.bound
+    assert bound is not None and bound.value <= full.value and (bound.k, bound.L) == (33, 56)
+    assert math.isnan(bound.lp_value)
+
+
+def test_lower_bound_lp_runs_without_cost_perturbation():
+    """The lower-bound LP's dual simplex keeps the true costs, so that an interrupted solve's duals
+    are those of the LP itself (module docstring, "Interrupted solves"); the upper bound's keeps
+    HiGHS's default."""
+    prob = dpdro.Problem(epsilon=2.0, delta=0.1, loss="l1")
+    option = "dual_simplex_cost_perturbation_multiplier"
+    lower = GridLP(prob, 4, 8, "lower").model.h.getOptionValue(option)[1]
+    upper = GridLP(prob, 4, 8, "upper").model.h.getOptionValue(option)[1]
+    assert lower == 0.0 and upper > 0.0
+
+
+def test_lower_bound_reports_the_mass_of_its_tail_blocks():
+    """``tail_mass`` is the part of ``outside_mass`` beyond every point with a variable (the tail
+    blocks); a window far too small for (ε, δ) leaves mass there."""
+    prob = dpdro.Problem(epsilon=1.0, delta=0.01, loss="l1")
+    small = grid_lower_bound(prob, 2, 2)
+    assert 0 < small.tail_mass <= small.outside_mass
+    wide = grid_lower_bound(prob, 2, _window(prob, 2, 1.0))
+    assert wide.tail_mass <= wide.outside_mass and wide.tail_mass < small.tail_mass

@@ -1,5 +1,6 @@
 """optimal_noise: certified brackets with no knobs over the (ε, δ) plane, time limits, progress."""
 
+import dataclasses
 import math
 import time
 
@@ -129,18 +130,15 @@ def test_next_grid_follows_the_rate_of_the_gap():
 
 def test_first_lower_bound_out_of_time_falls_back_to_a_coarser_grid():
     """ε = 10, ℓ2 on the grid Δf/256 needs a lower-bound LP of ~10 s: with 2 s the call returns the
-    certified reference noise and the lower bound of a grid 8 times coarser, in time, not an
-    error."""
+    certified reference noise and the better of the lower bound of a grid 8 times coarser and the
+    certified bound where the interrupted LP stopped (lp_value NaN), in time, not an error."""
     prob = dpdro.Problem(epsilon=10.0, delta=1e-12, loss="l2")
     t0 = time.perf_counter()
     res = dpdro.optimal_noise(prob, rel_gap=0.01, time_limit=2.0, k_start=256)
     assert time.perf_counter() - t0 <= 2.0 * 1.1 + 2.0
     assert not res.reached and 0 < res.lower.value <= res.upper.value
-    assert (
-        res.lower.k < 256
-        and len(res.history) == 1
-        and res.history[0]["k_lower"] == float(res.lower.k)
-    )
+    assert len(res.history) == 1 and res.history[0]["k_lower"] == float(res.lower.k)
+    assert res.lower.k < 256 or math.isnan(res.lower.lp_value)
     assert dpdro.certify_delta(res.noise, 10.0, 1.0) <= 1e-12
 
 
@@ -197,3 +195,102 @@ def test_one_sided_noise_gets_a_window_around_its_support_and_a_moderate_first_g
     assert dpdro.certify_delta(res.noise, prob.epsilon, 1.0) <= prob.delta
     assert res.lower.value <= res.upper.value
     assert res.lower.value > 0.9 * res.upper.value  # the cut window's bound was 0.52 of it
+
+
+def test_a_round_whose_upper_lp_runs_out_of_time_keeps_its_lower_bound(monkeypatch):
+    """The upper-bound LP of a round may run out of time after its lower bound finished (beside it
+    or before it): the round is recorded with that lower bound and no upper bound, and the call goes
+    on with the certified reference noise."""
+    from dpdro.optimal import _unless_timed_out
+
+    def out_of_time(*args, **kwargs):
+        raise TimeoutError("the upper-bound LP ran out of the time limit")
+
+    assert _unless_timed_out(out_of_time, dpdro.optimal.TimeBudget(1.0)) is None
+    monkeypatch.setattr(dpdro.optimal, "grid_upper_bound", out_of_time)
+    prob = dpdro.Problem(epsilon=2.0, delta=0.1)
+    res = dpdro.optimal_noise(prob, rel_gap=0.01, max_k=64)
+    assert res.history and all(h["round_upper"] is None for h in res.history)
+    lowers = [h["round_lower"] for h in res.history]
+    assert len(lowers) >= 2 and res.lower.value == max(lowers) <= res.upper.value
+    assert res.source != "lp" and dpdro.certify_delta(res.noise, 2.0, 1.0) <= 0.1
+
+
+def test_an_interrupted_lower_bound_is_kept_when_it_is_better(monkeypatch):
+    """A round whose lower-bound LP ran out of time keeps the certified bound where it stopped
+    (dpdro.grid.LowerBoundTimeout) when it beats the best so far, and only then."""
+    from dpdro.grid import LowerBoundTimeout
+
+    lower = dpdro.optimal.grid_lower_bound
+    calls = []
+
+    def interrupted(problem, k, L, *, time_limit=None):
+        calls.append(k)
+        lb = lower(problem, k, L, time_limit=time_limit)
+        if len(calls) == 2:  # the second round stops with (a copy of) a bound
+            partial = dataclasses.replace(lb, value=lb.value * shift)
+            raise LowerBoundTimeout("the lower-bound LP ran out of the time limit", partial)
+        return lb
+
+    monkeypatch.setattr(dpdro.optimal, "grid_lower_bound", interrupted)
+    prob = dpdro.Problem(epsilon=2.0, delta=0.1)
+    for shift in (1.0 + 1e-9, 0.5):
+        calls.clear()
+        res = dpdro.optimal_noise(prob, rel_gap=1e-6, max_k=64)
+        first = res.history[0]["round_lower"]
+        assert len(calls) == 2 and len(res.history) == 2
+        if shift > 1:
+            assert res.lower.value > first and res.lower.k == calls[1]
+        else:
+            assert res.lower.value == first and res.lower.k == res.history[0]["k_lower"]
+        assert res.lower.value <= res.upper.value
+
+
+def test_next_grid_is_sized_to_the_time_left():
+    """The next grid is the finest, from the predicted one down to 1.25 times the last, whose
+    round should finish in the time left: the last round's seconds times the growth of the
+    lower-bound LP's rows (shifts times event points) to the power 1.5; the coarsest when none
+    should."""
+    from fractions import Fraction
+
+    from dpdro.optimal import _fitting, _Grids, _lower_rows
+
+    def grids_at(k):
+        return _Grids(k, None, None, k, int(k))  # a window of one Δf
+
+    g = grids_at(Fraction(64))
+    assert _lower_rows(g) == 64 * 129
+    # k = 128 has 3.98 times the rows: 7.9 times the seconds
+    assert _fitting(Fraction(128), g, 1.0, 8.0, grids_at) == 128
+    # with 4 s left, rows may grow 2.52 times: k = 100 (2.44 times), not 104 (2.64 times)
+    assert _fitting(Fraction(128), g, 1.0, 4.0, grids_at) == 100
+    assert _fitting(Fraction(128), g, 1.0, 0.1, grids_at) == 80  # none fits: 1.25 times
+    assert _fitting(Fraction(72), g, 1.0, 0.1, grids_at) == 80
+
+
+def test_lower_window_grows_with_the_mass_of_its_tail_blocks():
+    """The lower bound's window grows when the mass its LP leaves in the tail blocks (beyond every
+    point with a variable, at the tail infimum of the loss) costs more than a tenth of the gap; mass
+    on the points just outside the window (which carry their own costs) counts only once the lower
+    bound's last refinement gained less than a quarter of the gap."""
+    from fractions import Fraction
+
+    from dpdro.grid import grid_lower_bound, grid_upper_bound
+    from dpdro.optimal import _Search
+
+    prob = dpdro.Problem(epsilon=4.0, delta=0.3)
+    search = _Search(prob, 1e-3, True, None, 4096)
+    g = search.grids()
+    ub = grid_upper_bound(prob, g.k_up, g.L_up)
+    lb = grid_lower_bound(prob, g.k_low, g.L_low)
+    search.record(g, ub, lb, 1.0)
+    gap = search.best_ub.value - search.best_lb.value
+    edge = float(prob.loss.tail_infimum(-g.L_low / float(g.k_low), g.L_low / float(g.k_low)))
+    f_low = search.f_low
+    cases = ((1.0, 0.0, math.inf, False), (1.0, 0.2 * gap / edge, math.inf, True),
+             (1.0, 0.0, 0.2 * gap, True), (0.05 * gap / edge, 0.0, 0.0, False))
+    for outside, tails, gain, grows in cases:
+        search.f_low, search.lower_gain = f_low, gain
+        search.refine(g, None, dataclasses.replace(lb, outside_mass=outside, tail_mass=tails), 4096)
+        assert (search.f_low > f_low) == grows
+    assert isinstance(search.k, Fraction)
