@@ -236,6 +236,8 @@ class HighsModel:
             finally:
                 self.h.setOptionValue("simplex_strategy", strategy)
             status = self.h.getModelStatus()
+            if status == highspy.HighsModelStatus.kTimeLimit:  # the retry ran out of time
+                return LPSolution("time_limit", None, None, np.nan, self.simplex_iterations)
             if status == highspy.HighsModelStatus.kInfeasible:
                 return LPSolution("infeasible", None, None, np.inf)
             if status != highspy.HighsModelStatus.kOptimal:

@@ -88,6 +88,38 @@ def test_time_limit_status_returns_no_solution():
     assert done.status == "optimal"
 
 
+class _FailingThenTimedOut:
+    """A HiGHS stand-in whose first run ends in a numerical failure and whose retry (the primal
+    simplex method) runs out of time; everything else goes to the real HiGHS object."""
+
+    def __init__(self, h):
+        self._h, self._runs = h, 0
+
+    def run(self):
+        self._runs += 1
+        return self._h.run()
+
+    def getModelStatus(self):
+        import highspy
+
+        return (highspy.HighsModelStatus.kSolveError if self._runs == 1
+                else highspy.HighsModelStatus.kTimeLimit)
+
+    def __getattr__(self, name):
+        return getattr(self._h, name)
+
+
+def test_a_retry_that_runs_out_of_time_returns_the_time_limit_status():
+    """After a numerical failure the solve is retried with the primal simplex method; when that
+    retry runs out of time the status is "time_limit" (as for the first run), not a SolverError,
+    so that the callers keep their last relaxation."""
+    m = small_model()
+    m.h = _FailingThenTimedOut(m.h)
+    sol = m.solve(time_limit=1.0)
+    assert m.h._runs == 2
+    assert sol.status == "time_limit" and sol.x is None and np.isnan(sol.objective)
+
+
 def test_matrix_returns_the_lp_as_added():
     cost, mat, lo, hi = small_model().matrix()
     assert cost.tolist() == [1.0, 2.0, 3.0]
