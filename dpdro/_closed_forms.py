@@ -32,6 +32,7 @@ __all__ = [
     "staircase_expected_loss",
     "staircase_noise",
     "staircase_optimal_gamma",
+    "truncated_laplace_centre",
     "truncated_laplace_cdf",
     "truncated_laplace_half_width",
     "truncated_laplace_noise",
@@ -257,3 +258,16 @@ def tulap_cells(epsilon: float, delta: float, sensitivity: float) -> PiecewiseUn
     edges = np.concatenate((-right_edges[::-1], right_edges)) * sensitivity
     probs = np.concatenate((right_probs[::-1], [c1], right_probs))
     return PiecewiseUniform(edges, probs / math.fsum(probs))
+
+
+def truncated_laplace_centre(epsilon: float, delta: float, sensitivity: float, support) -> float:
+    """The centre c closest to 0 with [c − A, c + A] inside ``support`` (``None``: the real line; A
+    the truncated Laplace half-width; the support's midpoint when it is narrower than 2A): the
+    centre of the truncated Laplace profile of :mod:`dpdro.grid`'s scaled LP."""
+    if support is None:
+        return 0.0
+    lo, hi = support
+    a = truncated_laplace_half_width(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+    if hi - lo <= 2.0 * a:
+        return 0.5 * (lo + hi)
+    return min(max(0.0, lo + a), hi - a)

@@ -92,7 +92,7 @@ Small δ
     restriction). The released noise then needs at most a tiny repair. The certified lower bound is
     valid for any scaling and duals. The lower bound's rows are stored as an exact relaxation
     (e^{rε} and δ_r rounded up, β = Δf/k down, every other inexact coefficient an ulp lower,
-    :func:`_lowered`), so its certificate needs no allowance for coefficient errors
+    :func:`dpdro._rounding.lowered`), so its certificate needs no allowance for coefficient errors
     (:func:`dpdro.lp.safe_lower_bound`): with one-sided supports the duals of its rows grow like
     1/(εδ), and that allowance had cost 0.56% of the bound at δ = 1.6e-12.
 """
@@ -106,9 +106,9 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
+from . import _rounding
 from ._budget import TimeBudget
-from ._closed_forms import truncated_laplace_cdf, truncated_laplace_half_width
-from ._rounding import UNIT_ROUNDOFF, exp_up, round_down, round_up
+from ._closed_forms import truncated_laplace_cdf, truncated_laplace_centre
 from ._validation import check_choice
 from .lp import PrivacyLP
 from .monotone import monotone_matrix, monotone_noise
@@ -164,17 +164,15 @@ class GridLP(PrivacyLP):
         margin: float = 0.0,
         symmetric: bool | None = None,
     ):
+        # Long because the upper and lower LPs share one constructor and differ row by row
         check_choice("kind", kind, ("upper", "lower"))
         check_choice("coefficients", coefficients, ("rounding", "infimum"))
         self.problem, self.L, self.kind = problem, int(L), kind
         self.k = _steps(k)
         self.r = self.k.denominator  # β = r·Δf on a coarse grid (k = 1/r), else r = 1
         lower = kind == "lower"
-        self.beta = beta = (
-            _lower_step(problem.sensitivity, self.k)
-            if lower
-            else problem.sensitivity / float(self.k)
-        )
+        step = problem.sensitivity / float(self.k)
+        self.beta = beta = _rounding.step_down(problem.sensitivity, self.k) if lower else step
         self.max_shift = max(self.k.numerator, 1)  # grid steps per Δf (at least one)
         self.coefficients = "average" if not lower else coefficients
         self._check_options(atom, scale, margin, symmetric)
@@ -199,16 +197,17 @@ class GridLP(PrivacyLP):
         # the constraints (G) of a coarse grid (module docstring): upper bound, δ(Δf) = a + Σ(…)₊/r;
         # lower bound, group privacy at (rε, δ_r) between points one step apart
         self.delta_rows = (
-            problem.delta * (1.0 - RELEASE_MARGIN) if not lower else _group_delta(problem, self.r)
+            _rounding.group_delta(problem.delta, problem.epsilon, self.r) if lower
+            else problem.delta * (1.0 - RELEASE_MARGIN)
         )
         self.exp_rows = (
             problem.exp_epsilon * (1.0 - float(margin))
             if not lower
-            else exp_up(float(np.nextafter(self.r * problem.epsilon, np.inf)))
+            else _rounding.exp_up(float(np.nextafter(self.r * problem.epsilon, np.inf)))
         )
-        # lower bound: rows stored as a relaxation (_lowered), so the certified bound needs no
+        # lower bound: rows stored as a relaxation (lowered), so the certified bound needs no
         # allowance for errors in them (dpdro.lp.safe_lower_bound)
-        self._relax = _lowered if lower and not problem.monotone else None
+        self._relax = _rounding.lowered if lower and not problem.monotone else None
         if self._relax is not None:
             self.matrix_rel = 0.0
         self.shift_weight = 1.0 / self.r if not lower else 1.0
@@ -266,14 +265,14 @@ class GridLP(PrivacyLP):
     def _set_ranges(self, lo: float, hi: float) -> None:
         """The window of event points, the points that carry variables and the tails beyond them."""
         beta, lower = self.beta, self.kind == "lower"
+        fl, ce = _rounding.floor_finite, _rounding.ceil_finite
         # grid points (lower) or cells (upper) that may carry mass: the range R = [r_lo, r_hi]
         if not lower:
-            o = self.offset
-            r_lo, r_hi = _ceil(lo / beta - o + 0.5), _floor(hi / beta - o - 0.5)
+            r_lo, r_hi = ce(lo / beta - self.offset + 0.5), fl(hi / beta - self.offset - 0.5)
         elif self.coefficients == "rounding":
-            r_lo, r_hi = _floor(lo / beta), _ceil(hi / beta)
+            r_lo, r_hi = fl(lo / beta), ce(hi / beta)
         else:  # the cells C_i that meet [lo, hi]
-            r_lo, r_hi = _floor(lo / beta - 0.5) + 1, _floor(hi / beta + 0.5)
+            r_lo, r_hi = fl(lo / beta - 0.5) + 1, fl(hi / beta + 0.5)
         w_lo, w_hi = max(-self.L, r_lo), min(self.L, r_hi)
         if w_lo > w_hi:
             raise InfeasibleError(
@@ -517,16 +516,7 @@ class GridLP(PrivacyLP):
         """The certified Lagrangian bound D of :mod:`dpdro.lp`; for D_R the best of
         (D − e_β(η))/(1 + η) over the allowances (e_β rounded up, the quotient down)."""
         bound = super().dual_bound(row_duals)
-        return max((_rounding_bound(bound, *a) for a in self.allowances), default=bound)
-
-
-def _rounding_bound(bound: float, eta: float, excess: float) -> float:
-    """(D − e_β(η))/(1 + η) for a certified D (:meth:`dpdro.Problem.rounding_allowances`), rounded
-    down: D itself when η = e_β = 0."""
-    if eta == 0 and excess == 0:
-        return bound
-    value = float(np.nextafter(bound - round_up(excess), -np.inf))
-    return value if eta == 0 else round_down(value / (1.0 + eta))
+        return max((_rounding.rounding_bound(bound, *a) for a in self.allowances), default=bound)
 
 
 def _steps(k) -> Fraction:
@@ -537,14 +527,6 @@ def _steps(k) -> Fraction:
     return f
 
 
-def _group_delta(problem: Problem, r: int) -> float:
-    """δ_r = δ·(e^{rε} − 1)/(e^ε − 1), rounded up: group privacy turns (ε, δ) at Δf into
-    (rε, δ_r) at r·Δf."""
-    if r == 1:
-        return problem.delta
-    return round_up(problem.delta * math.expm1(r * problem.epsilon) / math.expm1(problem.epsilon))
-
-
 def _cell_offset(problem: Problem, beta: float) -> float:
     """o ∈ {0, ½}: the upper bound's cells are C_i + oβ, with o = ½ when a finite end of
     ``Problem.support`` (the lower one if both are finite) is a multiple of β, so that it is a cell
@@ -553,35 +535,6 @@ def _cell_offset(problem: Problem, beta: float) -> float:
         return 0.0
     ends = [e for e in problem.support if math.isfinite(e)]
     return 0.5 if ends and float(ends[0] / beta).is_integer() else 0.0
-
-
-def _lower_step(sensitivity: float, k: Fraction) -> float:
-    """The lower bound's step β = Δf/k, lowered by ulps until β·k ≤ Δf exactly: its shifts
-    m·β, |m| ≤ k·r (r·Δf for the coarse grid k = 1/r), then lie within those the noise is
-    private for."""
-    beta = sensitivity / float(k)
-    while Fraction(beta) * k > Fraction(sensitivity):
-        beta = float(np.nextafter(beta, 0.0))
-    return beta
-
-
-def _lowered(values) -> np.ndarray:
-    """Coefficients of rows Σ_j a_j x_j ≤ b over columns x ≥ 0, each one that is not an integer
-    lowered by 4u of its magnitude and an ulp. Each was computed from e^{rε} and δ_r rounded up and
-    Δf/k rounded down (a relaxation of the rows of P's rounded law) by at most two roundings (a
-    product, or the sum of a point's term and its mirror image's), so the rows as stored are a
-    relaxation: every point feasible for the exact rows is feasible for them."""
-    v = np.asarray(values, dtype=float)
-    low = np.nextafter(v - 4 * UNIT_ROUNDOFF * np.abs(v), -np.inf)
-    return np.where(v == np.round(v), v, low)
-
-
-def _floor(x: float) -> float:
-    return math.floor(x) if math.isfinite(x) else x
-
-
-def _ceil(x: float) -> float:
-    return math.ceil(x) if math.isfinite(x) else x
 
 
 # ---------------------------------------------------------------------------- solving
@@ -821,34 +774,22 @@ def grid_upper_bound(
 def _laplace_profile(problem: Problem, k: int, L: int) -> np.ndarray:
     """Cell masses of the truncated Laplace mechanism at (ε, δ) on the columns of U(k) (a magnitude
     profile for the scaled LP; 0 beyond its support), centred at the point of the support closest
-    to 0 at which its support [c − A, c + A] fits (:func:`_profile_centre`): a profile centred at 0
-    leaves the columns of a one-sided noise's far half at the floor, and HiGHS then fails."""
+    to 0 at which its support [c − A, c + A] fits (``truncated_laplace_centre``): a profile
+    centred at 0 leaves the columns of a one-sided noise's far half at the floor, and HiGHS then
+    fails."""
     beta = problem.sensitivity / float(Fraction(k))
     sym = problem.loss.symmetric and problem.support is None
     lo, hi = problem.support if problem.support is not None else (-math.inf, math.inf)
     o = 0.0 if problem.monotone else _cell_offset(problem, beta)
-    i_lo = 0 if sym else max(-L, _ceil(lo / beta - o + 0.5))
-    i_hi = min(L, _floor(hi / beta - o - 0.5))
+    i_lo = 0 if sym else max(-L, _rounding.ceil_finite(lo / beta - o + 0.5))
+    i_hi = min(L, _rounding.floor_finite(hi / beta - o - 0.5))
     pts = np.arange(i_lo, i_hi + 1) + o
-    centre = _profile_centre(problem)
+    centre = truncated_laplace_centre(problem.epsilon, problem.delta, problem.sensitivity,
+                                      problem.support)
     cdf = lambda x: truncated_laplace_cdf(  # noqa: E731
         x - centre, problem.epsilon, problem.delta, problem.sensitivity
     )
     return cdf((pts + 0.5) * beta) - cdf((pts - 0.5) * beta)
-
-
-def _profile_centre(problem: Problem) -> float:
-    """The centre c closest to 0 with [c − A, c + A] inside ``Problem.support`` (A the truncated
-    Laplace half-width; the support's midpoint when it is narrower than 2A)."""
-    if problem.support is None:
-        return 0.0
-    lo, hi = problem.support
-    a = truncated_laplace_half_width(
-        epsilon=problem.epsilon, delta=problem.delta, sensitivity=problem.sensitivity
-    )
-    if hi - lo <= 2.0 * a:
-        return 0.5 * (lo + hi)
-    return min(max(0.0, lo + a), hi - a)
 
 
 def _infeasible(problem: Problem, k: int, L: int) -> str:

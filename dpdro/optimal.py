@@ -90,11 +90,10 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import partial
 
-import numpy as np
-
 from ._budget import TimeBudget
 from ._closed_forms import staircase_noise, staircase_optimal_gamma, truncated_laplace_half_width
 from ._rounding import round_down, round_up
+from ._scaling import scaled_noise, scaled_record, scaled_report, unit_scale
 from ._validation import check_bool, check_int, check_optional_positive, check_positive
 from .grid import grid_lower_bound, grid_upper_bound
 from .noise import PiecewiseUniform
@@ -603,50 +602,6 @@ class _Search:
             self.k = current
 
 
-def _unit_scale(problem: Problem) -> float | None:
-    """Δf when ``problem`` is solved at Δf = 1 and rescaled (a loss homogeneous of some degree d,
-    :attr:`dpdro.Loss.degree`, and Δf ≠ 1), else ``None``."""
-    if problem.loss.degree is None or problem.sensitivity == 1.0:
-        return None
-    return problem.sensitivity
-
-
-def _scaled_noise(noise: PiecewiseUniform, factor: float) -> PiecewiseUniform:
-    """The law of factor·X for X ~ ``noise``: edges and lattice multiplied by ``factor`` (edges
-    recomputed as integers times the new lattice step, so they stay on it exactly)."""
-    meta = dict(noise.metadata)
-    if "sensitivity" in meta:
-        meta["sensitivity"] = meta["sensitivity"] * factor
-    if noise.grid is None:
-        return PiecewiseUniform(noise.edges * factor, noise.probs, metadata=meta, atom=noise.atom)
-    h = noise.grid * factor
-    return PiecewiseUniform(
-        np.round(noise.edges / noise.grid) * h, noise.probs, grid=h, metadata=meta, atom=noise.atom
-    )
-
-
-def _scaled_record(info: dict, power: float) -> dict:
-    """A round's history entry of the problem at Δf = 1, its bounds multiplied by ``power`` = Δf^d
-    (rounded in the safe direction)."""
-    out = dict(info)
-    for key in ("upper", "round_upper"):
-        if out.get(key) is not None:
-            out[key] = round_up(out[key] * power)
-    for key in ("lower", "round_lower"):
-        if out.get(key) is not None:
-            out[key] = round_down(out[key] * power)
-    return out
-
-
-def _scaled_report(report: Callable[[dict], None], power: float) -> Callable[[dict], None]:
-    """``report`` for rounds solved at Δf = 1 (their bounds shown at Δf, :func:`_scaled_record`)."""
-
-    def scaled(info: dict) -> None:
-        report(_scaled_record(info, power))
-
-    return scaled
-
-
 def _rescaled(
     res: OptimalNoise, problem: Problem, sensitivity: float, budget: TimeBudget, atom: bool
 ) -> OptimalNoise | None:
@@ -657,7 +612,7 @@ def _rescaled(
     :meth:`dpdro.Problem.at_sensitivity`). When the scaled noise's certificate exceeds δ, the
     literature candidates certified at Δf are released instead (``None`` if none certifies)."""
     power = sensitivity**problem.loss.degree
-    noise = _scaled_noise(res.noise, sensitivity)
+    noise = scaled_noise(res.noise, sensitivity)
     certified = certify_delta(noise, problem.epsilon, problem.sensitivity)
     if certified <= problem.delta:
         upper = replace(
@@ -686,7 +641,7 @@ def _rescaled(
         columns=None,
         partition=None,
     )
-    history = [_scaled_record(info, power) for info in res.history]
+    history = [scaled_record(info, power) for info in res.history]
     literature = {name: value * power for name, value in res.literature.items()}
     return OptimalNoise(noise, upper, lower, budget.elapsed(), res.rel_gap, history, literature)
 
@@ -756,7 +711,7 @@ def optimal_noise(
             "(dpdro.mechanisms.Staircase) is near optimal there"
         )
     report = _print_round if progress is True else (progress or None)
-    unit = _unit_scale(problem)
+    unit = unit_scale(problem)
     if unit is None:
         return _refine(problem, rel_gap, time_limit, report, atom, k_start, max_k)
     budget = TimeBudget(time_limit)
@@ -766,7 +721,7 @@ def optimal_noise(
             rel_gap,
             # the rest is kept for scaling back, certifying at Δf and the rare solve at Δf itself
             None if time_limit is None else time_limit - _reserve(time_limit),
-            None if report is None else _scaled_report(report, unit**problem.loss.degree),
+            None if report is None else scaled_report(report, unit**problem.loss.degree),
             atom,
             k_start,
             max_k,

@@ -12,9 +12,10 @@ piece losses from the cached entry. Writes nothing (the cache is not touched).
 
 from __future__ import annotations
 
+import argparse
 import os
-import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from dpdro import data_dependent as dd
 from repro.experiments import data_dependent as ex
 from repro.provenance import read_json
 
-CACHE = "results/ml/dd_mechanisms.json"
+CACHE = Path(__file__).resolve().parents[1] / "results" / "ml" / "dd_mechanisms.json"
 
 
 def _pcd(n0: float, design: str, L: int, beta: float, kind: str):
@@ -103,4 +104,7 @@ def main(patterns: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("patterns", nargs="*", help="substrings of the entry names (default: all)")
+    main(ap.parse_args().patterns)

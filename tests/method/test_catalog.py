@@ -126,11 +126,15 @@ def test_worst_case_requests_just_below_grid_points(cat, loss):
                 list(cat.deltas).index(found.source[1]),
             )
             assert src[0] <= i and src[1] <= j
-            assert found.upper == cat.upper[loss][src] == cat.upper[loss][: i + 1, : j + 1].min()
+            assert cat.upper[loss][src] == cat.upper[loss][: i + 1, : j + 1].min()
+            # found.upper is the noise's expected loss recomputed: its last bit depends on the
+            # CPU's summation (1 ulp between the machine that built the catalog and an AMD EPYC)
+            assert found.upper == pytest.approx(cat.upper[loss][src], rel=4 * 2.0**-52)
             worst = max(worst, found.gap)
     corner = lookup(epsilon=cat.epsilons[-1], delta=cat.deltas[-1], loss=loss)
     assert corner.source == corner.bound_source == (cat.epsilons[-1], cat.deltas[-1])
-    assert worst <= cat.worst_gap(loss)
+    # up to the last bits of the recomputed expected losses (above)
+    assert worst <= cat.worst_gap(loss) * (1 + 1e-12)
     assert worst == pytest.approx(cat.worst_gap(loss), rel=1e-6)
 
 

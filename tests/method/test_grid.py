@@ -9,12 +9,11 @@ import numpy as np
 import pytest
 
 import dpdro
+from dpdro._rounding import lowered, step_down
 from dpdro.grid import (
     GridLP,
     LowerBoundTimeout,
     _cell_offset,
-    _lower_step,
-    _lowered,
     grid_lower_bound,
     grid_upper_bound,
 )
@@ -319,14 +318,14 @@ def test_lower_lp_rows_are_stored_as_a_relaxation():
 @pytest.mark.parametrize("sens,k", [(1.0, 3), (0.1, 3), (7.5, 7), (1e-3, 5), (0.3, Fraction(1, 3))])
 def test_lower_step_stays_within_the_sensitivity(sens, k):
     """The lower bound's shifts mβ, |m| ≤ k, never exceed Δf in exact arithmetic."""
-    beta = _lower_step(sens, Fraction(k))
+    beta = step_down(sens, Fraction(k))
     assert Fraction(beta) * Fraction(k) <= Fraction(sens)
     assert beta == pytest.approx(sens / float(Fraction(k)), rel=1e-15)
 
 
 def test_lowered_coefficients_relax_rows():
     v = np.array([1.0, -1.0, 2.0, 0.0, -math.e, 1.0 / 3.0, -1.7e11 - 0.25, 1.0 / 1.59e-12])
-    low = _lowered(v)
+    low = lowered(v)
     assert np.all(low[:4] == v[:4]) and np.all(low[4:] < v[4:])
     assert np.all(low[4:] >= v[4:] - 1e-15 * np.abs(v[4:]))
 

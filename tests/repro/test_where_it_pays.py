@@ -76,7 +76,11 @@ def test_bracket_overlaps_a_fresh_solve(setting, epsilon, delta):
     fresh = wip.map_cell(setting, epsilon, delta, keep_noise=False)
     # both are certified brackets of the same optimum: they must intersect
     assert max(c["lower"], fresh["lower"]) <= min(c["upper"], fresh["upper"]) * (1 + 1e-12)
-    assert fresh["closed"] == c["closed"]
+    # the closed forms' losses recomputed: equal up to the CPU's summation order (4e-14 relative
+    # between the machine that stored them and an AMD EPYC)
+    assert fresh["closed"].keys() == c["closed"].keys()
+    for name, value in c["closed"].items():
+        assert fresh["closed"][name] == pytest.approx(value, rel=1e-12), name
 
 
 def test_every_stored_noise_recertified():
