@@ -180,3 +180,36 @@ def test_spurious_lattice_is_rejected_and_the_breakpoint_method_used():
     # the rounding allowance
     assert prof.delta == pytest.approx(0.5 - math.expm1(1.0) * d, abs=1e-11)
     assert prof.delta >= 0.5 - math.expm1(1.0) * d
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_lattice_offset_equals_exact_rationals(seed):
+    """lattice_offset (float filter, then integers) returns exactly the rounded-up maximum of
+    |value − (origin + tick·h)| computed in rationals: values on the lattice (0), off it by 1e-9 of
+    a step, by the last bits, by one ulp, at scales from 1e-300 to 1e300 and with an origin off the
+    lattice."""
+    from dpdro.privacy import lattice_offset
+
+    def exact(values, ticks, h, origin):
+        step, o = Fraction(float(h)), Fraction(float(origin))
+        pairs = zip(values, ticks, strict=True)
+        worst = max(abs(Fraction(float(v)) - o - int(t) * step) for v, t in pairs)
+        return 0.0 if worst == 0 else float(np.nextafter(float(worst), np.inf))
+
+    rng = np.random.default_rng(seed)
+    for trial in range(400):
+        n = int(rng.integers(1, 30))
+        if trial % 3 == 0:
+            scale = 10.0 ** int(rng.integers(-300, 300))
+        else:
+            scale = 10.0 ** rng.uniform(-12, 9)
+        h = scale * rng.uniform(0.1, 1)
+        t = rng.integers(-(10**6), 10**6, size=n)
+        off = 1 + 1e-3 * (trial % 5 == 0)
+        origin = 0.0 if trial % 2 else h * int(rng.integers(-100, 100)) * off
+        on = origin + t * h
+        values = [on, on + rng.normal(size=n) * h * 1e-9, on * (1 + rng.normal(size=n) * 1e-16),
+                  np.nextafter(on, np.inf)][trial % 4]
+        assert lattice_offset(values, t, h, origin) == exact(values, t, h, origin)
+    assert lattice_offset([5e-324], [1], 1e-310) == exact([5e-324], [1], 1e-310, 0.0)
+    assert lattice_offset(np.arange(5) / 1024, np.arange(5), 1 / 1024) == 0.0
