@@ -334,11 +334,46 @@ def asymmetric_loss() -> PiecewiseLinear:
     )
 
 
+# quad's tolerances for the cell integrals of a CallableLoss
+_ABS_TOL, _REL_TOL = 1e-14, 1e-12
+# the 15-point Kronrod rule on [−1, 1] (nodes ±x, weights w) and the 7-point Gauss rule on its
+# nodes with odd index (QUADPACK's qk15)
+_GK15_X = np.array([
+    0.991455371120812639206854697526329, 0.949107912342758524526189684047851,
+    0.864864423359769072789712788640926, 0.741531185599394439863864773280788,
+    0.586087235467691130294144845693013, 0.405845151377397166906606412076961,
+    0.207784955007898467600689403773245, 0.0,
+])
+_GK15_W = np.array([
+    0.022935322010529224963732008058970, 0.063092092629978553290700663189204,
+    0.104790010322250183839876322541518, 0.140653259715525918745189590510238,
+    0.169004726639267902826583426598550, 0.190350578064785409913256402421014,
+    0.204432940075298892414161999234649, 0.209482141084727828012999174891714,
+])
+_G7_W = np.array([
+    0.129484966168869693270611432679082, 0.279705391489276667901467771423780,
+    0.381830050505118944950369775488975, 0.417959183673469387755102040816327,
+])
+
+
+def _gauss_kronrod_15(c, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """∫_a^b c and |K15 − G7| on every cell [a, b] at once (c vectorised)."""
+    centre, half = 0.5 * (a + b), 0.5 * (b - a)
+    x = np.concatenate((-_GK15_X[:-1], _GK15_X[::-1]))  # the 15 nodes
+    vals = c(centre[..., None] + half[..., None] * x)
+    left, right = vals[..., :7], vals[..., 8:][..., ::-1]  # f(c − h x_i), f(c + h x_i), i = 0..6
+    kronrod = (left + right) @ _GK15_W[:-1] + vals[..., 7] * _GK15_W[-1]
+    gauss = (left[..., 1::2] + right[..., 1::2]) @ _G7_W[:-1] + vals[..., 7] * _G7_W[-1]
+    return half * kronrod, np.abs(half * (kronrod - gauss))
+
+
 class CallableLoss(Loss):
     """Any callable c(x) satisfying Assumption 1.
 
-    Cell averages use adaptive quadrature (``scipy.integrate.quad``) plus its error estimate, so
-    they err upwards as an upper-bound coefficient should. Cell infima are the minimum of c on a
+    Cell averages are integrals plus an error estimate, so they err upwards as an upper-bound
+    coefficient should: the 15-point Gauss–Kronrod rule on all cells at once, with |K15 − G7| as
+    the estimate, where that estimate meets adaptive quadrature's tolerances, and
+    ``scipy.integrate.quad`` with its estimate on the other cells (kinks, jumps, steep parts). Cell infima are the minimum of c on a
     grid of ``n_samples`` points per cell, refined by a bounded scalar minimisation; pass
     ``lipschitz`` (a Lipschitz constant of c on the support) to make them rigorous: the grid
     minimum minus ``lipschitz`` × half the grid spacing. Outside the padded support dpdro assumes c
@@ -409,16 +444,21 @@ class CallableLoss(Loss):
     def cell_average(self, a, b):
         a, b = _pair(a, b)
         a, b = np.broadcast_arrays(a, b)
-        out = np.empty(a.shape)
+        shape, a, b = a.shape, a.ravel(), b.ravel()
+        # every cell at once by the 15-point Gauss–Kronrod rule; |K15 − G7| is its error estimate
+        # (stricter than QUADPACK's, which scales it down), accepted under quad's tolerances below
+        # and added; the other cells (kinks, steep parts) by adaptive quadrature as before
+        integral, err = _gauss_kronrod_15(self, a, b)
+        rough = ~(err <= np.maximum(_ABS_TOL, _REL_TOL * np.abs(integral)))
 
         def f(t):
             return float(self.func(t))
 
-        for idx in np.ndindex(a.shape):
-            lo, hi = float(a[idx]), float(b[idx])
-            val, err = integrate.quad(f, lo, hi, epsabs=1e-14, epsrel=1e-12, limit=200)
-            out[idx] = (val + err) / (hi - lo)
-        return out
+        for i in np.nonzero(rough)[0]:
+            integral[i], err[i] = integrate.quad(
+                f, float(a[i]), float(b[i]), epsabs=_ABS_TOL, epsrel=_REL_TOL, limit=200
+            )
+        return ((integral + err) / (b - a)).reshape(shape)
 
     def cell_infimum(self, a, b):
         a, b = _pair(a, b)
