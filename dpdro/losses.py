@@ -371,15 +371,15 @@ class CallableLoss(Loss):
     """Any callable c(x) satisfying Assumption 1.
 
     Cell averages are integrals plus an error estimate, so they err upwards as an upper-bound
-    coefficient should: the 15-point Gauss–Kronrod rule on all cells at once, with |K15 − G7| as
-    the estimate, where that estimate meets adaptive quadrature's tolerances, and
-    ``scipy.integrate.quad`` with its estimate on the other cells (kinks, jumps, steep parts). Cell infima are the minimum of c on a
-    grid of ``n_samples`` points per cell, refined by a bounded scalar minimisation; pass
-    ``lipschitz`` (a Lipschitz constant of c on the support) to make them rigorous: the grid
-    minimum minus ``lipschitz`` × half the grid spacing. Outside the padded support dpdro assumes c
-    is non-increasing on (−∞, 0] and non-decreasing on [0, ∞) (the monotonicity the paper's proof of
-    Proposition 3 uses); this is checked on a wide grid, and a loss without it must pass
-    ``tail_infimum(a, b)``, the infimum of c over (−∞, a] ∪ [b, ∞).
+    coefficient should: the 15-point Gauss–Kronrod rule on all cells at once, with |K15 − G7| as the
+    estimate, where that estimate meets adaptive quadrature's tolerances, and
+    ``scipy.integrate.quad`` with its estimate on the other cells (kinks, jumps, steep parts). Cell
+    infima are the minimum of c on a grid of ``n_samples`` points per cell, refined by a bounded
+    scalar minimisation; pass ``lipschitz`` (a Lipschitz constant of c on the support) to make them
+    rigorous: the grid minimum minus ``lipschitz`` × half the grid spacing. Outside the padded
+    support dpdro assumes c is non-increasing on (−∞, 0] and non-decreasing on [0, ∞) (the
+    monotonicity the paper's proof of Proposition 3 uses); this is checked on a wide grid, and a
+    loss without it must pass ``tail_infimum(a, b)``, the infimum of c over (−∞, a] ∪ [b, ∞).
 
     Parameters
     ----------

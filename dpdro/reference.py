@@ -73,7 +73,7 @@ __all__ = [
 _TULAP_CELLS = 1000  # the Tulap candidate only up to this many cells (its certificate is O(n²))
 
 
-def literature_losses(problem: Problem) -> dict[str, float]:
+def literature_losses(problem: Problem, *, time_limit: float | None = None) -> dict[str, float]:
     """E c(X) of the literature mechanisms the engine compares its release with, at the
     problem's (ε, δ, Δf), as published (centred at 0), from :mod:`dpdro._closed_forms`: the
     staircase (γ optimised for the loss; ε-DP), Tulap (its cells at δ) and the truncated Laplace
@@ -86,6 +86,9 @@ def literature_losses(problem: Problem) -> dict[str, float]:
     Parameters
     ----------
     problem : the instance of P.
+    time_limit : seconds after which no further best shift is searched (``None``: no limit): the
+        searches cost hundreds of expected losses each, slow for a callable loss evaluated point by
+        point (:func:`best_shift`); the mechanisms as published are always included.
 
     Returns
     -------
@@ -97,6 +100,7 @@ def literature_losses(problem: Problem) -> dict[str, float]:
        optimization", Example 1 and Section 5.1 (the mechanisms compared with).
     """
     p = problem
+    budget = TimeBudget(time_limit)
     eps, delta, sens = p.epsilon, p.delta, p.sensitivity
     half = truncated_laplace_half_width(epsilon=eps, delta=delta, sensitivity=sens)
     width = max(sens / 4096, half / 16384)
@@ -111,13 +115,15 @@ def literature_losses(problem: Problem) -> dict[str, float]:
     if p.support is None:
         gamma = staircase_optimal_gamma(eps, p.loss)
         out["staircase"] = float(staircase_expected_loss(eps, sens, gamma, p.loss))
-        if shifts_matter(p):
+        if shifts_matter(p) and not budget.expired():
             # the ε-DP staircase with γ optimised for its best shift, over ⌈50/ε⌉ + 1 periods (the
             # neglected mass is below e^{−50})
             gamma = shifted_staircase_gamma(eps, p.loss)
             cells["staircase"] = staircase_noise(eps, sens, gamma, math.ceil(50.0 / eps) + 1)
     if shifts_matter(p):
         for name, noise in cells.items():
+            if budget.expired():
+                break
             found = best_shift(noise, p.loss, p.support)
             if found is not None:
                 out[f"shifted_{name}"] = found[1]
@@ -278,10 +284,13 @@ def _shifted_noise(
     return PiecewiseUniform((ticks * m + j) * h, noise.probs, grid=h, metadata=meta)
 
 
-def _shifted_pool(problem: Problem, base: dict, cell_width: float) -> list[tuple]:
+def _shifted_pool(
+    problem: Problem, base: dict, cell_width: float, budget: TimeBudget
+) -> list[tuple]:
     """The shifted candidates of :func:`reference_upper_bound`'s pool, not yet certified: (expected
-    loss, ``shifted_<name>``, noise, ``None``, its maker at a level δ′). ``base`` holds the centred
-    candidates built at δ (the staircase's is rebuilt without atom and with γ for its shift)."""
+    loss, ``shifted_<name>``, noise, ``None``, its maker at a level δ′), those built before the
+    budget expires. ``base`` holds the centred candidates built at δ (the staircase's is rebuilt
+    without atom and with γ for its shift)."""
     loss = problem.loss
     makers = {
         "truncated_laplace": lambda q: truncated_laplace_candidate(q, cell_width),
@@ -292,6 +301,8 @@ def _shifted_pool(problem: Problem, base: dict, cell_width: float) -> list[tuple
     }
     out = []
     for name, make in makers.items():
+        if budget.expired():
+            break
         if name == "staircase" and problem.epsilon < 0.5:
             continue
         remake = partial(_remade_shifted, problem, make)
@@ -329,7 +340,7 @@ def _certified_shifted(problem: Problem, noise: PiecewiseUniform, remake) -> tup
 
 
 def reference_upper_bound(
-    problem: Problem, cell_width: float, *, atom: bool = True
+    problem: Problem, cell_width: float, *, atom: bool = True, time_limit: float | None = None
 ) -> UpperBound | None:
     """The best of the certified candidates of the module docstring, shifted ones included where
     they matter (``None`` when none fits a ``Problem.support``).
@@ -339,6 +350,8 @@ def reference_upper_bound(
     problem : the instance of P.
     cell_width : the cells of the truncated Laplace candidate (a divisor of Δf).
     atom : let the staircase candidate carry a point mass at 0 (ignored for monotone problems).
+    time_limit : seconds after which no further shifted candidate is built (``None``: no limit;
+        :func:`literature_losses`); the centred candidates are always built.
 
     Returns
     -------
@@ -352,7 +365,7 @@ def reference_upper_bound(
     .. [2] Q. Geng and P. Viswanath, "The optimal noise-adding mechanism in differential privacy",
        IEEE Trans. Inf. Theory 62(2), 2016 (the staircase mechanism).
     """
-    budget = TimeBudget(None)
+    budget = TimeBudget(time_limit)
     atom = atom and not problem.monotone
     base = [
         ("truncated_laplace", truncated_laplace_candidate(problem, cell_width)),
@@ -368,7 +381,7 @@ def reference_upper_bound(
         if c is not None and _fits(c[0], problem.support)
     ]
     if shifts_matter(problem):
-        pool += _shifted_pool(problem, dict(base), cell_width)
+        pool += _shifted_pool(problem, dict(base), cell_width, budget)
     pool.sort(key=lambda c: c[0])
     while pool:
         _, source, noise, d, remake = pool.pop(0)
