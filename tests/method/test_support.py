@@ -6,9 +6,11 @@ import math
 
 import numpy as np
 import pytest
+from scipy import integrate
 
 import dpdro
 from dpdro.mechanisms import Staircase, TruncatedLaplace
+from dpdro.problem import fractional_part_bound
 
 
 def _paper_shift(eps, delta):
@@ -184,23 +186,29 @@ def _circle_lp(eps, delta, n):
     return linprog(cost, A_ub=a, b_ub=b, A_eq=eq, b_eq=[1.0], method="highs").fun
 
 
-@pytest.mark.parametrize("eps, delta", [(0.05, 1e-9), (0.3, 1e-3), (1.2, 0.05), (3.7, 1e-5),
-                                        (0.5, 0.6)])
+@pytest.mark.parametrize("eps, delta", [(0.05, 1e-9), (0.1, 0.01), (0.3, 1e-3), (1.2, 0.05),
+                                        (3.7, 1e-5), (0.5, 0.6)])
 def test_floor_rounding_gain_is_below_the_least_fractional_part(eps, delta):
-    """(1 − δ)²/(1 + e^ε) ≤ the least E W over the laws the proof allows: below the circle LP's
-    value plus 1/(2n), a feasible law's; and the gain is s·β times it."""
-    bound = (1 - delta) ** 2 / (1 + math.exp(eps))
+    """w(ε, δ) ≤ the least E W over the laws the proof allows: below the circle LP's value plus
+    1/(2n), a feasible law's (its arcs spread); it is the integral of its docstring, and more
+    than the (1 − δ)²/(1 + e^ε) of averaging the rotations; the gain is s·β times it."""
+    c, m = math.expm1(eps), 1 - delta
+    w = fractional_part_bound(math.exp(eps), delta)
     n = 48
-    assert bound <= _circle_lp(eps, delta, n) + 0.5 / n
+    assert w <= _circle_lp(eps, delta, n) + 0.5 / n
+    exact = integrate.quad(lambda u: (m - u) / (1 + c * u), 0, m, epsabs=1e-15, epsrel=1e-13)[0]
+    assert w <= exact and w == pytest.approx(exact, rel=1e-10)
+    assert w > m**2 / (2 + c)
     prob = dpdro.Problem(epsilon=eps, delta=delta, support=(0.0, math.inf))
     gain = prob.floor_rounding_gain(0.25, math.exp(eps), delta)
-    assert gain <= 0.25 * bound and gain == pytest.approx(0.25 * bound, rel=1e-11)
+    assert gain <= 0.25 * w and gain == pytest.approx(0.25 * w, rel=1e-11)
 
 
 def test_floor_rounding_gain_needs_a_support_on_one_side_and_a_growing_loss():
     def gain(loss, support):
         prob = dpdro.Problem(epsilon=1.0, delta=0.01, loss=loss, support=support)
-        return prob.floor_rounding_gain(0.5, math.e, 0.01) / (0.5 * 0.99**2 / (1 + math.e))
+        w = fractional_part_bound(math.e, 0.01)
+        return prob.floor_rounding_gain(0.5, math.e, 0.01) / (0.5 * w)
 
     assert gain("l1", (0.0, math.inf)) == pytest.approx(1.0)
     assert gain("l1", (-math.inf, 0.0)) == pytest.approx(1.0)  # the ceiling, mirrored
@@ -233,4 +241,4 @@ def test_one_sided_lower_bound_below_certified_upper_bound_and_tightening(suppor
     assert (min(ups) - lows[2]) / lows[2] < 0.01
     monkeypatch.setattr(dpdro.Problem, "floor_rounding_gain", lambda *args: 0.0)
     plain = grid_lower_bound(prob, 4, math.ceil(8 * A)).value
-    assert lows[2] - plain >= 0.99 * 0.25 * 0.999**2 / (1 + math.e)
+    assert lows[2] - plain >= 0.99 * 0.25 * fractional_part_bound(math.e, 1e-3)
