@@ -60,10 +60,7 @@ Never worse than the literature: the release is the best of the LPs' noises and 
 of the truncated Laplace, staircase (with an atom at 0) and Tulap mechanisms
 (:func:`dpdro.reference.reference_upper_bound`), and the refinement goes on below ``rel_gap`` (down
 to a tenth of it) while the release costs more than the best literature mechanism valid for the
-problem (:func:`dpdro.reference.literature_losses`, up to :data:`LITERATURE_TOLERANCE`). Once
-``rel_gap`` is met only the upper bound can serve that aim: such rounds solve the upper-bound LP
-alone, on a grid twice as fine each time, while it gains and is worth its cost
-(:meth:`_Search.upper_pays`); otherwise the call returns. The result
+problem (:func:`dpdro.reference.literature_losses`, up to :data:`LITERATURE_TOLERANCE`). The result
 says what was released (``source``), the best literature mechanism (``best_known``) and by how much
 the release beats it (``advantage``).
 
@@ -345,8 +342,6 @@ class _Search:
         # upper-bound LPs solved, and what the last one gained
         self.upper_rounds, self.upper_gain = 0, math.inf
         self.lower_gain = math.inf  # what the last round gained on the lower bound
-        self.upper_only = False  # whether this round refines the upper bound alone
-        self.lower_rows = 1  # the rows of the last lower-bound LP solved (:func:`_lower_rows`)
 
     def grids(self) -> _Grids:
         """This round's grids: the upper bound needs cells no wider than Δf; both grids are aligned
@@ -373,12 +368,6 @@ class _Search:
             lower_budget = TimeBudget(budget.seconds - _reserve(budget.seconds), budget.start)
         lower = partial(grid_lower_bound, problem, g.k_low, g.L_low)
         upper = partial(grid_upper_bound, problem, g.k_up, g.L_up, atom=self.atom)
-        self.upper_only = (
-            best_lb is not None and relative_gap(best_ub.value, best_lb.value) <= self.goal
-        )
-        if self.upper_only:
-            # only the literature target is open (:meth:`target`): the upper bound alone can meet it
-            return _unless_timed_out(upper, budget), best_lb
         if best_ub is not None and self.upper_rounds == 0:
             # the lower bound first: with the reference upper bound it may already suffice; the
             # upper-bound LP only once it falls short and the lower bound's LPs cost about as much
@@ -435,8 +424,6 @@ class _Search:
                 math.inf if self.best_ub is None else max(self.best_ub.value - ub.value, 0.0)
             )
             self.keep_upper(ub)
-        if lb is not self.best_lb:
-            self.lower_rows = _lower_rows(g)
         self.lower_gain = (
             math.inf if self.best_lb is None else max(lb.value - self.best_lb.value, 0.0)
         )
@@ -504,16 +491,10 @@ class _Search:
         # mass just outside the window counts once refining the grid stops paying (module docstring)
         stalled = self.lower_gain < 0.25 * gap
         outside = lb.outside_mass if stalled else lb.tail_mass
-        if outside * edge_cost > 0.1 * gap and not self.upper_only:
+        if outside * edge_cost > 0.1 * gap:
             self.f_low *= _GROWTH
             grew = True
         nxt = _next_steps(self.history, self.rel_gap)
-        if self.upper_only:  # the upper bound's grid, not the lower bound's, has to be finer
-            nxt = max(nxt, Fraction(2 * g.k_up))
-        if relative_gap(self.best_ub.value, self.best_lb.value) <= self.goal and not (
-            self.upper_pays(nxt, last, left)
-        ):
-            return False
         if nxt <= max_k:
             if left is None or g.k < 8:
                 self.k = nxt
@@ -521,20 +502,6 @@ class _Search:
             self.k = _fitting(nxt, g, last, left, self.grids_at)
             return True
         return grew
-
-    def upper_pays(self, k: Fraction, last: float, left: float | None) -> bool:
-        """Whether an upper-bound LP alone on the grid ``k`` is worth its cost once the requested
-        gap is met (only the literature target is open, :meth:`target`): its last such round gained,
-        its rows are within :data:`_ROWS_RATIO` of the last lower-bound LP's, and its predicted time
-        (the ``last`` round's times 8, rows growing fourfold per doubling to the power 1.5,
-        :func:`_fitting`) fits in the time ``left``. Measured: one-sided ℓ1, ε = 0.024, δ = 1.3e-10,
-        the requested gap met in 0.9 s, the upper-bound LPs at k = 1 and 2 (4,600 and 18,600 rows)
-        took 1.7 s and over 15 s for 9e-5 of the loss."""
-        if self.upper_only and not self.upper_gain > 0:
-            return False
-        if _upper_rows(self.grids_at(k)) > _ROWS_RATIO * self.lower_rows:
-            return False
-        return left is None or not self.upper_only or 8 * last <= left
 
     def grids_at(self, k: Fraction) -> _Grids:
         """The grids of a round at the resolution ``k`` (with the current windows)."""
