@@ -84,6 +84,12 @@ class Loss:
         """
         return None
 
+    def slope_bounds(self, a: float, b: float) -> tuple[float, float]:
+        """Slopes (s, S) with s·(x − y) ≤ c(x) − c(y) ≤ S·(x − y) for all a ≤ y ≤ x ≤ b
+        (−∞ ≤ a < b ≤ ∞): the infimum and supremum of c′ on [a, b] where they are known,
+        (−∞, ∞) otherwise."""
+        return -math.inf, math.inf
+
     def __repr__(self) -> str:
         return f"<dpdro loss {self.name}>"
 
@@ -144,6 +150,20 @@ class PowerLoss(_MonotoneSides):
             ratio = np.where(d < 1.0, np.expm1((k + 1) * np.log1p(-d)) / (-d), 1.0)
         out[one] = hi**k * ratio / (k + 1)
         return out
+
+    def slope_bounds(self, a, b):
+        """From c′(x) = sign(x)·k|x|^{k−1}, monotone in |x| on each side of 0 (increasing for
+        k ≥ 1, decreasing for k < 1, where c′ is unbounded at 0); (−∞, ∞) across 0 for k < 1."""
+        k = self.k
+
+        def slope(x):  # c′ on [0, ∞] as x → |x|, with 0^0 = 1 and ∞^(negative) = 0
+            return k * x ** (k - 1) if x > 0 or k >= 1 else math.inf
+
+        if a >= 0 or b <= 0:
+            near, far = (a, b) if a >= 0 else (-b, -a)
+            lo, hi = sorted((slope(near), slope(far)))
+            return (lo, hi) if a >= 0 else (-hi, -lo)
+        return (-slope(-a), slope(b)) if k >= 1 else (-math.inf, math.inf)
 
     def grid_interpolation_excess(self, beta, eta=0.0):
         """0 for k ≤ 1 (|x|^k is concave on each side of the grid point 0). For 1 < k ≤ 2, c''
@@ -290,6 +310,16 @@ class PiecewiseLinear(Loss):
         hi = lo + beta
         interp = self(lo) + (self(hi) - self(lo)) * (self.knots - lo) / beta
         return float(max(0.0, np.max(interp - self.values)))
+
+    def slope_bounds(self, a, b):
+        """The least and the greatest slope of the pieces that meet [a, b] (c is their
+        concatenation)."""
+        ends = np.concatenate(([-math.inf], self.knots, [math.inf]))
+        slopes = np.concatenate(
+            ([self.left_slope], np.diff(self.values) / np.diff(self.knots), [self.right_slope])
+        )
+        meet = slopes[(ends[1:] > a) & (ends[:-1] < b)]
+        return float(np.min(meet)), float(np.max(meet))
 
     def tail_infimum(self, a, b):
         left = min(

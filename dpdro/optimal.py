@@ -32,17 +32,21 @@ and whose lower-bound window is not cut to the plateau's reach: that noise lies 
 symmetric losses use the symmetric LPs (half the variables and half the shifts); small δ uses the
 scaled upper-bound LP.
 
-Each round's two grids are moved up to a quarter finer so that they align with the plateau of the
-optimal staircase (:func:`_aligned`), which makes both bounds much tighter at large ε. After the
-first two rounds the next k is predicted from how fast the gap fell (:func:`_next_steps`)
-instead of doubled, which saves the most expensive round at large ε. For small ε the grid may be
-coarser than Δf for the lower bound (group privacy, :mod:`dpdro.grid`), and the truncated Laplace
-mechanism on a grid (:func:`dpdro.reference.reference_upper_bound`, no LP) is an upper bound within
-a fraction of a percent: each round therefore solves the lower bound first and the upper-bound LP
-only once the reference is seen to fall short; from then on the two LPs of a round are solved side
-by side in two threads, except while the upper bound has settled (its last refinement gained less
-than a quarter of the gap left) and the lower bound is closing in (its last round gained at least
-half of it): at large ε the lower bound converges more slowly, and its LP is the cheaper one.
+The grids (the first, the next, their alignment and predicted cost) are chosen in
+:mod:`dpdro._schedule`. Each round's two grids are moved up to a quarter finer so that they align
+with the plateau of the optimal staircase (:func:`_aligned`), which makes both bounds much tighter
+at large ε. After the first two rounds the next k is predicted from how fast the gap fell
+(:func:`_next_steps`) instead of doubled, which saves the most expensive round at large ε. For small
+ε the grid may be coarser than Δf for the lower bound (group privacy, :mod:`dpdro.grid`), and the
+truncated Laplace mechanism on a grid (:func:`dpdro.reference.reference_upper_bound`, no LP) is an
+upper bound within a fraction of a percent: each round therefore solves the lower bound first and
+the upper-bound LP only once the reference is seen to fall short and the upper-bound LP's rows are
+within :data:`_ROWS_RATIO` of the lower bound's (on coarse lower-bound grids the next lower-bound
+round costs a fraction of an upper-bound LP, whose cells are at most Δf wide); from then on the two
+LPs of a round are solved side by side in two threads, except while the upper bound has settled (its
+last refinement gained less than a quarter of the gap left) and the lower bound is closing in (its
+last round gained at least half of it): at large ε the lower bound converges more slowly, and its LP
+is the cheaper one.
 
 Scale: for a loss homogeneous of degree d (:attr:`dpdro.Loss.degree`: ℓ1, ℓ2, |x|^p, pinball, the
 asymmetric loss) the problem at Δf is the problem at Δf = 1 scaled
@@ -91,9 +95,19 @@ from fractions import Fraction
 from functools import partial
 
 from ._budget import TimeBudget
-from ._closed_forms import staircase_noise, staircase_optimal_gamma, truncated_laplace_half_width
+from ._closed_forms import truncated_laplace_half_width
 from ._rounding import round_down, round_up
 from ._scaling import scaled_noise, scaled_record, scaled_report, unit_scale
+from ._schedule import (
+    _aligned,
+    _first_steps,
+    _fitting,
+    _Grids,
+    _lower_rows,
+    _next_steps,
+    _plateau,
+    _upper_rows,
+)
 from ._validation import check_bool, check_int, check_optional_positive, check_positive
 from .grid import grid_lower_bound, grid_upper_bound
 from .noise import PiecewiseUniform
@@ -101,11 +115,8 @@ from .partition import Partition
 from .privacy import certify_delta
 from .problem import InfeasibleError, Problem
 from .reference import (
-    best_shift,
     literature_losses,
     reference_upper_bound,
-    shifted_staircase_gamma,
-    shifts_matter,
 )
 from .release import LowerBound, UpperBound
 from .solvers import SolverError
@@ -124,6 +135,11 @@ SOURCE_NAMES = {"lp": "the noise of the upper-bounding LP P(pi, beta)", "tulap":
 _UPPER_WINDOW = 1.5  # initial windows in units of the truncated-Laplace half-width
 _LOWER_WINDOW = 1.0
 _GROWTH = 1.5  # window growth when a bound's solution reaches its window's edge
+# the first upper-bound LP waits while its rows exceed the round's lower-bound LP's by more than
+# this (a coarse lower-bound grid, small ε: the next lower-bound round costs a fraction of it; at
+# pinball τ = 0.58, ε = 0.0026, δ = 1.8e-11 the upper LP at k = 1, 10,500 cells, ran out of a 20 s
+# limit beside lower-bound LPs at k = 1/64 of 0.1 s, where k = 1/32 reached 0.094%)
+_ROWS_RATIO = 4
 # the release counts as no worse than a literature mechanism within this relative excess: the values
 # of dpdro.reference.literature_losses are the mechanisms as published, and their certified cells
 # (γ on a lattice, Tulap designed at a δ′ a hair below δ) cost up to about 1e-9 more
@@ -202,102 +218,6 @@ def _print_round(info: dict) -> None:
     )
 
 
-def _first_steps(problem: Problem, half_width: float) -> Fraction:
-    """The first grid, in steps per Δf: β about half the smaller of the truncated-Laplace
-    half-width and the ℓ1 staircase's plateau width 2Δf/(1 + e^{ε/2}), the finest feature of the
-    optimal noise (a power of two, below 1 for small ε: a coarse grid, see :mod:`dpdro.grid`)."""
-    plateau = 2.0 / (1.0 + math.exp(min(problem.epsilon, 700.0) / 2))
-    # below ε = 1 the steps of the staircase differ by e^{−ε} ≈ 1 − ε: only the width A matters
-    scale = min(half_width / problem.sensitivity, plateau / min(problem.epsilon, 1.0))
-    return Fraction(2) ** max(-20, min(6, math.ceil(math.log2(2.0 / scale))))
-
-
-def _next_steps(history: list[dict], rel_gap: float) -> Fraction:
-    """The next grid: from the rate at which the last two rounds' gaps fell with the resolution
-    (between k⁻¹ and k⁻³), the resolution that should reach ``rel_gap`` with 10% to spare, at least
-    1.25 and at most 2 times the current one; k a multiple of 4 beyond 8 and a power of two below
-    1."""
-    k, gap = history[-1]["k"], history[-1]["gap"]
-    factor = 2.0
-    if len(history) >= 2 and history[-2]["k"] < k and math.isfinite(gap) and gap > 0:
-        k0, g0 = history[-2]["k"], history[-2]["gap"]
-        rate = min(3.0, max(1.0, math.log(g0 / gap) / math.log(k / k0))) if g0 > gap else 1.0
-        factor = min(2.0, max(1.25, 1.1 * (gap / rel_gap) ** (1.0 / rate)))
-    if k < 1:
-        return Fraction(k) * 2
-    nxt = math.ceil(k * factor)
-    return Fraction(nxt if nxt <= 8 else 4 * math.ceil(nxt / 4))
-
-
-def _aligned(k, plateau: tuple[float, float] | None, offset: float) -> Fraction:
-    """An integer grid k′ ∈ [k, 1.25k] whose plateau edges e·k′ lie closest to offset + ℤ (the
-    smallest such k′; distances summed over the two edges).
-
-    At large ε the optimal noise is close to a staircase whose central plateau has half-width γΔf
-    (:meth:`dpdro.mechanisms.Staircase.optimal_gamma`), centred at 0 for a symmetric loss and at
-    the staircase's best shift otherwise (:func:`dpdro.reference.best_shift`). A lower-bound grid
-    (points iβ) represents it best when its edges are multiples of β (offset 0), an upper-bound grid
-    (cells of width β centred on the points) when they are half-integers (offset ½): at
-    (ε, δ) = (5, 0.25), ℓ1, the lower bound of the grid k = 66 (γk = 5.01) exceeds that of k = 64
-    (γk = 4.85) by 0.2%. Any grid gives valid bounds; alignment only makes them tighter."""
-    if plateau is None or k < 4:
-        return Fraction(max(1, math.ceil(k)))
-    candidates = range(math.ceil(k), math.ceil(1.25 * k) + 1)
-
-    def misalignment(c):
-        return sum(abs((e * c - offset) - round(e * c - offset)) for e in plateau)
-
-    return Fraction(min(candidates, key=lambda c: (misalignment(c), c)))
-
-
-def _plateau(problem: Problem) -> tuple[float, float] | None:
-    """The edges, in units of Δf, of the central plateau of the best staircase for the problem's
-    loss when ε ≥ 1 (where the plateau is narrow enough to matter), else ``None``: (−γ, γ), or
-    (s − γ, s + γ) for the staircase shifted by its best shift s where shifts matter
-    (:func:`dpdro.reference.shifted_staircase_gamma`)."""
-    if problem.epsilon < 1.0:
-        return None
-    eps, loss = problem.epsilon, problem.loss
-    try:
-        if not (shifts_matter(problem) and problem.support is None):
-            gamma = staircase_optimal_gamma(eps, loss)
-            return -gamma, gamma
-        gamma = shifted_staircase_gamma(eps, loss)
-        shift = best_shift(staircase_noise(eps, 1.0, gamma, math.ceil(50.0 / eps) + 1), loss)[0]
-        return shift - gamma, shift + gamma
-    except Exception:  # a loss without a finite staircase cost: no alignment  # pragma: no cover
-        return None
-
-
-def _lower_rows(g: _Grids) -> int:
-    """The segment rows of a round's lower-bound LP, up to a factor that does not depend on the
-    grid: a shift per step of Δf, times the window's event points (:mod:`dpdro.grid`)."""
-    return max(1, g.k_low.numerator) * (2 * g.L_low + 1)
-
-
-def _fitting(nxt: Fraction, g: _Grids, last: float, left: float, grids_at) -> Fraction:
-    """The finest grid from ``nxt`` down to 1.25 times the round ``g`` just solved (in steps of 4, k
-    a multiple of 4 beyond 8, as :func:`_next_steps` chooses it) whose round is predicted to finish
-    in the time ``left``; the coarsest of them if none is (the refinement then stops when even that
-    round costs more than the time left, :func:`optimal_noise`).
-
-    Prediction: the last round's seconds times the growth of the lower-bound LP's rows
-    (:func:`_lower_rows`; ``grids_at`` gives the grids of a resolution) to the power 1.5. Measured
-    from one round to the next (ℓ1 at ε = 4, pinball at ε = 5.6, |x|^1.5 at ε = 3.8): seconds grew
-    like rows to the powers 1.5, 1.6 and 1.8. A round that runs out of time still keeps the bound
-    where its lower-bound LP stopped (:class:`dpdro.grid.LowerBoundTimeout`), so erring on the fine
-    side costs little: at ℓ2, ε = 7.31, the interrupted grid k = 160 (0.09%) beats the finished
-    k = 116 (0.12%), while at ℓ1, ε = 4, the interrupted k = 134 is below the finished k = 67 and
-    the finished k = 92 above it."""
-    rows, low = _lower_rows(g), Fraction(math.ceil(1.25 * g.k))
-    k = nxt
-    while k > low:
-        if last * (_lower_rows(grids_at(k)) / rows) ** 1.5 <= left:
-            return k
-        k = max(low, Fraction(4 * math.ceil(k / 4) - 4) if k > 8 else k - 1)
-    return max(low, min(k, nxt))
-
-
 def _reference_falls_short(
     upper: float, previous_lower: float, lower: float, rel_gap: float
 ) -> bool:
@@ -306,19 +226,6 @@ def _reference_falls_short(
     three times what remains, as long as the upper bound is close to the optimum)."""
     best = max(lower, previous_lower)
     return relative_gap(upper, best) > rel_gap and lower - previous_lower < 0.5 * (upper - best)
-
-
-@dataclass(frozen=True)
-class _Grids:
-    """One round's grids and windows: the target resolution k, the upper bound's grid and window of
-    cells, and the lower bound's grid, window of events and its width in units of Δf."""
-
-    k: Fraction
-    k_up: int | None
-    L_up: int | None
-    k_low: Fraction
-    L_low: int
-    w_low: float = 0.0
 
 
 def _round_record(
@@ -463,10 +370,13 @@ class _Search:
         lower = partial(grid_lower_bound, problem, g.k_low, g.L_low)
         upper = partial(grid_upper_bound, problem, g.k_up, g.L_up, atom=self.atom)
         if best_ub is not None and self.upper_rounds == 0:
-            # the lower bound first: with the reference upper bound it may already suffice
+            # the lower bound first: with the reference upper bound it may already suffice; the
+            # upper-bound LP only once it falls short and the lower bound's LPs cost about as much
             lb, ub = lower(time_limit=lower_budget.left(floor=1e-3)), None
-            if best_lb is not None and _reference_falls_short(
-                best_ub.value, best_lb.value, lb.value, self.rel_gap
+            if (
+                best_lb is not None
+                and _reference_falls_short(best_ub.value, best_lb.value, lb.value, self.rel_gap)
+                and _upper_rows(g) <= _ROWS_RATIO * _lower_rows(g)
             ):
                 ub = _unless_timed_out(upper, budget)
             return ub, lb

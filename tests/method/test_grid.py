@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import dpdro
+from dpdro._cells import cell_offset
 from dpdro._rounding import lowered, step_down
 from dpdro.grid import (
     GridLP,
     LowerBoundTimeout,
-    _cell_offset,
     grid_lower_bound,
     grid_upper_bound,
 )
@@ -251,7 +251,7 @@ def test_cell_offset():
     for support, offset in [(None, 0.0), ((0.0, np.inf), 0.5), ((-np.inf, 0.0), 0.5),
                             ((0.125, np.inf), 0.0), ((-1.0, 2.0), 0.5)]:
         prob = dpdro.Problem(epsilon=1.0, delta=0.05, loss="l1", support=support)
-        assert _cell_offset(prob, beta) == offset
+        assert cell_offset(prob, beta) == offset
 
 
 def test_monotone_problem():
@@ -301,7 +301,10 @@ def test_lower_lp_rows_are_stored_as_a_relaxation():
     lp = GridLP(prob, 1, _window(prob, 1, 3.0), "lower")
     assert lp.matrix_rel == 0.0 and lp.exp_rows >= math.exp(prob.epsilon)
     sol = _solve(lp)
-    bound = lp.dual_bound(sol.row_duals)
+    # the floor rounding's gain (dpdro.Problem.floor_rounding_gain) comes on top of the LP's bound
+    gain = prob.floor_rounding_gain(lp.beta, lp.exp_rows, lp.delta_rows)
+    assert gain == lp.floor_gain and 0.448 < gain < 0.449  # w(ε, δ), β = 1
+    bound = lp.dual_bound(sol.row_duals) - gain
     assert sol.objective * (1 - 1e-4) <= bound <= sol.objective
     # the default allowance on the same duals: far weaker
     from dpdro.lp import COEFF_REL, safe_lower_bound
@@ -310,9 +313,10 @@ def test_lower_lp_rows_are_stored_as_a_relaxation():
     loose = safe_lower_bound(cost, mat, lo, hi, lp.column_upper_bounds(), sol.row_duals,
                              simplex_rows=lp._simplex_rows, matrix_rel=COEFF_REL)
     assert loose <= bound
-    # the shifted truncated Laplace mechanism is feasible: its loss A is above the bound
+    # the shifted truncated Laplace mechanism is feasible: its loss A is above the bound, the gain
+    # included
     a = truncated_laplace_half_width(epsilon=prob.epsilon, delta=prob.delta, sensitivity=1.0)
-    assert bound <= a
+    assert lp.dual_bound(sol.row_duals) <= a
 
 
 @pytest.mark.parametrize("sens,k", [(1.0, 3), (0.1, 3), (7.5, 7), (1e-3, 5), (0.3, Fraction(1, 3))])

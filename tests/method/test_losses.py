@@ -194,3 +194,21 @@ def test_callable_cell_average_equals_adaptive_quadrature_with_its_error(func):
         )
         assert g == pytest.approx((val + err) / (hi - lo), rel=1e-13, abs=1e-14)
         assert g >= val / (hi - lo) * (1 - 1e-15)
+
+
+@pytest.mark.parametrize(
+    "loss",
+    [dpdro.PowerLoss(1.0), dpdro.PowerLoss(2.0), dpdro.PowerLoss(0.5), dpdro.PowerLoss(3.0),
+     dpdro.Pinball(0.3), dpdro.asymmetric_loss(),
+     dpdro.PiecewiseLinear([-1.0, 0.0, 2.0], [1.0, 0.5, 0.5], left_slope=-2.0, right_slope=3.0)],
+)
+@pytest.mark.parametrize("a, b", [(0.0, math.inf), (0.5, 3.0), (-math.inf, 0.0), (-4.0, -0.5),
+                                  (-1.5, 2.5)])
+def test_slope_bounds_bound_every_difference_quotient(loss, a, b):
+    s, big_s = loss.slope_bounds(a, b)
+    lo, hi = max(a, -50.0), min(b, 50.0)
+    x = np.random.default_rng(5).uniform(lo, hi, size=(2, 4000))
+    y, z = np.sort(x, axis=0)
+    keep = z - y > 1e-6
+    quotient = (loss(z[keep]) - loss(y[keep])) / (z[keep] - y[keep])
+    assert np.all(quotient >= s - 1e-9) and np.all(quotient <= big_s + 1e-9)

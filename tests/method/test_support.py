@@ -6,9 +6,11 @@ import math
 
 import numpy as np
 import pytest
+from scipy import integrate
 
 import dpdro
 from dpdro.mechanisms import Staircase, TruncatedLaplace
+from dpdro.problem import fractional_part_bound
 
 
 def _paper_shift(eps, delta):
@@ -157,3 +159,86 @@ def test_one_sided_noise_rescaled_from_the_unit_sensitivity_is_certified():
     assert dpdro.certify_delta(res.noise, 0.30795, 0.001) <= 1.6e-12
     assert res.noise.edges[0] >= 0.0
     assert 0 < res.lower.value <= res.upper.value
+
+
+# ------------------------------------------- the floor rounding's gain (lower bounds, supports)
+def _circle_lp(eps, delta, n):
+    """min E⌊nW⌋/n over laws of ⌊nW⌋ on n points of the circle that are (ε, δ)-indistinguishable
+    from their rotations by multiples of 1/n (every event): a lower bound on the least E W of
+    dpdro.Problem.floor_rounding_gain's proof, and spreading its arcs gives a W within 1/(2n)."""
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+
+    e, rows, cols, vals = math.exp(eps), [], [], []
+    for m in range(1, n):  # t_{m,i} ≥ f_i − e^ε f_{i+m}, Σ_i t_{m,i} ≤ δ
+        for i in range(n):
+            r = (m - 1) * n + i
+            rows += [r, r, r]
+            cols += [i, (i + m) % n, n + r]
+            vals += [1.0, -e, -1.0]
+            rows.append((n - 1) * n + m - 1)
+            cols.append(n + r)
+            vals.append(1.0)
+    a = coo_matrix((vals, (rows, cols)), shape=(n * n - 1, n * n)).tocsr()
+    b = np.concatenate((np.zeros((n - 1) * n), np.full(n - 1, delta)))
+    cost = np.concatenate((np.arange(n) / n, np.zeros((n - 1) * n)))
+    eq = np.concatenate((np.ones(n), np.zeros((n - 1) * n)))[None, :]
+    return linprog(cost, A_ub=a, b_ub=b, A_eq=eq, b_eq=[1.0], method="highs").fun
+
+
+@pytest.mark.parametrize("eps, delta", [(0.05, 1e-9), (0.1, 0.01), (0.3, 1e-3), (1.2, 0.05),
+                                        (3.7, 1e-5), (0.5, 0.6)])
+def test_floor_rounding_gain_is_below_the_least_fractional_part(eps, delta):
+    """w(ε, δ) ≤ the least E W over the laws the proof allows: below the circle LP's value plus
+    1/(2n), a feasible law's (its arcs spread); it is the integral of its docstring, and more
+    than the (1 − δ)²/(1 + e^ε) of averaging the rotations; the gain is s·β times it."""
+    c, m = math.expm1(eps), 1 - delta
+    w = fractional_part_bound(math.exp(eps), delta)
+    n = 48
+    assert w <= _circle_lp(eps, delta, n) + 0.5 / n
+    exact = integrate.quad(lambda u: (m - u) / (1 + c * u), 0, m, epsabs=1e-15, epsrel=1e-13)[0]
+    assert w <= exact and w == pytest.approx(exact, rel=1e-10)
+    assert w > m**2 / (2 + c)
+    prob = dpdro.Problem(epsilon=eps, delta=delta, support=(0.0, math.inf))
+    gain = prob.floor_rounding_gain(0.25, math.exp(eps), delta)
+    assert gain <= 0.25 * w and gain == pytest.approx(0.25 * w, rel=1e-11)
+
+
+def test_floor_rounding_gain_needs_a_support_on_one_side_and_a_growing_loss():
+    def gain(loss, support):
+        prob = dpdro.Problem(epsilon=1.0, delta=0.01, loss=loss, support=support)
+        w = fractional_part_bound(math.e, 0.01)
+        return prob.floor_rounding_gain(0.5, math.e, 0.01) / (0.5 * w)
+
+    assert gain("l1", (0.0, math.inf)) == pytest.approx(1.0)
+    assert gain("l1", (-math.inf, 0.0)) == pytest.approx(1.0)  # the ceiling, mirrored
+    assert gain(dpdro.Pinball(0.3), (0.0, math.inf)) == pytest.approx(0.3)
+    assert gain(dpdro.Pinball(0.3), (-math.inf, 0.0)) == pytest.approx(0.7)
+    assert gain(dpdro.asymmetric_loss(), (0.0, math.inf)) == pytest.approx(2.0)
+    assert gain(dpdro.PowerLoss(0.5), (1.0, 4.0)) == pytest.approx(0.25)  # c′(4) = 0.25
+    for loss, support in [("l1", None), ("l1", (-1.0, 1.0)), ("l2", (0.0, math.inf)),
+                          ("l2", (0.3, 5.0)), (dpdro.PowerLoss(0.5), (0.0, math.inf))]:
+        assert gain(loss, support) == 0.0
+
+
+@pytest.mark.parametrize("support", [(0.0, math.inf), (-math.inf, 0.0)])
+def test_one_sided_lower_bound_below_certified_upper_bound_and_tightening(support, monkeypatch):
+    """The grid lower bound of a one-sided ℓ1 problem with the floor rounding's gain: below the
+    certified upper bounds of the same grids, rising with k, and above the bound without the gain
+    by that gain (its LP alone lies about β/2 below the optimum)."""
+    from dpdro.grid import grid_lower_bound, grid_upper_bound
+
+    prob = dpdro.Problem(epsilon=1.0, delta=1e-3, support=support)
+    A = TruncatedLaplace(epsilon=1.0, delta=1e-3).half_width
+    lows, ups = [], []
+    for k in (1, 2, 4):
+        lb = grid_lower_bound(prob, k, math.ceil(2 * A * k))
+        ub = grid_upper_bound(prob, k, math.ceil(3 * A * k))
+        assert dpdro.certify_delta(ub.noise, 1.0, 1.0) <= 1e-3
+        lows.append(lb.value)
+        ups.append(ub.value)
+    assert lows[0] < lows[1] < lows[2] <= min(ups)
+    assert (min(ups) - lows[2]) / lows[2] < 0.01
+    monkeypatch.setattr(dpdro.Problem, "floor_rounding_gain", lambda *args: 0.0)
+    plain = grid_lower_bound(prob, 4, math.ceil(8 * A)).value
+    assert lows[2] - plain >= 0.99 * 0.25 * fractional_part_bound(math.e, 1e-3)

@@ -1,0 +1,127 @@
+"""The grids of :func:`dpdro.optimal_noise`'s refinement (:mod:`dpdro.optimal`): the first one,
+the next one predicted from the gaps, their alignment with the optimal staircase's plateau, and the
+predicted cost of a round (the segment rows of its LPs)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ._closed_forms import staircase_noise, staircase_optimal_gamma
+from .problem import Problem
+from .reference import best_shift, shifted_staircase_gamma, shifts_matter
+
+
+@dataclass(frozen=True)
+class _Grids:
+    """One round's grids and windows: the target resolution k, the upper bound's grid and window of
+    cells, and the lower bound's grid, window of events and its width in units of Δf."""
+
+    k: Fraction
+    k_up: int | None
+    L_up: int | None
+    k_low: Fraction
+    L_low: int
+    w_low: float = 0.0
+
+
+def _first_steps(problem: Problem, half_width: float) -> Fraction:
+    """The first grid, in steps per Δf: β about half the smaller of the truncated-Laplace
+    half-width and the ℓ1 staircase's plateau width 2Δf/(1 + e^{ε/2}), the finest feature of the
+    optimal noise (a power of two, below 1 for small ε: a coarse grid, see :mod:`dpdro.grid`)."""
+    plateau = 2.0 / (1.0 + math.exp(min(problem.epsilon, 700.0) / 2))
+    # below ε = 1 the steps of the staircase differ by e^{−ε} ≈ 1 − ε: only the width A matters
+    scale = min(half_width / problem.sensitivity, plateau / min(problem.epsilon, 1.0))
+    return Fraction(2) ** max(-20, min(6, math.ceil(math.log2(2.0 / scale))))
+
+
+def _next_steps(history: list[dict], rel_gap: float) -> Fraction:
+    """The next grid: from the rate at which the last two rounds' gaps fell with the resolution
+    (between k⁻¹ and k⁻³), the resolution that should reach ``rel_gap`` with 10% to spare, at least
+    1.25 and at most 2 times the current one; k a multiple of 4 beyond 8 and a power of two below
+    1."""
+    k, gap = history[-1]["k"], history[-1]["gap"]
+    factor = 2.0
+    if len(history) >= 2 and history[-2]["k"] < k and math.isfinite(gap) and gap > 0:
+        k0, g0 = history[-2]["k"], history[-2]["gap"]
+        rate = min(3.0, max(1.0, math.log(g0 / gap) / math.log(k / k0))) if g0 > gap else 1.0
+        factor = min(2.0, max(1.25, 1.1 * (gap / rel_gap) ** (1.0 / rate)))
+    if k < 1:
+        return Fraction(k) * 2
+    nxt = math.ceil(k * factor)
+    return Fraction(nxt if nxt <= 8 else 4 * math.ceil(nxt / 4))
+
+
+def _aligned(k, plateau: tuple[float, float] | None, offset: float) -> Fraction:
+    """An integer grid k′ ∈ [k, 1.25k] whose plateau edges e·k′ lie closest to offset + ℤ (the
+    smallest such k′; distances summed over the two edges).
+
+    At large ε the optimal noise is close to a staircase whose central plateau has half-width γΔf
+    (:meth:`dpdro.mechanisms.Staircase.optimal_gamma`), centred at 0 for a symmetric loss and at
+    the staircase's best shift otherwise (:func:`dpdro.reference.best_shift`). A lower-bound grid
+    (points iβ) represents it best when its edges are multiples of β (offset 0), an upper-bound grid
+    (cells of width β centred on the points) when they are half-integers (offset ½): at
+    (ε, δ) = (5, 0.25), ℓ1, the lower bound of the grid k = 66 (γk = 5.01) exceeds that of k = 64
+    (γk = 4.85) by 0.2%. Any grid gives valid bounds; alignment only makes them tighter."""
+    if plateau is None or k < 4:
+        return Fraction(max(1, math.ceil(k)))
+    candidates = range(math.ceil(k), math.ceil(1.25 * k) + 1)
+
+    def misalignment(c):
+        return sum(abs((e * c - offset) - round(e * c - offset)) for e in plateau)
+
+    return Fraction(min(candidates, key=lambda c: (misalignment(c), c)))
+
+
+def _plateau(problem: Problem) -> tuple[float, float] | None:
+    """The edges, in units of Δf, of the central plateau of the best staircase for the problem's
+    loss when ε ≥ 1 (where the plateau is narrow enough to matter), else ``None``: (−γ, γ), or
+    (s − γ, s + γ) for the staircase shifted by its best shift s where shifts matter
+    (:func:`dpdro.reference.shifted_staircase_gamma`)."""
+    if problem.epsilon < 1.0:
+        return None
+    eps, loss = problem.epsilon, problem.loss
+    try:
+        if not (shifts_matter(problem) and problem.support is None):
+            gamma = staircase_optimal_gamma(eps, loss)
+            return -gamma, gamma
+        gamma = shifted_staircase_gamma(eps, loss)
+        shift = best_shift(staircase_noise(eps, 1.0, gamma, math.ceil(50.0 / eps) + 1), loss)[0]
+        return shift - gamma, shift + gamma
+    except Exception:  # a loss without a finite staircase cost: no alignment  # pragma: no cover
+        return None
+
+
+def _lower_rows(g: _Grids) -> int:
+    """The segment rows of a round's lower-bound LP, up to a factor that does not depend on the
+    grid: a shift per step of Δf, times the window's event points (:mod:`dpdro.grid`)."""
+    return max(1, g.k_low.numerator) * (2 * g.L_low + 1)
+
+
+def _upper_rows(g: _Grids) -> int:
+    """The segment rows of a round's upper-bound LP, in the units of :func:`_lower_rows`."""
+    return max(1, g.k_up or 1) * (2 * (g.L_up or 0) + 1)
+
+
+def _fitting(nxt: Fraction, g: _Grids, last: float, left: float, grids_at) -> Fraction:
+    """The finest grid from ``nxt`` down to 1.25 times the round ``g`` just solved (in steps of 4, k
+    a multiple of 4 beyond 8, as :func:`_next_steps` chooses it) whose round is predicted to finish
+    in the time ``left``; the coarsest of them if none is (the refinement then stops when even that
+    round costs more than the time left, :func:`optimal_noise`).
+
+    Prediction: the last round's seconds times the growth of the lower-bound LP's rows
+    (:func:`_lower_rows`; ``grids_at`` gives the grids of a resolution) to the power 1.5. Measured
+    from one round to the next (ℓ1 at ε = 4, pinball at ε = 5.6, |x|^1.5 at ε = 3.8): seconds grew
+    like rows to the powers 1.5, 1.6 and 1.8. A round that runs out of time still keeps the bound
+    where its lower-bound LP stopped (:class:`dpdro.grid.LowerBoundTimeout`), so erring on the fine
+    side costs little: at ℓ2, ε = 7.31, the interrupted grid k = 160 (0.09%) beats the finished
+    k = 116 (0.12%), while at ℓ1, ε = 4, the interrupted k = 134 is below the finished k = 67 and
+    the finished k = 92 above it."""
+    rows, low = _lower_rows(g), Fraction(math.ceil(1.25 * g.k))
+    k = nxt
+    while k > low:
+        if last * (_lower_rows(grids_at(k)) / rows) ** 1.5 <= left:
+            return k
+        k = max(low, Fraction(4 * math.ceil(k / 4) - 4) if k > 8 else k - 1)
+    return max(low, min(k, nxt))
