@@ -25,6 +25,7 @@ from ..cutting_plane import run_cutting_plane
 from ..monotone import monotone_noise
 from ..noise import PiecewiseUniform
 from ..partition import Partition
+from ..problem import InfeasibleError
 from ..release import (
     LowerBound,
     ReleaseError,
@@ -63,14 +64,18 @@ _COARSE_MIN_ROWS = 20_000
 
 def _coarser(problem: Problem, partition: Partition) -> Partition | None:
     """The uniform partition of the grid 2β over about the same support (L′ = ⌈L/2⌉), if the
-    pieces, Φ and Δf lie on that grid (so that P′ on it has the same pieces); else ``None``."""
+    pieces, Φ and Δf lie on that grid and P′ on it has the same pieces (not so for the fine pieces
+    Φ_k(β) of ``pieces=None``); else ``None``."""
     beta = 2.0 * partition.beta
     if not (partition.is_uniform and partition.pi[-1] == partition.L + 1):
         return None
     try:
-        problem.grouping(beta)
+        a, b = problem.grouping(beta).edges, problem.grouping(partition.beta).edges
+        same = a.shape == b.shape and np.allclose(a, b, rtol=0.0, atol=1e-9 * beta)
         problem.base_problem.shifts(beta)
     except ValueError:
+        return None
+    if not same:
         return None
     return Partition.uniform(L=-(-partition.L // 2), beta=beta)
 
@@ -102,12 +107,13 @@ def _start_complete(lp: DDBoundingLP, budget: TimeBudget, tol: float) -> None:
 
 def _binding_on(problem: Problem, partition: Partition, budget: TimeBudget, tol: float):
     """The triples (l, l′, s) of the groups that bind at the optimum of P′(π, β) on ``partition``
-    (complete start, :func:`_start_complete`); ``None`` if it is not solved within the budget."""
+    (complete start, :func:`_start_complete`); ``None`` if it is infeasible or not solved within
+    the budget."""
     lp = DDBoundingLP(problem, partition, "upper")
     _start_complete(lp, budget, tol)
     try:
         res = run_cutting_plane(lp, tol=tol, time_limit=budget.left(), **_cp_defaults(lp))
-    except TimeoutError:
+    except (TimeoutError, InfeasibleError):
         return None
     if not res.converged:
         return None

@@ -457,6 +457,8 @@ def test_complete_from_a_coarse_seed_is_the_complete_optimum(monkeypatch, seed):
     off = dd.Problem(epsilon=1.0, delta=0.1, sensitivity=1.0, phi_lo=-1.0, phi_hi=1.0,
                      pieces=[-1.0, -0.25, 1.0])
     assert bounds._coarser(off, part) is None
+    fine = dd.Problem(epsilon=1.0, delta=0.1, sensitivity=1.0, phi_lo=-1.0, phi_hi=1.0)
+    assert bounds._coarser(fine, part) is None  # the fine pieces Φ_k(β) change with β
     assert bounds._coarser(prob, dpdro.Partition([-4, -2, 0, 1, 3], 0.25)) is None
     assert bounds._coarser(prob, dpdro.Partition.uniform(L=8, beta=0.5)) is None  # pieces off 1.0
 
