@@ -371,6 +371,15 @@ class PrivacyLP:
         self.model.add_rows(block, -INF, 0.0)
         return n + len(new)
 
+    def binding_groups(self, row_duals: np.ndarray) -> np.ndarray:
+        """The groups whose budget row has a non-zero dual in ``row_duals`` (those that bind at a
+        basic optimal solution), sorted."""
+        d = np.asarray(row_duals, dtype=float)
+        return np.array(
+            sorted(r for r, b in self._budget.items() if b < d.size and d[b] != 0.0),
+            dtype=np.int64,
+        )
+
     def add_shift_cut(self, r: int) -> int:
         """Every constraint of group r at once (the whole-shift cut)."""
         self._full.add(r)

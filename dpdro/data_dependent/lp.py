@@ -343,10 +343,28 @@ class DDBoundingLP(PrivacyLP):
     def add_all_shift_cuts(self) -> None:
         """Every privacy constraint at once: the complete P′(π, β) or D′(π, β) (the whole-shift cut
         of every group, added in three model calls instead of one per group)."""
+        self.add_full_cuts(range(self.n_groups))
+
+    def add_full_cuts(self, groups) -> None:
+        """The whole-shift cuts of the constraint groups ``groups`` (indices), in three model
+        calls."""
+        groups = [int(r) for r in groups]
         self._add_group_cuts(
-            range(self.n_groups), lambda r: np.ones(self.group_segments(r)[0].shape[0], dtype=bool)
+            groups, lambda r: np.ones(self.group_segments(r)[0].shape[0], dtype=bool)
         )
-        self._full.update(range(self.n_groups))
+        self._full.update(groups)
+
+    def group_keys(self) -> np.ndarray:
+        """The triple (l, l′, s) of every constraint group (shift s in grid steps β), shape
+        (n_groups, 3)."""
+        return np.column_stack((self.t_l, self.t_m, self.table.shifts[self.t_si]))
+
+    def groups_of(self, keys: np.ndarray) -> np.ndarray:
+        """The indices of the constraint groups among the triples ``keys`` (those that are groups of
+        this LP; the others are ignored)."""
+        own = {tuple(k): r for r, k in enumerate(self.group_keys().tolist())}
+        return np.array(sorted({own[k] for k in map(tuple, np.asarray(keys).tolist()) if k in own}),
+                        dtype=np.int64)
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
         """p_l(j) for every piece and decision cell (expanded from the mirror orbits), shape (M,

@@ -112,7 +112,9 @@ NB_DD_DESIGN = "ends"
 # centre), 50 cells of width 0.2 on [−5, 5); solved on Φ = [−6, 6).
 # "complete": solve P′(π, β) complete by interior point (dd.upper_bound(complete=True)) instead of
 # by cutting-plane rounds: the same optimum; for "appendix42" 71–100 s against 465 s by rounds in
-# one run under load 3–6 (the stored solve took 629 s), for "seven" 6.2 s against 5.2 s.
+# one run under load 3–6 (the stored solve took 629 s), for "seven" 6.2 s against 5.2 s. Since
+# complete=True starts "appendix42" from the groups binding on the grid 2β = 0.5: 50 s (23 CPU-s)
+# against 224 s (89 CPU-s) from every group, in one run under load 8–10 (bench_dd_complete.py).
 PCD_DD_DESIGNS = {
     "appendix42": dict(
         inner=tuple(float(x) for x in np.arange(-20, 21) / 2.0), beta=0.25, L=20, n0=16.0,

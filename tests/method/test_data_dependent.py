@@ -414,6 +414,55 @@ def test_complete_lp_by_interior_point_equals_algorithm_1(prob, L, beta, kw):
     assert warm.objective == pytest.approx(fresh.objective, rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.parametrize("seed", ["coarse", "empty", "one"])
+def test_complete_from_a_coarse_seed_is_the_complete_optimum(monkeypatch, seed):
+    """complete=True on a P′ whose pieces, Φ and Δf lie on the grid 2β starts from the groups that
+    bind on that coarser grid (forced here on a small instance; the real threshold is for large
+    LPs), or from a deliberately poor seed: the oracle adds what is violated, so the value is the
+    optimum of the complete LP (the same as without the seed and as Algorithm 1 from the empty
+    relaxation) and the released family is certified."""
+    from dpdro.data_dependent import bounds
+
+    prob = dd.Problem(epsilon=1.0, delta=0.1, sensitivity=1.0, phi_lo=-1.0, phi_hi=1.0,
+                      pieces=[-1.0, -0.5, 0.0, 0.5, 1.0])
+    part = dpdro.Partition.uniform(L=8, beta=0.25)
+    plain = dd.upper_bound(prob, part, complete=True)  # below the threshold: the complete LP
+    ref = dd.upper_bound(prob, part)
+    monkeypatch.setattr(bounds, "_COARSE_MIN_ROWS", 0)
+    coarse = bounds._coarser(prob, part)
+    assert coarse == dpdro.Partition.uniform(L=4, beta=0.5)
+    seeds = []
+    binding_on = bounds._binding_on
+
+    def spy(problem, partition, budget, tol):
+        keys = binding_on(problem, partition, budget, tol)
+        if seed == "empty":
+            keys = keys[:0]
+        elif seed == "one":
+            keys = keys[:1]
+        seeds.append((partition, keys))
+        return keys
+
+    monkeypatch.setattr(bounds, "_binding_on", spy)
+    ub = dd.upper_bound(prob, part, complete=True)
+    assert [p for p, _ in seeds] == [coarse] and len(seeds[0][1]) < DDBoundingLP(
+        prob, coarse, "upper").n_groups
+    assert ub.lp_value == pytest.approx(plain.lp_value, rel=1e-9, abs=1e-12)
+    assert ub.value == pytest.approx(ref.value, rel=1e-7, abs=1e-10)
+    assert np.allclose(ub.piece_losses, plain.piece_losses, rtol=1e-6)
+    assert ub.mechanism.certify() <= prob.delta
+    if seed == "coarse":
+        assert ub.iterations >= 1
+    # no coarser grid: pieces off the grid 2β, a non-uniform partition
+    off = dd.Problem(epsilon=1.0, delta=0.1, sensitivity=1.0, phi_lo=-1.0, phi_hi=1.0,
+                     pieces=[-1.0, -0.25, 1.0])
+    assert bounds._coarser(off, part) is None
+    fine = dd.Problem(epsilon=1.0, delta=0.1, sensitivity=1.0, phi_lo=-1.0, phi_hi=1.0)
+    assert bounds._coarser(fine, part) is None  # the fine pieces Φ_k(β) change with β
+    assert bounds._coarser(prob, dpdro.Partition([-4, -2, 0, 1, 3], 0.25)) is None
+    assert bounds._coarser(prob, dpdro.Partition.uniform(L=8, beta=0.5)) is None  # pieces off 1.0
+
+
 def test_all_shift_cuts_at_once_equal_one_group_at_a_time():
     """DDBoundingLP.add_all_shift_cuts (three model calls) builds the LP of the per-group loop of
     dpdro.lp.PrivacyLP: the same rows up to their order, the same optimum."""
