@@ -60,8 +60,9 @@ Supports
     one-sided noise keeps about δ. On a support in [0, ∞) the floor Y = β⌊X/β⌋ satisfies (G) too,
     and the grid LP finds it: for a loss increasing there D_R(k) lies about β/2 below P (the floor
     drops the fractional part, whose law the rows do not see). What the fractional part must cost
-    is added back (:meth:`dpdro.Problem.floor_rounding_gain`: s·β·(1 − δ)²/(1 + e^ε) for a least
-    slope s): at that point 82.10 → 82.52, at k = 4 82.46 → 82.56 against the best known 82.63.
+    is added back (:meth:`dpdro.Problem.floor_rounding_gain`: s·β·w(ε, δ) for a least slope s,
+    w ≈ ½ − ε/6): at that point 82.10 → 82.54 at k = 1, 82.56 at k = 2, against the upper bound
+    82.60.
 
 Symmetric losses
     (G) is invariant under the reflection i ↦ −i, m ↦ −m, so averaging a solution with its mirror
