@@ -41,6 +41,12 @@ Lower bound D_R(k) (randomized rounding, a relaxation of P)
     points in [β⌊lo/β⌋, β⌈hi/β⌉] and an aggregated one on the cells meeting [lo, hi]; the others
     are absent.
 
+Lazy rows
+    (G) has about k·(2L + 1) segment rows. LPs with at least :data:`dpdro.grid_rows.LAZY_FROM` of
+    them hold a segment row only once it is violated, seeded by the rows a guess of the optimal
+    noise makes tight, and re-solve until none is missing: the same optimum with a third of the
+    rows at large ε, and a relaxation at every stage (:mod:`dpdro.grid_rows`).
+
 One feasible set
     (G) constrains U(k) and D_R(k) alike: on the same grid the two LPs differ in the objective (cell
     averages against grid values minus e_β, and the atom), in the window and in the tails. For ℓ1
@@ -105,6 +111,7 @@ Small δ
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from fractions import Fraction
 from functools import partial
 
@@ -115,6 +122,7 @@ from . import _rounding
 from ._budget import TimeBudget
 from ._cells import cell_offset, laplace_profile
 from ._validation import check_choice
+from .grid_rows import LAZY_FROM, RESTART, SegmentRows, guess_masses
 from .lp import PrivacyLP
 from .monotone import monotone_matrix, monotone_noise
 from .noise import PiecewiseUniform
@@ -127,7 +135,7 @@ from .release import (
     best_lower_bound,
     release,
 )
-from .solvers import INF, SolverError
+from .solvers import INF, LPSolution, SolverError
 
 __all__ = ["GridLP", "LowerBoundTimeout", "grid_lower_bound", "grid_upper_bound"]
 
@@ -168,6 +176,8 @@ class GridLP(PrivacyLP):
         scale=None,
         margin: float = 0.0,
         symmetric: bool | None = None,
+        lazy: bool | None = None,
+        guess=None,
     ):
         # Long because the upper and lower LPs share one constructor and differ row by row
         check_choice("kind", kind, ("upper", "lower"))
@@ -245,7 +255,13 @@ class GridLP(PrivacyLP):
         self.n_groups = int(self.shifts.size)
         if problem.monotone:
             self._add_monotone_rows()
-        self._build()
+        # the rows (G): budget and tail rows now, segment rows all or lazily (dpdro.grid_rows)
+        self.rows = SegmentRows(self)
+        self.lazy = self.rows.added.size >= LAZY_FROM if lazy is None else bool(lazy)
+        if not self.lazy:
+            self.rows.add(np.ones(self.rows.added.size, dtype=bool))
+        elif guess is not None:
+            self.rows.add(self.rows.seeds(guess_masses(self, guess)))
 
     # ------------------------------------------------------------------ set-up
     def _check_options(self, atom: bool, scale, margin: float, symmetric: bool | None) -> None:
@@ -368,85 +384,6 @@ class GridLP(PrivacyLP):
             )
             self.add_fixed_rows(mono @ to_cols, -INF, 0.0)
 
-    def _build(self) -> None:
-        """Every constraint group at once: budget rows, t-columns and segment rows (whole-shift
-        cuts)."""
-        e, (w_lo, w_hi), (v_lo, v_hi) = self.exp_rows, self.window, self.points
-        s = self.scale
-        ev = np.arange(w_lo, w_hi + 1)
-        g_of, ci, cj = [], [], []
-        f_g, f_c = [], []
-        for g, m in enumerate(self.shifts):
-            j = ev - m
-            inside = (j >= v_lo) & (j <= v_hi) if not self.symmetric else np.abs(j) <= v_hi
-            a, b = self.col(ev[inside]), self.col(j[inside])
-            keep = a != b  # a point against itself: (1 − e^ε) q < 0, never positive
-            g_of.append(np.full(keep.sum(), g)), ci.append(a[keep]), cj.append(b[keep])
-            f_g.append(np.full((~inside).sum(), g)), f_c.append(self.col(ev[~inside]))
-        g_of, ci, cj = (np.concatenate(x).astype(np.int64) for x in (g_of, ci, cj))
-        f_g, f_c = (np.concatenate(x).astype(np.int64) for x in (f_g, f_c))
-        tail_rows = self._tail_rows()  # (group, sparse row) of the lower bound's tail blocks
-        n_groups = self.n_groups
-        # budget rows: free terms (q_j = 0 beyond the range) and the atom, divided by the unit
-        w = self.shift_weight / self._unit
-        relax = self._relax or (lambda v: v)
-        free = sp.csr_matrix((relax(s[f_c] * w), (f_g, f_c)), shape=(n_groups, self.n_p))
-        budgets = np.array([self.add_delta_row(free[g]) for g in range(n_groups)])
-        # segment rows (divided by s_i): r_i − e^ε (s_j/s_i) r_j − τ ≤ 0, τ = t/s_i with s_i/unit
-        # in the budget
-        n = ci.size
-        tg = np.concatenate((g_of, np.asarray([g for g, _ in tail_rows], dtype=np.int64)))
-        tw = np.concatenate((s[ci], np.ones(len(tail_rows)))) * w
-        t = self.add_t_cols(tg.size, budget=budgets[tg], weights=relax(tw))
-        rows = np.arange(n)
-        seg = sp.csr_matrix(
-            (
-                np.concatenate((np.ones(n), -e * s[cj] / s[ci], -np.ones(n))),
-                (np.concatenate((rows, rows, rows)), np.concatenate((ci, cj, t[:n]))),
-            ),
-            shape=(n, self.model.n_cols),
-        )
-        parts = [seg]
-        for idx, (_, row) in enumerate(tail_rows):
-            tcol = sp.csr_matrix(([-1.0], ([0], [t[n + idx]])), shape=(1, self.model.n_cols))
-            parts.append(
-                sp.hstack([row, sp.csr_matrix((1, self.model.n_cols - self.n_p))]).tocsr() + tcol
-            )
-        rows = sp.vstack(parts).tocsr()
-        rows.data = relax(rows.data)
-        self.add_fixed_rows(rows, -INF, 0.0)
-
-    def _tail_rows(self) -> list[tuple[int, sp.csr_matrix]]:
-        """Lower bound: q((−∞, w_lo)) − e^ε q((−∞, w_lo − m)) and q((w_hi, ∞)) − e^ε q((w_hi − m,
-        ∞)) per shift m, as linear forms in the columns (module docstring)."""
-        if self.kind != "lower" or not (
-            self.points[0] < self.window[0] or self.points[1] > self.window[1] or any(self.tails)
-        ):
-            return []
-        e, (w_lo, w_hi), (v_lo, v_hi) = self.exp_rows, self.window, self.points
-        pts = np.arange(-v_hi, v_hi + 1) if self.symmetric else np.arange(v_lo, v_hi + 1)
-        out = []
-        for g, m in enumerate(self.shifts):
-            for side in (-1, 1):
-                if side < 0:
-                    coef = (pts < w_lo).astype(float) - e * (pts < w_lo - m)
-                else:
-                    coef = (pts > w_hi).astype(float) - e * (pts > w_hi - m)
-                row = np.zeros(self.n_p)
-                np.add.at(row, self.col(pts), coef)
-                tail = self._tail_col(side)
-                # the mass beyond the variables lies in both sets (weight 1 − e^ε)
-                if tail is not None:
-                    row[tail] += (1.0 - e) * (0.5 if self.symmetric else 1.0)
-                if np.any(row > 0):
-                    out.append((g, sp.csr_matrix(row[None, :])))
-        return out
-
-    def _tail_col(self, side: int):
-        if not self.tail_cols:
-            return None
-        return self.tail_cols[0] if self.symmetric else self.tail_cols[0 if side < 0 else 1]
-
     # ------------------------------------------------------------------ oracle and solution
     def point_masses(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         """(grid points, masses q on them, atom) of an LP point; the tails are not included."""
@@ -516,6 +453,23 @@ class GridLP(PrivacyLP):
         noise = PiecewiseUniform(edges, q / total, grid=h, metadata=meta, atom=atom / total)
         return monotone_noise(noise) if p.monotone else noise
 
+    def solve(self, time_limit: float | None = None) -> LPSolution:
+        """Solve within ``time_limit`` seconds; a lazy LP adds the violated segments and re-solves
+        until none is left, warm unless they are many (:mod:`dpdro.grid_rows`). When the time runs
+        out between two of its solves, the status is "time_limit" with the duals of the last
+        relaxation solved. The iterations are those of all its solves."""
+        budget, iterations = TimeBudget(time_limit), 0
+        while True:
+            sol = super().solve(budget.left(floor=1e-3))
+            iterations += sol.iterations
+            new = self.rows.violated(sol.x) if sol.status == "optimal" else None
+            if new is None or not new.any():
+                return replace(sol, iterations=iterations)
+            if budget.expired():
+                return LPSolution("time_limit", None, sol.row_duals, math.nan, iterations)
+            if self.rows.add(new) > RESTART * self.rows.count:
+                self.model.clear_basis()
+
     def set_delta(self, delta: float) -> None:
         """Change δ of the upper bound's rows (the repair step)."""
         super().set_delta(delta / self._unit)
@@ -539,7 +493,9 @@ def _steps(k) -> Fraction:
 
 
 # ---------------------------------------------------------------------------- solving
-def grid_lower_bound(problem: Problem, k, L: int, *, time_limit: float | None = None) -> LowerBound:
+def grid_lower_bound(
+    problem: Problem, k, L: int, *, time_limit: float | None = None, guess=None
+) -> LowerBound:
     """A certified lower bound on P from the grid Δf/k with window [−L, L] (module docstring).
 
     Parameters
@@ -548,6 +504,8 @@ def grid_lower_bound(problem: Problem, k, L: int, *, time_limit: float | None = 
     k : grid steps per Δf (an integer, or ``Fraction(1, r)`` for the coarse grid β = r·Δf).
     L : the window [−L, L] of event points.
     time_limit : seconds for the call (``None``: no limit).
+    guess : a noise close to the optimal one (anything with a ``cdf``), whose tight rows seed a
+        lazy LP (:mod:`dpdro.grid_rows`); only the time depends on it.
 
     Returns
     -------
@@ -568,7 +526,7 @@ def grid_lower_bound(problem: Problem, k, L: int, *, time_limit: float | None = 
     """
     beta = problem.sensitivity / float(_steps(k))
     attempts = (
-        partial(_lower_attempt, prob, coefficients, k, L)
+        partial(_lower_attempt, prob, coefficients, k, L, guess=guess)
         for prob, coefficients in _lower_candidates(problem, beta)
     )
     return best_lower_bound(attempts, TimeBudget(time_limit))
@@ -584,16 +542,18 @@ def _lower_candidates(problem: Problem, beta: float) -> list[tuple[Problem, str]
 
 
 def _lower_attempt(
-    problem: Problem, coefficients: str, k, L: int, budget: TimeBudget
+    problem: Problem, coefficients: str, k, L: int, budget: TimeBudget, *, guess=None
 ) -> LowerBound:
     """The lower-bound LP with window ``L``; when HiGHS fails on it numerically, with the windows
     :data:`_RETRY_WINDOWS` times wider (every window gives a valid bound)."""
     for factor in _RETRY_WINDOWS[:-1]:
         try:
-            return _lower_solve(problem, coefficients, k, math.ceil(factor * L), budget)
+            return _lower_solve(problem, coefficients, k, math.ceil(factor * L), budget, guess)
         except SolverError:
             continue
-    return _lower_solve(problem, coefficients, k, math.ceil(_RETRY_WINDOWS[-1] * L), budget)
+    return _lower_solve(
+        problem, coefficients, k, math.ceil(_RETRY_WINDOWS[-1] * L), budget, guess
+    )
 
 
 class LowerBoundTimeout(TimeoutError):
@@ -607,9 +567,9 @@ class LowerBoundTimeout(TimeoutError):
 
 
 def _lower_solve(
-    problem: Problem, coefficients: str, k, L: int, budget: TimeBudget
+    problem: Problem, coefficients: str, k, L: int, budget: TimeBudget, guess=None
 ) -> LowerBound:
-    lp = GridLP(problem, k, L, "lower", coefficients=coefficients)
+    lp = GridLP(problem, k, L, "lower", coefficients=coefficients, guess=guess)
     sol = lp.solve(budget.left(floor=1e-3))
     if sol.status == "time_limit":
         bound = None
@@ -702,7 +662,13 @@ def _first_solution(makers, budget: TimeBudget):
 
 
 def grid_upper_bound(
-    problem: Problem, k: int, L: int, *, atom: bool = True, time_limit: float | None = None
+    problem: Problem,
+    k: int,
+    L: int,
+    *,
+    atom: bool = True,
+    time_limit: float | None = None,
+    guess=None,
 ) -> UpperBound:
     """Solve U(k) with window [−L, L] and release its noise, certified exactly (module docstring).
 
@@ -719,6 +685,8 @@ def grid_upper_bound(
     L : the window [−L, L] of cells.
     atom : let the noise put a point mass at 0 (ignored for monotone problems).
     time_limit : seconds for the call (``None``: no limit).
+    guess : a noise close to the optimal one whose tight rows seed a lazy LP (as for
+        :func:`grid_lower_bound`); a re-solve is seeded with the first solution's noise.
 
     Returns
     -------
@@ -737,9 +705,9 @@ def grid_upper_bound(
     """
     budget = TimeBudget(time_limit)
     atom = atom and not problem.monotone
-    plain = partial(GridLP, problem, k, L, "upper", atom=atom)
+    plain = partial(GridLP, problem, k, L, "upper", atom=atom, guess=guess)
 
-    def scaled(profile, floor=1e-6):
+    def scaled(profile, floor=1e-6, guess=guess):
         return partial(
             GridLP,
             problem,
@@ -749,6 +717,7 @@ def grid_upper_bound(
             atom=atom,
             scale=np.maximum(profile, floor * problem.delta),
             margin=1e-7,
+            guess=guess,
         )
 
     makers = [plain]
@@ -762,8 +731,11 @@ def grid_upper_bound(
         # a tolerance-level overshoot: solve again, scaled by this solution
         pts, q, _ = lp.point_masses(sol.x)
         profile = q[pts >= 0] if lp.symmetric else q  # one magnitude per column
+        seed = lp.noise(sol.x)
         try:
-            lp, sol = _first_solution([scaled(profile), scaled(profile, 1e-2)], budget)
+            lp, sol = _first_solution(
+                [scaled(profile, guess=seed), scaled(profile, 1e-2, seed)], budget
+            )
             iters += sol.iterations
         except SolverError:  # keep the first solution: the release mixes it down to δ
             pass

@@ -164,6 +164,10 @@ class HighsModel:
             np.broadcast_to(np.asarray(upper, float), (rows.size,)).copy(),
         )
 
+    def clear_basis(self) -> None:
+        """Forget the basis: the next solve starts from scratch."""
+        self.h.clearSolver()
+
     def set_option(self, name: str, value) -> None:
         """Set a HiGHS option (e.g. ``presolve``)."""
         self.h.setOptionValue(name, value)

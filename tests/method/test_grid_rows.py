@@ -1,0 +1,146 @@
+"""The rows (G) of the grid LPs generated lazily (dpdro.grid_rows): the same optimum as the LP with
+every row, a relaxation at every stage (bounds below the full LP's and below known private noises),
+solutions private for every row, released noise certified."""
+
+import math
+
+import numpy as np
+import pytest
+
+import dpdro
+from dpdro import grid_rows
+from dpdro.grid import GridLP, grid_lower_bound, grid_upper_bound
+from dpdro.mechanisms import Staircase, truncated_laplace_half_width
+
+CASES = [
+    (1.0, 0.2, "l1", 4),
+    (3.0, 0.05, "l2", 8),
+    (5.0, 0.005, "l2", 12),
+    (2.0, 0.1, dpdro.Pinball(0.3), 6),
+    (4.0, 0.3, dpdro.asymmetric_loss(), 8),
+]
+
+
+def _window(prob, k, factor):
+    a = truncated_laplace_half_width(
+        epsilon=prob.epsilon, delta=prob.delta, sensitivity=prob.sensitivity
+    )
+    return max(k, math.ceil(factor * a * k / prob.sensitivity))
+
+
+def _staircase(eps):
+    return Staircase(epsilon=eps).to_piecewise_uniform(periods=12)
+
+
+def _optimal(lp):
+    sol = lp.solve()
+    assert sol.status == "optimal"
+    return sol
+
+
+@pytest.mark.parametrize("eps,delta,loss,k", CASES)
+@pytest.mark.parametrize("kind", ["lower", "upper"])
+def test_lazy_rows_reach_the_optimum_of_all_rows(eps, delta, loss, k, kind):
+    """Without seeds, seeded by the staircase, or restarting after every round: the lazy LP's
+    optimum is the full LP's, with far fewer segment rows, and its solution violates none of the
+    rows left out."""
+    prob = dpdro.Problem(epsilon=eps, delta=delta, loss=loss)
+    L = _window(prob, k, 1.5 if kind == "upper" else 1.0)
+    atom = kind == "upper"
+    full = GridLP(prob, k, L, kind, atom=atom, lazy=False)
+    assert full.rows.count == full.rows.added.size
+    ref = _optimal(full)
+    for guess in (None, _staircase(eps)):
+        lazy = GridLP(prob, k, L, kind, atom=atom, lazy=True, guess=guess)
+        sol = _optimal(lazy)
+        assert sol.objective == pytest.approx(ref.objective, rel=1e-8, abs=1e-12)
+        assert lazy.dual_bound(sol.row_duals) == pytest.approx(
+            full.dual_bound(ref.row_duals), rel=1e-7
+        )
+        assert lazy.rows.count < lazy.rows.added.size
+        assert not lazy.rows.violated(sol.x).any()
+        # the oracle (Algorithm 2) on the lazy solution: private for every shift and event
+        assert lazy.shortfalls(sol.x).max() <= 1e-8 * prob.delta + 1e-12
+
+
+def test_restarting_rounds_reach_the_same_optimum(monkeypatch):
+    prob = dpdro.Problem(epsilon=4.0, delta=0.3, loss="l1")
+    k, L = 16, _window(prob, 16, 1.0)
+    ref = _optimal(GridLP(prob, k, L, "lower", lazy=False)).objective
+    monkeypatch.setattr("dpdro.grid.RESTART", 0.0)  # every round from scratch
+    assert _optimal(GridLP(prob, k, L, "lower", lazy=True)).objective == pytest.approx(
+        ref, rel=1e-9
+    )
+
+
+@pytest.mark.parametrize("eps,delta,loss,k", CASES[:3])
+def test_every_relaxation_is_a_valid_lower_bound(eps, delta, loss, k):
+    """The first relaxation (seeded rows only) and every later one: certified bounds that rise to
+    the full LP's optimum, below the staircase's expected loss (a private noise: ≥ the optimum of
+    P)."""
+    prob = dpdro.Problem(epsilon=eps, delta=delta, loss=loss)
+    L = _window(prob, k, 1.0)
+    full_lp = GridLP(prob, k, L, "lower", lazy=False)
+    full = full_lp.dual_bound(_optimal(full_lp).row_duals)
+    lp = GridLP(prob, k, L, "lower", lazy=True, guess=_staircase(eps))
+    stair = _staircase(eps).expected_loss(loss)
+    bounds = []
+    while True:
+        sol = GridLP.__mro__[1].solve(lp)  # one solve of the relaxation as it stands
+        bounds.append(lp.dual_bound(sol.row_duals))
+        new = lp.rows.violated(sol.x)
+        if not new.any():
+            break
+        lp.rows.add(new)
+    assert all(b <= full * (1 + 1e-9) for b in bounds)
+    assert all(b1 >= b0 - 1e-12 for b0, b1 in zip(bounds, bounds[1:], strict=False))
+    assert bounds[-1] == pytest.approx(full, rel=1e-7)
+    assert max(bounds) <= stair
+
+
+def test_automatic_lazy_rows_by_size():
+    prob = dpdro.Problem(epsilon=5.0, delta=0.005, loss="l2")
+    small = GridLP(prob, 4, 8, "lower")
+    assert small.rows.added.size < grid_rows.LAZY_FROM and not small.lazy
+    large = GridLP(prob, 40, 80, "lower")
+    assert large.rows.added.size >= grid_rows.LAZY_FROM and large.lazy
+
+
+def test_lazy_lower_bound_lies_below_the_staircase_and_the_released_noise():
+    """ℓ1 and ℓ2 at ε = 6 on a grid whose LPs are lazy by default: the certified lower bound is
+    below the staircase's expected loss and below the released (certified) noise of U(k)."""
+    for loss in ("l1", "l2"):
+        prob = dpdro.Problem(epsilon=6.0, delta=1e-4, loss=loss)
+        k = 48
+        guess = _staircase(6.0)
+        lb = grid_lower_bound(prob, k, _window(prob, k, 1.0), guess=guess)
+        ub = grid_upper_bound(prob, k, _window(prob, k, 1.5), guess=guess)
+        assert dpdro.certify_delta(ub.noise, 6.0, 1.0) <= prob.delta
+        assert lb.value <= ub.noise.expected_loss(loss) <= ub.value
+        assert lb.value <= guess.expected_loss(loss)
+
+
+def test_time_limit_between_rounds_keeps_the_relaxation_duals():
+    """A lazy solve out of time reports "time_limit" with duals whose certified bound is below
+    the full LP's optimum."""
+    prob = dpdro.Problem(epsilon=4.0, delta=0.3, loss="l1")
+    k, L = 40, _window(prob, 40, 1.0)
+    full = _optimal(GridLP(prob, k, L, "lower", lazy=False)).objective
+    lp = GridLP(prob, k, L, "lower", lazy=True)
+    sol = lp.solve(time_limit=1e-9)
+    assert sol.status == "time_limit"
+    if sol.row_duals is not None:
+        assert lp.dual_bound(sol.row_duals) <= full
+
+
+def test_guess_masses_sum_to_the_noise_on_the_columns():
+    prob = dpdro.Problem(epsilon=2.0, delta=0.1, loss="l1")
+    noise = _staircase(2.0)
+    sym = GridLP(prob, 8, 40, "lower", lazy=True)
+    gen = GridLP(prob, 8, 40, "lower", lazy=True, symmetric=False)
+    p_sym, p_gen = grid_rows.guess_masses(sym, noise), grid_rows.guess_masses(gen, noise)
+    edge = (sym.points[1] + 0.5) * sym.beta  # the points' cells cover [−edge, edge)
+    inside = float(noise.cdf(edge) - noise.cdf(-edge))
+    assert p_sym[0] + 2 * p_sym[1 : sym.n_cells].sum() == pytest.approx(inside, abs=1e-12)
+    assert p_gen[: gen.n_cells].sum() == pytest.approx(inside, abs=1e-12)
+    assert np.all(p_sym >= 0) and np.all(p_gen >= 0)
