@@ -18,7 +18,9 @@ of the lock and of both pyproject.toml files, so nothing is reinstalled until on
 ignored) into ./.venv-latest and runs tests/ (not nbval: stored notebook outputs belong to the
 lock), so that drift is found before a lock refresh. ``lock`` re-resolves the lock's inputs to the
 newest releases; re-execute the notebooks and stored results it changes, and commit them with the
-lock. Runs non-interactively (e.g. with CI=true). Exits non-zero on failure.
+lock. ``test`` runs pytest on every core (pytest-xdist, one worker per core; each test file and each
+notebook runs whole in one worker). Runs non-interactively (e.g. with CI=true). Exits non-zero on
+failure.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ SANITIZE = Path("notebooks") / "sanitize.cfg"
 LINTED = ["dpdro", "tests/method"]  # ruff's settings (line length, rules) are in pyproject.toml
 PYPROJECTS = (ROOT / "pyproject.toml", ROOT / "repro" / "pyproject.toml")  # dpdro, the book's repro
 LOCAL = ["-e", ".", "-e", "./repro"]  # the two distributions of this checkout
+# pytest-xdist: one worker per core; --dist loadfile keeps each file in one worker, in order (a
+# notebook's cells share one kernel under nbval, a test file's module fixtures are built once)
+PARALLEL = ["-n", "auto", "--dist", "loadfile"]
 
 
 def say(msg: str) -> None:
@@ -143,13 +148,13 @@ def cmd_test(args: list[str]) -> None:
                "-e", ".[test]", "-e", "./repro[fast]"], venv)
         run([*uv(venv), "pip", "list", "--python", python(venv)], venv)
         lint(venv)
-        check([python(venv), "-m", "pytest", "tests"], venv)
+        check([python(venv), "-m", "pytest", *PARALLEL, "tests"], venv)
         return
     if args:
         usage()
     venv = ensure_locked_env()
     lint(venv)
-    check([python(venv), "-m", "pytest", "tests", "notebooks",
+    check([python(venv), "-m", "pytest", *PARALLEL, "tests", "notebooks",
            "--nbval", "--nbval-current-env", "--nbval-sanitize-with", SANITIZE], venv)
 
 

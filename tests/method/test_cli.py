@@ -280,7 +280,10 @@ def _move_mass(doc, amount):
         ),
     ],
 )
-def test_bad_input_one_line_exit_2(noise_file, tmp_path, args, parameter):
+def test_bad_input_one_line_exit_2(noise_file, tmp_path, capsys, args, parameter):
+    """Each names the offending parameter in its one line. Run in-process (``cli.main``, what the
+    console script calls): the same status and stderr through the installed script in a fresh
+    process are checked by test_issue_28_inputs_through_the_console_script."""
     files = {
         "noise": str(noise_file),
         "garbage": str(tmp_path / "garbage.json"),
@@ -303,10 +306,11 @@ def test_bad_input_one_line_exit_2(noise_file, tmp_path, args, parameter):
     }
     (tmp_path / "garbage.json").write_text("{not json")
     args = [a.format(**files) for a in args]
-    out = run(*args, check=False)
-    assert out.returncode == 2, out.stderr
-    assert out.stderr.count("\n") == 1 and out.stderr.startswith("dpdro: error: "), out.stderr
-    assert parameter in out.stderr and "Traceback" not in out.stderr
+    status = cli.main(args)
+    out = capsys.readouterr()
+    assert status == 2, out.err
+    assert out.err.count("\n") == 1 and out.err.startswith("dpdro: error: "), out.err
+    assert parameter in out.err and "Traceback" not in out.err and not out.out
 
 
 # ------------------------------------------------------------------------------------------ polish

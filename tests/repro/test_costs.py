@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -10,6 +11,20 @@ import pytest
 from repro import costs, sweep
 from repro.paths import RESULTS, ROOT
 from repro.provenance import read_json
+
+
+@functools.cache
+def stored_costs() -> str:
+    """The cost page of this repository (costs.costs_markdown()), built once per process: a string
+    read from the stored results, which no test changes."""
+    return costs.costs_markdown()
+
+
+@functools.cache
+def stored_gpu_costs() -> tuple:
+    """costs.gpu_costs_markdown() of this repository (its lines), built once per process like
+    stored_costs."""
+    return tuple(costs.gpu_costs_markdown())
 
 
 def test_recorded_seconds_prefers_the_provenance_total():
@@ -89,7 +104,7 @@ def test_the_page_includes_the_generated_tables_and_types_no_costs():
     folded = section[section.index("{dropdown}"):]
     assert "_generated/costs.md" in folded and "_generated/costs_timed.md" not in folded
     assert not re.search(r"\d\s*(h|min|s|MB|CPU-hours?)\b", section), "a typed cost"
-    md = costs.costs_markdown()
+    md = stored_costs()
     assert md.count("\n| `") == len(sweep.FAMILIES)
 
 
@@ -120,7 +135,7 @@ def test_ml_progress_adds_up_the_chunks_of_a_run_in_progress(tmp_path):
 
 def test_the_cost_page_names_every_run_not_at_the_paper_scale():
     done = {(t, r["dataset"]) for t in (2, 3) for r in costs.ml_costs(t)}
-    md = costs.costs_markdown()
+    md = stored_costs()
     for table in (2, 3):
         for name, p in costs.ml_progress(table).items():
             if (table, name) not in done:
@@ -174,7 +189,7 @@ def test_the_gpu_table_comes_from_the_benchmark_alone():
     g = costs.gpu_split_costs()
     assert g["device"] == bench["device"]["device"]
     assert {r["dataset"]: r["gpu"] for r in g["rows"]} == bench["per_split_seconds"]
-    md = "\n".join(costs.gpu_costs_markdown())
+    md = "\n".join(stored_gpu_costs())
     # the GPU named by its short label, the computer of the hardware sentence that holds it
     assert bench["device"]["device"] in g["computer"]
     assert f"one process alone on the GPU of the {costs.short_computer(g['computer'])}," in md
@@ -213,7 +228,7 @@ def test_the_gpu_section_names_where_every_stored_split_ran():
             f["n_splits"] for f in files
             if (f.get("coordinate_descent") or {}).get("backend") == "cupy")
     g = costs.gpu_split_costs()
-    md = "\n".join(costs.gpu_costs_markdown())
+    md = "\n".join(stored_gpu_costs())
     assert "CPU times" not in md and costs.stored_devices_sentence(g["computer"]) in md
     for groups in where.values():
         for r in groups:
@@ -263,7 +278,7 @@ def test_a_dataset_on_two_computers_gets_one_line_per_computer():
     """No cell joins two computers' times: a dataset of Tables 2 and 3 whose other columns ran on
     two computers has a line per computer in its time and computer cells, in the same order,
     each with its time and its splits."""
-    md = costs.costs_markdown()
+    md = stored_costs()
     assert " + " not in md
     for table in (2, 3):
         for d in costs.ml_costs_by_computer(table):
@@ -403,7 +418,7 @@ def test_the_bottom_line_gives_one_subtotal_per_computer_and_adds_up():
         costs.computers()
     )
     assert costs.by_computer_text(by) in costs.total_markdown()
-    md = costs.costs_markdown()
+    md = stored_costs()
     for table in (2, 3):
         assert re.search(rf"\| `table{table}` \| several, below \| below \|", md)
         per = costs.ml_costs_by_computer(table)
@@ -515,7 +530,7 @@ def test_every_per_dataset_table_is_in_order_of_rows():
     for table in (2, 3):
         rows = costs.ml_costs(table)
         assert rows == costs.by_rows(rows)
-    md = costs.costs_markdown()
+    md = stored_costs()
     assert md.count("(by number of rows, smallest first)") == 2
 
 
@@ -691,15 +706,15 @@ def test_stored_tasks_slower_than_the_references_are_explained_from_their_files(
     if named:
         assert sentence.endswith("the reference times give what a split costs with the "
                                  "current kernel.")
-        assert sentence not in costs.costs_markdown()  # its own paragraph, costs_slower.md
+        assert sentence not in stored_costs()  # its own paragraph, costs_slower.md
         assert "a paragraph in that block names them." in "\n".join(
-            costs.gpu_costs_markdown())
+            stored_gpu_costs())
 
 
 def test_the_per_dataset_tables_gloss_their_terms_and_the_page_points_to_the_stored_input():
     """The cost tables say what *paper reading*, *(OPT)* and *other columns* mean where they use
     them, and the page's pointer to the stored input names a paragraph the page has."""
-    md = costs.costs_markdown()
+    md = stored_costs()
     for table in (2, 3):
         if costs.ml_costs(table):
             assert md.count("its *paper reading* (the choices the paper's text leaves open") == 2

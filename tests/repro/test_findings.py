@@ -1,5 +1,6 @@
 """The findings chapter's computations (repro.findings) and the generated book pages (repro.bookpages)."""
 
+import functools
 import json
 import re
 
@@ -8,6 +9,13 @@ import pytest
 import dpdro
 from dpdro import data_dependent as dd
 from repro import bookpages, costs, findings
+
+
+@functools.cache
+def stored_status() -> str:
+    """The status page of this repository (bookpages.status_markdown()), built once per process:
+    a string read from the stored notebooks and results, which no test changes."""
+    return bookpages.status_markdown()
 
 
 def test_eprime_km_exceeds_a_private_mechanism_and_exact_shifts_do_not():
@@ -85,7 +93,7 @@ def test_status_rows_follow_the_table_of_contents_and_give_scale_and_computer():
     stored run of the family, so the two pages agree."""
     from repro import costs
 
-    md = bookpages.status_markdown()
+    md = stored_status()
     toc = bookpages.toc_order()
     shown = [c for c in toc if f"{{doc}}`/notebooks/{c}` |" in md.split("## Stored results")[0]]
     assert shown and shown == [c for c in toc if (bookpages.NOTEBOOKS / f"{c}.ipynb").is_file()]
@@ -149,7 +157,7 @@ def test_each_stored_run_of_tables_2_and_3_is_its_own_status_line():
     stored result add up to its time."""
     from repro import costs
 
-    md = bookpages.status_markdown()
+    md = stored_status()
     for r in bookpages.result_families():
         total: dict = {}
         for label, part in r["by_scale"]:
@@ -190,7 +198,7 @@ def test_status_names_chapters_by_short_titles():
     chapter of the table of contents has one; each benchmark is a row with only the chapters that
     read it, and the benchmarks no chapter reads are a row of their own."""
     assert set(bookpages.toc_order()) <= set(bookpages.SHORT_TITLES)
-    md = bookpages.status_markdown().split("## Stored results")[1]
+    md = stored_status().split("## Stored results")[1]
     assert "{doc}`Figure\u00a03 </notebooks/23_figure3>`" in md
     rows = {line.split(" | ")[0][2:]: line for line in md.splitlines() if line.startswith("| ")}
     figure3 = rows[bookpages.RESULT_CHAPTERS["benchmarks/data_dependent.json"][0]]
@@ -210,7 +218,7 @@ def test_status_names_chapters_by_short_titles():
 def test_each_run_names_the_stored_result_it_is_part_of():
     """The group rows of Tables 2 and 3 carry a letter, and every run line names that letter in
     its *part of* column: as many lines per letter as the row counts."""
-    md = bookpages.status_markdown().split("## Stored results")[1]
+    md = stored_status().split("## Stored results")[1]
     lines = [line.split(" | ") for line in md.splitlines() if line.startswith("| ")]
     groups = {}
     for cells in lines:
@@ -239,7 +247,7 @@ def test_what_no_file_records_is_said_once(tmp_path):
 def test_status_run_lines_name_their_datasets_and_a_logged_date():
     """A stored run of Tables 2 and 3 that holds only some datasets says which (the shorter of
     "only" and "without"), and a file with no provenance date is dated by the run it logs."""
-    md = bookpages.status_markdown()
+    md = stored_status()
     assert "| Table\u00a03, 4\u00a0×\u00a010, adult and spambase only |" in md
     assert "| Table\u00a03, 10\u00a0×\u00a020, without adult and spambase |" in md
     gpu = next(line for line in md.splitlines() if line.startswith("| Table 3 on a GPU"))
@@ -251,7 +259,7 @@ def test_stored_results_follow_the_stated_order_rule():
     position of the first chapter named in each row (a book page after the chapters), the rows
     that no chapter shows last; Findings, when a row names it with other chapters, is named after
     them."""
-    md = bookpages.status_markdown().split("## Stored results")[1]
+    md = stored_status().split("## Stored results")[1]
     assert ("one row per stored result, in book order of the first chapter of its *chapters* "
             "column, those that no chapter shows last; in that column, Findings, which draws on "
             "several results, comes last.") in md
@@ -275,7 +283,7 @@ def test_stored_results_follow_the_stated_order_rule():
 def test_every_benchmark_the_cost_page_lists_is_on_the_status_page():
     """Each benchmark the full-reproduction page marks *no chapter* is named on the status
     page's note of benchmarks that no chapter reads (ml/benchmark_pcd.json included)."""
-    md = bookpages.status_markdown()
+    md = stored_status()
     note = md.split("Benchmarks that no chapter reads: ")[1].split("\n")[0]
     other = costs.other_markdown()
     for line in other.splitlines():
@@ -286,7 +294,7 @@ def test_every_benchmark_the_cost_page_lists_is_on_the_status_page():
 
 
 def test_the_eps_over_d_run_is_named_in_words():
-    md = bookpages.status_markdown()
+    md = stored_status()
     assert "privacy budget (ε/d, δ/d) per coordinate update" in md
     assert ", eps," not in md
 
@@ -302,12 +310,12 @@ def test_both_pages_say_the_same_of_datasets_kept_only_in_the_tables_file():
         if names:
             sentence = costs.kept_in_table_file(table, names)
             assert sentence in costs.costs_markdown()
-            assert sentence in bookpages.status_markdown()
+            assert sentence in stored_status()
     assert "one file per dataset" not in costs.costs_markdown()
 
 
 def test_the_scale_key_reads_as_the_cells_it_explains():
-    md = bookpages.status_markdown()
+    md = stored_status()
     assert ("or, for Tables 2 and 3, *N runs (X)*: N stored runs, listed in the next table with "
             "X in its *part of* column.") in md
     assert re.search(r"\| \d+\u00a0runs \([A-Z]\) \|", md)
@@ -318,7 +326,7 @@ def test_the_status_page_defines_its_computers_and_folds_its_bookkeeping():
     times name (the full-reproduction page's, :func:`repro.costs.computers_defined`); the notes
     on where the runs' files are and what no file records are in one folded block; the
     benchmarks that no chapter reads are said to have no page that shows their results."""
-    md = bookpages.status_markdown()
+    md = stored_status()
     defined = costs.computers_defined()
     assert defined and md.startswith(defined + "\n")
     for c in costs.computers():
