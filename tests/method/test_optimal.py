@@ -334,3 +334,35 @@ def test_upper_bound_lp_runs_when_the_lower_bounds_limit_leaves_the_gap_open():
     assert falls_short(17995.0, lb(17955.0, 0.0625), lb(17956.7, 0.125), 1e-3)
     # the gap is closed
     assert not falls_short(0.029360, lb(0.029247, 35), lb(0.029348, 76), 1e-3)
+
+
+def test_after_an_upper_lp_that_gained_nothing_the_lower_bound_goes_first(monkeypatch):
+    """Once an upper-bound LP gained nothing on the best upper bound, the next round solves the
+    lower bound first and the upper-bound LP only if the reference still falls short (here it does
+    not: the gap is closed), instead of both side by side."""
+    from dpdro import optimal
+
+    prob = dpdro.Problem(epsilon=2.0, delta=1e-3, loss="l1")
+    search = optimal._Search(prob, 1e-3, True, None, 4096)
+    g = search.grids()
+    calls = []
+    ref = optimal.reference_upper_bound(prob, 1 / 64)
+    lb_of = dpdro.release.LowerBound
+
+    def lower(problem, k, L, *, time_limit=None, guess=None):
+        calls.append("lower")
+        return lb_of(value=ref.value * (1 - 1e-4), lp_value=ref.value, seconds=0.0,
+                     coefficients="rounding", k=k)
+
+    def upper(*args, **kwargs):  # pragma: no cover - must not run
+        calls.append("upper")
+        raise AssertionError("the upper-bound LP ran")
+
+    monkeypatch.setattr(optimal, "grid_lower_bound", lower)
+    monkeypatch.setattr(optimal, "grid_upper_bound", upper)
+    search.best_ub = ref
+    search.best_lb = lb_of(value=0.9 * ref.value, lp_value=ref.value, seconds=0.0,
+                           coefficients="rounding", k=g.k_low)
+    search.upper_rounds, search.upper_gain = 1, 0.0
+    ub, lb = search.solve_round(g, optimal.TimeBudget(10.0))
+    assert ub is None and calls == ["lower"]
