@@ -62,7 +62,10 @@ of the truncated Laplace, staircase (with an atom at 0) and Tulap mechanisms
 to a tenth of it) while the release costs more than the best literature mechanism valid for the
 problem (:func:`dpdro.reference.literature_losses`, up to :data:`LITERATURE_TOLERANCE`). The result
 says what was released (``source``), the best literature mechanism (``best_known``) and by how much
-the release beats it (``advantage``).
+the release beats it (``advantage``). Where shifts matter (an asymmetric loss or a support) the
+mechanisms are also translated by their best shifts; under a ``time_limit`` those searches get a
+fifth of it each time they run (quick for the built-in losses; for a callable loss evaluated point
+by point they can take seconds), and the mechanisms as published are always compared.
 
 ``time_limit`` (seconds) bounds every LP solve and the whole call: a round is started while the time
 left exceeds half the last round's time (a round costs at least as much as the one before, but an
