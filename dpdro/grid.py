@@ -571,18 +571,22 @@ def _lower_solve(
 ) -> LowerBound:
     lp = GridLP(problem, k, L, "lower", coefficients=coefficients, guess=guess)
     sol = lp.solve(budget.left(floor=1e-3))
+
+    def certified(lp_value: float, **masses) -> LowerBound:
+        # the certified bound of the row duals, whether the LP finished or not
+        return LowerBound(
+            value=lp.dual_bound(sol.row_duals),
+            lp_value=lp_value,
+            seconds=budget.elapsed(),
+            coefficients=coefficients,
+            simplex_iterations=sol.iterations,
+            k=k,
+            L=L,
+            **masses,
+        )
+
     if sol.status == "time_limit":
-        bound = None
-        if sol.row_duals is not None:
-            bound = LowerBound(
-                value=lp.dual_bound(sol.row_duals),
-                lp_value=math.nan,
-                seconds=budget.elapsed(),
-                coefficients=coefficients,
-                simplex_iterations=sol.iterations,
-                k=k,
-                L=L,
-            )
+        bound = None if sol.row_duals is None else certified(math.nan)
         raise LowerBoundTimeout(
             f"the lower-bound LP on the grid k = {k} ran out of the time limit", bound
         )
@@ -595,17 +599,7 @@ def _lower_solve(
     w_lo, w_hi = lp.window
     tails = float(sum(lp.tail_masses(sol.x)))
     outside = float(q[(pts < w_lo) | (pts > w_hi)].sum()) + tails
-    return LowerBound(
-        value=lp.dual_bound(sol.row_duals),
-        lp_value=sol.objective,
-        seconds=budget.elapsed(),
-        coefficients=coefficients,
-        simplex_iterations=sol.iterations,
-        outside_mass=outside,
-        tail_mass=tails,
-        k=k,
-        L=L,
-    )
+    return certified(sol.objective, outside_mass=outside, tail_mass=tails)
 
 
 class _GridRelease(ReleaseFamily):
