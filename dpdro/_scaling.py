@@ -6,7 +6,9 @@ report; :func:`dpdro.optimal._rescaled` assembles the result and certifies it ag
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from fractions import Fraction
 
 import numpy as np
 
@@ -25,18 +27,48 @@ def unit_scale(problem: Problem) -> float | None:
     return problem.sensitivity
 
 
-def scaled_noise(noise: PiecewiseUniform, factor: float) -> PiecewiseUniform:
-    """The law of factor·X for X ~ ``noise``: edges and lattice multiplied by ``factor`` (edges
-    recomputed as integers times the new lattice step, so they stay on it exactly)."""
+def scaled_noise(noise: PiecewiseUniform, factor: float, exact: bool = False) -> PiecewiseUniform:
+    """The law of factor·X for X ~ ``noise`` (designed for Δf = 1, released for Δf = ``factor``):
+    edges and lattice multiplied by ``factor``, the edges recomputed as integers times the new
+    lattice step h = fl(step·factor).
+
+    Those products are rounded, so the edges lie up to an ulp off the lattice, and the certificate
+    at Δf pays that drift (:func:`dpdro.privacy.lattice_error_bound`: 1e-14 of δ = 1.6e-12 at Δf =
+    0.001). With ``exact``, h is instead Δf/k (k steps per unit) rounded *up* to a float short
+    enough that every edge ticks·h is exact (:func:`_exact_step`): the edges lie exactly on the
+    lattice and k·h ≥ Δf, so the certificate has no drift at all
+    (:func:`dpdro.privacy.sensitivity_shortfall`), and the noise is scaled by k·h ∈ [Δf, Δf·(1 +
+    2⁻³⁶)] rather than Δf (its expected loss is computed from the released noise). Without such a
+    step (no lattice, k not whole, too many ticks) ``exact`` changes nothing."""
     meta = dict(noise.metadata)
     if "sensitivity" in meta:
         meta["sensitivity"] = meta["sensitivity"] * factor
     if noise.grid is None:
         return PiecewiseUniform(noise.edges * factor, noise.probs, metadata=meta, atom=noise.atom)
-    h = noise.grid * factor
-    return PiecewiseUniform(
-        np.round(noise.edges / noise.grid) * h, noise.probs, grid=h, metadata=meta, atom=noise.atom
-    )
+    ticks = np.round(noise.edges / noise.grid)
+    h = (_exact_step(noise.grid, ticks, factor) if exact else None) or noise.grid * factor
+    return PiecewiseUniform(ticks * h, noise.probs, grid=h, metadata=meta, atom=noise.atom)
+
+
+_STEP_BITS = 36  # significant bits the new step keeps at least (a relative rounding ≤ 2⁻³⁶)
+
+
+def _exact_step(grid: float, ticks: np.ndarray, factor: float) -> float | None:
+    """Δf/k rounded up to a float whose product with every tick is exact (Δf = ``factor``, k =
+    1/``grid`` steps per unit), or ``None`` when k is not a whole number or the ticks leave fewer
+    than 36 significant bits for the step."""
+    k = round(1.0 / grid)
+    if k < 1 or abs(k * grid - 1.0) > 1e-12:
+        return None
+    bits = 53 - int(np.max(np.abs(ticks))).bit_length()
+    target = Fraction(factor) / k
+    if bits < _STEP_BITS or target < Fraction(2) ** -1000:
+        return None
+    top = target.numerator.bit_length() - target.denominator.bit_length()  # 2^(top ± 1) bracket it
+    if Fraction(2) ** top > target:  # now 2^top ≤ target < 2^(top + 1) exactly
+        top -= 1
+    unit = Fraction(2) ** (top - bits + 1)
+    return float(math.ceil(target / unit) * unit)  # ≤ bits + 1 significant bits: exact
 
 
 def scaled_record(info: dict, power: float) -> dict:

@@ -531,14 +531,18 @@ def _rescaled(
     res: OptimalNoise, problem: Problem, sensitivity: float, budget: TimeBudget, atom: bool
 ) -> OptimalNoise | None:
     """The result for ``problem`` from ``res``, solved for the same problem at Δf = 1: the noise
-    scaled by Δf and certified again exactly at Δf (``None`` if that certificate exceeds δ), the
-    upper bound its exact expected loss rounded up, the lower bound Δf^d times the unit one rounded
-    down (the optimal values differ by exactly that factor,
+    scaled by Δf and certified again exactly at Δf (if the rounding of its edges pushes that
+    certificate over a tight δ, scaled onto an exact lattice instead: ``scaled_noise(exact=True)``),
+    the upper bound its exact expected loss rounded up, the lower bound Δf^d times the unit one
+    rounded down (the optimal values differ by exactly that factor,
     :meth:`dpdro.Problem.at_sensitivity`). When the scaled noise's certificate exceeds δ, the
     literature candidates certified at Δf are released instead (``None`` if none certifies)."""
     power = sensitivity**problem.loss.degree
     noise = scaled_noise(res.noise, sensitivity)
     certified = certify_delta(noise, problem.epsilon, problem.sensitivity)
+    if certified > problem.delta:  # the edges' rounding drift (tiny δ): the exactly scaled lattice
+        noise = scaled_noise(res.noise, sensitivity, exact=True)
+        certified = certify_delta(noise, problem.epsilon, problem.sensitivity)
     if certified <= problem.delta:
         upper = replace(
             res.upper,

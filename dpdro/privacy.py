@@ -7,9 +7,11 @@ For additive noise with density p and sensitivity Δf, the smallest δ for which
 
 For a piecewise-constant p, δ(φ) is piecewise affine in φ with breakpoints at differences of cell
 edges (Lemma A.3 for the uniform grid, Lemma C.16 in general), so the maximum is attained at such a
-difference or at ±Δf. When every edge is a multiple of a lattice step h that divides Δf, the
+difference or at ±Δf. When every edge is a multiple of a lattice step h with Δf ≈ k·h, the
 breakpoints are the multiples of h and δ(s·h) = Σ_i (g_i − e^ε g_{i−s})_+ with g the mass per
-lattice cell; otherwise every pairwise edge difference in [−Δf, Δf] is tried.
+lattice cell, |s| ≤ k (when k·h ≥ Δf exactly, these cover every shift |φ| ≤ Δf; otherwise the
+shortfall is paid for in the error bound); otherwise every pairwise edge difference in [−Δf, Δf] is
+tried.
 
 A noise with an atom γ({0}) = a (``PiecewiseUniform.atom``) and cell density p has, for φ ≠ 0,
 
@@ -39,7 +41,7 @@ from ._validation import check_positive
 from .noise import PiecewiseUniform
 
 __all__ = ["certify_delta", "privacy_profile", "PrivacyProfile", "find_lattice", "lattice_masses",
-           "hockey_stick_sums", "lattice_error_bound"]
+           "hockey_stick_sums", "lattice_error_bound", "sensitivity_shortfall"]
 
 
 @dataclass(frozen=True)
@@ -187,30 +189,31 @@ def _dyadic(x: float) -> tuple[int, int]:
     return int(mantissa * (1 << 53)), exponent - 53
 
 
-def lattice_error_bound(
-    term_errors,
-    deltas,
-    n_cells: int,
-    eta: float,
-    k: int,
-    h: float,
-    sensitivity: float,
-    drift_weight: float,
-):
+def lattice_error_bound(term_errors, deltas, n_cells: int, drift: float, drift_weight: float):
     """A bound on |computed − exact| δ(φ) for :func:`hockey_stick_sums` on ``n_cells`` lattice
     cells of width h.
 
     ``term_errors`` bounds the terms' floating-point errors (:func:`hockey_stick_sums`); the
-    normalisation Σ p and the sum of n non-negative terms add 2.02·n·u·δ(φ). The float edges differ
-    from ticks·h by at most η (:func:`lattice_offset`, 0 on an exact lattice), and Δf from k·h by an
-    exactly computed amount; moving the edges and the shift by at most that drift changes δ(φ) by at
-    most the drift times ``drift_weight`` (:func:`edge_drift_weight`).
+    normalisation Σ p and the sum of n non-negative terms add 2.02·n·u·δ(φ). ``drift`` bounds how
+    far the float edges lie from ticks·h (η, :func:`lattice_offset`, 0 on an exact lattice) plus how
+    far the shifts to cover lie beyond the lattice's (:func:`sensitivity_shortfall` for additive
+    noise); moving the edges and the shift by at most that drift changes δ(φ) by at most the drift
+    times ``drift_weight`` (:func:`edge_drift_weight`).
     """
     err = term_errors + 2.02 * n_cells * _U * np.asarray(deltas)
-    drift = eta + lattice_offset([sensitivity], [k], h)
     if drift > 0:
         err = err + drift * drift_weight
     return err
+
+
+def sensitivity_shortfall(sensitivity: float, k: int, h: float) -> float:
+    """max(0, Δf − k·h), computed exactly and rounded up: how far shifts |φ| ≤ Δf reach beyond the
+    lattice shifts |s·h| ≤ k·h. When k·h ≥ Δf it is 0: every breakpoint of φ ↦ δ(φ) in [−k·h, k·h]
+    is a lattice shift, so the lattice profile's maximum bounds δ(φ) over |φ| ≤ Δf too (a mechanism
+    private for shifts up to k·h is private for the smaller Δf)."""
+    if Fraction(k) * Fraction(h) >= Fraction(sensitivity):
+        return 0.0
+    return lattice_offset([sensitivity], [k], h)
 
 
 def edge_drift_weight(noise: PiecewiseUniform, exp_epsilon: float) -> float:
@@ -271,10 +274,7 @@ def _lattice_profile(
         term_err,
         deltas,
         n,
-        lattice_offset(noise.edges, ticks, h),
-        k,
-        h,
-        sensitivity,
+        lattice_offset(noise.edges, ticks, h) + sensitivity_shortfall(sensitivity, k, h),
         edge_drift_weight(noise, math.exp(epsilon)),
     )
     return _with_atom(PrivacyProfile(shifts * h, deltas, err, "lattice"), noise.atom)

@@ -298,10 +298,7 @@ def _error_bound(
         terr,
         dmax,
         n,
-        eta,
-        kd,
-        h,
-        sensitivity,
+        eta + lattice_offset([sensitivity], [kd], h),
         min(2 * 2 * n_edges * max_dens, (1.0 + math.exp(epsilon)) * 2 * tv),
     )
     err += math.exp(epsilon) * min(2 * 2 * n_edges * max_dens, 2 * tv) * eta_phi

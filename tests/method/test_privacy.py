@@ -85,6 +85,31 @@ def test_lattice_certificate_matches_exact_rationals_and_fine_search(seed):
     assert fine <= exact
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_lattice_reaching_beyond_the_sensitivity_needs_no_drift(seed):
+    """k·h ≥ Δf (a step rounded up, as for a noise rescaled onto an exact lattice): the lattice
+    shifts |s·h| ≤ k·h cover every |φ| ≤ Δf, so no drift is paid, and the certificate still bounds
+    the exact δ over every breakpoint in [−Δf, Δf] (exact rationals); with Δf beyond k·h the
+    shortfall is paid, exactly."""
+    from dpdro.privacy import sensitivity_shortfall
+
+    rng = np.random.default_rng(seed)
+    ticks = np.unique(np.concatenate(([-8, 9], rng.integers(-8, 10, size=6))))
+    h = 0.125 + 2.0**-43  # ticks·h exact, 4·h = 0.5 + 2^-41
+    probs = rng.random(ticks.size - 1) ** 2
+    noise = dpdro.PiecewiseUniform(ticks * h, probs / probs.sum(), grid=h)
+    eps, sens = 0.7, 0.5
+    assert sensitivity_shortfall(sens, 4, h) == 0.0
+    assert 2.0**-41 <= sensitivity_shortfall(0.5 + 2.0**-40, 4, h) <= 2.0**-41 * (1 + 1e-15)
+    prof = privacy_profile(noise, eps, sens)
+    assert prof.method == "lattice"
+    e = [Fraction(float(x)) for x in noise.edges]
+    phis = {d for a in e for d in (a - b for b in e) if abs(d) <= Fraction(sens)} | {
+        Fraction(sens), -Fraction(sens)}
+    exact = exact_delta_fraction(noise.edges, noise.probs, float(np.exp(eps)), sorted(phis))
+    assert float(exact) <= prof.delta <= float(exact) + 1e-12
+
+
 def test_breakpoint_method_agrees_with_lattice():
     rng = np.random.default_rng(11)
     ticks = np.array([-12, -7, -3, -1, 0, 1, 2, 5, 9, 13])

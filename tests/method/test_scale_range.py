@@ -47,6 +47,36 @@ def test_results_scale_exactly_with_the_sensitivity(unit, scale):
     assert res.noise.expected_loss(problem.loss) <= res.upper.value
 
 
+@pytest.mark.parametrize("unit_step", [2.0**-8, 1 / 26])
+@pytest.mark.parametrize("scale", [1e-3, 7.5, 1e-9, 1e9])
+def test_a_noise_scaled_onto_an_exact_lattice_keeps_its_certificate(unit_step, scale):
+    """``scaled_noise(exact=True)``: every edge exactly on the new lattice, k·h ≥ Δf within 2⁻³⁶,
+    so the certificate at Δf has no drift term: at most the unit noise's (equal on a dyadic unit
+    lattice), where plain scaling pays its rounding (pt 6 of the random-points benchmark, δ =
+    1.6e-12 at Δf = 0.001, had fallen back to a worse noise for that)."""
+    from dpdro._scaling import scaled_noise
+    from dpdro.privacy import find_lattice, lattice_offset, sensitivity_shortfall
+
+    k = round(1 / unit_step)
+    rng = np.random.default_rng(k)
+    ticks = np.unique(np.concatenate(([-40 * k, 40 * k], rng.integers(-40 * k, 40 * k, 300))))
+    centre = (ticks[:-1] + ticks[1:]) / 2 * unit_step
+    probs = np.diff(ticks) * np.exp(-0.3 * np.abs(centre)) * (1 + 0.1 * rng.random(centre.size))
+    unit = dpdro.PiecewiseUniform(ticks * unit_step, probs / probs.sum(), grid=unit_step)
+    eps = 0.308
+    exact = scaled_noise(unit, scale, exact=True)
+    lat_ticks, k_found, h = find_lattice(exact, scale)
+    assert k_found == k and lattice_offset(exact.edges, lat_ticks, h) == 0.0
+    assert sensitivity_shortfall(scale, k, h) == 0.0 and k * h <= scale * (1 + 2.0**-36)
+    unit_delta = dpdro.certify_delta(unit, eps, 1.0)
+    assert dpdro.certify_delta(exact, eps, scale) <= unit_delta
+    if unit_step == 2.0**-8:  # exact at Δf = 1 too: the same sums, the same allowance
+        assert dpdro.certify_delta(exact, eps, scale) == unit_delta
+        if scale == 1e-3:  # plain scaling rounds the edges and pays for it
+            assert dpdro.certify_delta(scaled_noise(unit, scale), eps, scale) > unit_delta
+    np.testing.assert_array_equal(exact.probs, unit.probs)
+
+
 def test_scaled_progress_reports_bounds_at_the_sensitivity():
     rounds = []
     problem = dpdro.Problem(epsilon=1.0, delta=1e-5, sensitivity=1e3, loss="l2")
@@ -96,3 +126,25 @@ def test_time_limit_is_honoured_on_a_hard_instance():
     assert elapsed <= 1.5 * limit + 1.0  # generous: the measured overrun is below 10%
     assert dpdro.certify_delta(res.noise, 8.0, 1.0) <= 1e-7
     assert res.lower.value <= res.upper.value
+
+
+@pytest.mark.parametrize("epsilon,delta", [(0.308, 1e-6), (0.5, 1e-3)])
+def test_a_noise_certified_at_exactly_delta_is_released_rescaled(epsilon, delta):
+    """δ at Δf = 0.001 set to the unit noise's own certificate: plain scaling's rounded edges push
+    the certificate over δ, the exact lattice does not, so the driver releases the very same noise
+    (not a fallback), certified at δ."""
+    from dpdro._budget import TimeBudget
+    from dpdro._scaling import scaled_noise
+    from dpdro.optimal import _rescaled
+
+    unit = dpdro.optimal_noise(
+        dpdro.Problem(epsilon=epsilon, delta=delta, sensitivity=1.0, loss="l1"), rel_gap=1e-2
+    )
+    tight = dpdro.certify_delta(unit.noise, epsilon, 1.0)
+    problem = dpdro.Problem(epsilon=epsilon, delta=tight, sensitivity=1e-3, loss="l1")
+    assert dpdro.certify_delta(scaled_noise(unit.noise, 1e-3), epsilon, 1e-3) > tight
+    res = _rescaled(unit, problem, 1e-3, TimeBudget(None), False)
+    np.testing.assert_array_equal(res.noise.probs, unit.noise.probs)
+    np.testing.assert_allclose(res.noise.edges * 1e3, unit.noise.edges, rtol=2.0**-36, atol=0)
+    assert dpdro.certify_delta(res.noise, epsilon, 1e-3) == res.upper.certified_delta <= tight
+    assert res.upper.value == pytest.approx(unit.upper.value * 1e-3, rel=1e-9)
