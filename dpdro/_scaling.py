@@ -16,7 +16,7 @@ from ._rounding import round_down, round_up
 from .noise import PiecewiseUniform
 from .problem import Problem
 
-__all__ = ["scaled_noise", "scaled_record", "scaled_report", "unit_scale"]
+__all__ = ["check_scale", "scaled_noise", "scaled_record", "scaled_report", "unit_scale"]
 
 
 def unit_scale(problem: Problem) -> float | None:
@@ -25,6 +25,32 @@ def unit_scale(problem: Problem) -> float | None:
     if problem.loss.degree is None or problem.sensitivity == 1.0:
         return None
     return problem.sensitivity
+
+
+# Δf^(d+1) beyond these, the expected losses (unit values times Δf^d, each cell's average a
+# difference of (d+1)-th powers of its edges) leave the normal floating-point range (measured: ℓ2 at
+# Δf = 1e-200 released a loss of 4.9e-324 with a lower bound of −4.9e-324, at 1e200 it overflowed;
+# a catalog ℓ1 noise at Δf = 1e-300 reported a loss 0.03% below the optimum's lower bound)
+SCALE_RANGE = (1e-250, 1e250)
+
+
+def check_scale(sensitivity: float, degree: float | None) -> None:
+    """Refuse Δf for a loss homogeneous of degree d (:attr:`dpdro.Loss.degree`) when Δf^(d+1) lies
+    outside :data:`SCALE_RANGE` (ℓ1: Δf within 1e±125, ℓ2: 1e±83), with a clear message, rather than
+    return losses that under- or overflow. Losses of no degree are not checked."""
+    if degree is None:
+        return
+    lo, hi = SCALE_RANGE
+    try:
+        power = math.pow(sensitivity, degree + 1)
+    except OverflowError:
+        power = math.inf
+    if not lo <= power <= hi:
+        raise ValueError(
+            f"sensitivity**{degree + 1:g} must lie in [{lo:g}, {hi:g}] (the expected loss would "
+            f"leave the floating-point range), got sensitivity={sensitivity!r}; express the query "
+            "in other units"
+        )
 
 
 def scaled_noise(noise: PiecewiseUniform, factor: float, exact: bool = False) -> PiecewiseUniform:

@@ -59,7 +59,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ._scaling import check_scale
 from ._validation import check_choice, check_open_unit, check_positive
+from .losses import make_loss
 from .noise import PiecewiseUniform
 from .privacy import certify_delta
 
@@ -173,6 +175,7 @@ class Catalog:
         delta = check_open_unit("delta", delta)
         sensitivity = check_positive("sensitivity", sensitivity)
         loss = check_choice("loss", loss, self.losses)
+        check_scale(sensitivity, make_loss(loss).degree)
         for name, value, (lo, hi) in (
             ("epsilon", epsilon, self.epsilon_range),
             ("delta", delta, self.delta_range),

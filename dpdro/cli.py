@@ -39,6 +39,7 @@ import numpy as np
 
 from . import __version__
 from . import catalog as _catalog
+from ._scaling import check_scale
 from .certificate import LOSSES, certificate, document, read_file
 from .composition import design_for_releases
 from .mechanisms import BASELINES, baselines, meets_delta
@@ -152,9 +153,11 @@ def _check_design_range(args) -> None:
 def _problem(args) -> Problem:
     _check_design_range(args)
     try:
-        return Problem(
+        problem = Problem(
             epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity, loss=args.loss
         )
+        check_scale(problem.sensitivity, problem.loss.degree)  # losses within the float range
+        return problem
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
 
@@ -499,7 +502,7 @@ def _compose_report(args, d) -> tuple[list[str], dict]:
 
 
 def cmd_compose(args) -> None:
-    _check_design_range(args)
+    _problem(args)  # the ranges and the scale a design needs, checked before any work
     if (
         args.epsilon / args.releases < EPSILON_RANGE[0]
         or args.delta / args.releases < DELTA_RANGE[0]

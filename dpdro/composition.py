@@ -111,6 +111,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ._scaling import check_scale
 from ._validation import check_finite, check_int, check_open_unit, check_positive
 from .losses import make_loss
 from .mechanisms import AnalyticGaussian, gaussian_delta
@@ -669,6 +670,7 @@ def design_for_releases(
     delta = check_open_unit("delta", delta)
     sensitivity = check_positive("sensitivity", sensitivity)
     loss_fn = make_loss(loss)
+    check_scale(sensitivity, loss_fn.degree)
     try:
         splits = tuple(float(f) for f in splits)
     except (TypeError, ValueError):

@@ -100,7 +100,7 @@ from functools import partial
 from ._budget import TimeBudget
 from ._closed_forms import truncated_laplace_half_width
 from ._rounding import round_down, round_up
-from ._scaling import scaled_noise, scaled_record, scaled_report, unit_scale
+from ._scaling import check_scale, scaled_noise, scaled_record, scaled_report, unit_scale
 from ._schedule import (
     _aligned,
     _first_steps,
@@ -639,6 +639,7 @@ def optimal_noise(
             f"grids the LPs can solve), got {problem.epsilon!r}; the staircase mechanism "
             "(dpdro.mechanisms.Staircase) is near optimal there"
         )
+    check_scale(problem.sensitivity, problem.loss.degree)
     report = _print_round if progress is True else (progress or None)
     unit = unit_scale(problem)
     if unit is None:

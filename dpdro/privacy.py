@@ -52,13 +52,13 @@ class PrivacyProfile:
     phis: np.ndarray
     deltas: np.ndarray
     error_bound: np.ndarray  # per shift: bound on |computed − exact| δ(φ)
-    method: str  # "lattice" or "breakpoints"
+    method: str  # "lattice", "breakpoints" or "disjoint" (Δf beyond the cells' span: δ = 1)
 
     @property
     def delta(self) -> float:
         """The certified smallest δ: the maximum over shifts of δ(φ) plus its rounding-error
-        bound."""
-        return float(np.nextafter(float(np.max(self.deltas + self.error_bound)), np.inf))
+        bound, at most 1 (δ(φ) is a difference of probabilities)."""
+        return min(1.0, float(np.nextafter(float(np.max(self.deltas + self.error_bound)), np.inf)))
 
     @property
     def worst_phi(self) -> float:
@@ -359,6 +359,10 @@ def privacy_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float)
         raise TypeError(f"noise must be a dpdro.PiecewiseUniform, got {type(noise).__name__}")
     epsilon = check_positive("epsilon", epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
+    if Fraction(sensitivity) >= Fraction(float(noise.edges[-1])) - Fraction(float(noise.edges[0])):
+        # the shift φ = Δf moves every cell off the cells (and the atoms apart): δ(Δf) = 1, exactly
+        # (measured: Δf = 1e300 had asked for a lattice of 1e305 cells)
+        return PrivacyProfile(np.array([sensitivity]), np.ones(1), np.zeros(1), "disjoint")
     lat = find_lattice(noise, sensitivity)
     if lat is not None:
         return _lattice_profile(noise, epsilon, sensitivity, *lat)

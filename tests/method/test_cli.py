@@ -449,7 +449,7 @@ BAD_NUMBERS = ["abc", "", "nan", "NaN", "inf", "-inf", "1e400", "0x10", "1,5", "
 BAD_RANGES = {
     "--epsilon": ["0", "-1", "50", "10.5", "1e-5"],
     "--delta": ["0", "1", "1.5", "-0.1", "1e-15", "0.95"],
-    "--sensitivity": ["0", "-2"],
+    "--sensitivity": ["0", "-2", "1e300", "1e-300"],  # ℓ1's losses leave the float range
     "--loss": ["l3", "L1", "pinball", ""],
     "--gap": ["0", "-1"],
     "--time-limit": ["0", "-5"],

@@ -110,6 +110,21 @@ def test_a_lattice_reaching_beyond_the_sensitivity_needs_no_drift(seed):
     assert float(exact) <= prof.delta <= float(exact) + 1e-12
 
 
+@pytest.mark.parametrize("atom", [0.0, 0.2])
+def test_a_sensitivity_beyond_the_cells_span_certifies_delta_one(atom):
+    """Δf ≥ the cells' span: the shift Δf separates the laws, δ = 1 exactly, without a lattice of
+    Δf/h cells (Δf = 1e300 had asked for one of 1e305); just below the span the lattice's value,
+    which approaches 1 by the breakpoint method too."""
+    probs = np.array([0.3, 0.5, 0.2]) * (1.0 - atom)
+    noise = dpdro.PiecewiseUniform(np.array([-1.0, -0.25, 0.5, 2.0]), probs, grid=0.25, atom=atom)
+    for sens in (3.0, 1e300):
+        prof = privacy_profile(noise, 0.7, sens)
+        assert prof.method == "disjoint" and prof.delta == 1.0
+    below = privacy_profile(noise, 0.7, 2.75)
+    assert below.method == "lattice" and below.delta < 1.0
+    assert below.delta == pytest.approx(_breakpoint_profile(noise, 0.7, 2.75).delta, abs=1e-12)
+
+
 def test_breakpoint_method_agrees_with_lattice():
     rng = np.random.default_rng(11)
     ticks = np.array([-12, -7, -3, -1, 0, 1, 2, 5, 9, 13])

@@ -148,3 +148,33 @@ def test_a_noise_certified_at_exactly_delta_is_released_rescaled(epsilon, delta)
     np.testing.assert_allclose(res.noise.edges * 1e3, unit.noise.edges, rtol=2.0**-36, atol=0)
     assert dpdro.certify_delta(res.noise, epsilon, 1e-3) == res.upper.certified_delta <= tight
     assert res.upper.value == pytest.approx(unit.upper.value * 1e-3, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "loss,sensitivity", [("l1", 1e130), ("l1", 1e-130), ("l2", 1e-100), ("l2", 1e90), ("l1", 1e300)]
+)
+def test_a_scale_whose_losses_leave_the_float_range_is_refused(loss, sensitivity):
+    """Δf^(d+1) beyond 1e±250: refused with a message, by design, composition and the catalog
+    (ℓ2 at Δf = 1e-200 had released a loss of 4.9e-324 with a lower bound of −4.9e-324; a catalog
+    ℓ1 noise at Δf = 1e-300 reported a loss below its own lower bound)."""
+    from dpdro.composition import design_for_releases
+
+    problem = dpdro.Problem(epsilon=1.0, delta=1e-3, sensitivity=sensitivity, loss=loss)
+    with pytest.raises(ValueError, match="floating-point range"):
+        dpdro.optimal_noise(problem, rel_gap=0.05)
+    with pytest.raises(ValueError, match="floating-point range"):
+        design_for_releases(2, 1.0, 1e-3, sensitivity, loss)
+    with pytest.raises(ValueError, match="floating-point range"):
+        dpdro.catalog.lookup(epsilon=1.0, delta=1e-3, sensitivity=sensitivity, loss=loss)
+
+
+@pytest.mark.parametrize("loss,sensitivity", [("l1", 1e120), ("l1", 1e-120), ("l2", 1e-80)])
+def test_scales_near_the_ends_of_the_range_are_exact(loss, sensitivity):
+    """Within the range the catalog's noise scales exactly: its loss and lower bound are the unit
+    ones times Δf^d (no under- or overflow in the cells' averages)."""
+    unit = dpdro.catalog.lookup(epsilon=1.0, delta=1e-3, sensitivity=1.0, loss=loss)
+    far = dpdro.catalog.lookup(epsilon=1.0, delta=1e-3, sensitivity=sensitivity, loss=loss)
+    power = sensitivity ** dpdro.make_loss(loss).degree
+    assert far.upper == pytest.approx(unit.upper * power, rel=1e-12)
+    assert far.lower == pytest.approx(unit.lower * power, rel=1e-12)
+    assert far.lower <= far.upper
