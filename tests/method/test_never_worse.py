@@ -199,6 +199,32 @@ def test_the_best_shifts_stop_when_their_time_is_spent():
     assert dpdro.certify_delta(ub.noise, 2.0, 1.0) <= 1e-4
 
 
+def test_a_best_shift_search_stops_midway_when_its_time_is_spent():
+    """Regression: at ε = 0.0018 the shifted staircase's γ search (10⁵ cells per evaluation, ~900
+    evaluations) ran 39 s of a call limited to 2 s. A spent budget now stops a search at its next
+    evaluation: best_shift raises TimeoutError, the γ search returns the best γ so far (the centred
+    optimum when none) without remembering it, and optimal_noise keeps its time limit."""
+    from dpdro._budget import TimeBudget
+    from dpdro._closed_forms import staircase_optimal_gamma
+    from dpdro.reference import _GAMMAS, best_shift, shifted_staircase_gamma
+
+    loss = dpdro.PiecewiseLinear([-1.0, 1.0], [1.0, 1.0], left_slope=-2.0, right_slope=1.0)
+    spent = TimeBudget(0.0)
+    cells = dpdro.PiecewiseUniform([-1.0, 0.0, 2.0], [0.5, 0.5])
+    with pytest.raises(TimeoutError):
+        best_shift(cells, loss, budget=spent)
+    assert best_shift(cells, loss) is not None
+    eps = 0.00178
+    assert shifted_staircase_gamma(eps, loss, spent) == staircase_optimal_gamma(eps, loss)
+    assert (eps, loss) not in _GAMMAS
+    problem = dpdro.Problem(epsilon=eps, delta=0.0074, sensitivity=9.42e-05, loss=loss)
+    t0 = time.perf_counter()
+    res = dpdro.optimal_noise(problem, rel_gap=1e-2, time_limit=2.0)
+    assert time.perf_counter() - t0 <= 1.5 * 2.0 + 1.0  # generous, as for the other time limits
+    assert dpdro.certify_delta(res.noise, eps, 9.42e-05) <= 0.0074
+    assert res.lower.value <= res.value
+
+
 def test_the_time_limit_holds_for_a_loss_evaluated_point_by_point():
     """Regression: with a callable loss evaluated point by point, the best shifts of the literature
     mechanisms (hundreds of expected losses) took 4x the time limit before the first round (39.9 s
