@@ -203,6 +203,8 @@ class GridLP(PrivacyLP):
         self.allowances = (
             problem.rounding_allowances(beta) if self.coefficients == "rounding" else []
         )
+        if self.allowances and self._credit(np.zeros(1)) is not None:
+            self.allowances = self.allowances[:1]  # (0, e_β): the credit is relative to it
         self.floor_gain = 0.0  # what the floor rounding adds (set below: the rows' e^ε and δ)
         # scaled formulation (upper bound, small δ): columns r = p / s, segment rows / s_i,
         # budgets / δ
@@ -361,13 +363,24 @@ class GridLP(PrivacyLP):
             o = self.offset
             return loss.cell_average((pts - 0.5 + o) * beta, (pts + 0.5 + o) * beta)
         if self.coefficients == "rounding":
-            return np.asarray(loss(pts * beta), dtype=float)
+            costs = np.asarray(loss(pts * beta), dtype=float)
+            credit = self._credit(pts)
+            return costs if credit is None else np.where(
+                credit > 0, np.nextafter(costs + credit, 0.0), costs
+            )
         a, b = np.maximum((pts - 0.5) * beta, lo), np.minimum((pts + 0.5) * beta, hi)
         # a cell meeting [lo, hi] only at its left end
         out = np.asarray(loss(a), dtype=float).copy()
         wide = b > a
         out[wide] = loss.cell_infimum(a[wide], b[wide])
         return out
+
+    def _credit(self, pts) -> np.ndarray | None:
+        """The loss's credit κ_i ≥ 0 of D_R's points (:meth:`dpdro.Loss.grid_excess_credit`), used
+        without a support (whose floor-rounding gain needs the costs c(iβ) themselves)."""
+        if self.problem.support is not None:
+            return None
+        return self.problem.loss.grid_excess_credit(self.beta, pts)
 
     def col(self, i: np.ndarray) -> np.ndarray:
         """Column of the point or cell i."""

@@ -84,6 +84,20 @@ class Loss:
         """
         return None
 
+    def grid_excess_credit(self, beta: float, points) -> np.ndarray | None:
+        """Per grid point i (an integer array ``points``), a credit 0 ≤ κ_i ≤ e_β − ê_i rounded
+        down, where e_β = :meth:`grid_interpolation_excess` (η = 0) and ê_i ≥ the largest excess
+        Îc − c on the two cells [(i − 1)β, iβ] and [iβ, (i + 1)β] next to i; ``None`` where no
+        bound below e_β is known (the default).
+
+        Why: the excess at x lies below ê_i and ê_{i+1} for x ∈ [iβ, (i + 1)β], so below
+        Σ_j h_j(x)·ê_j with h_j(x) = P(Y = jβ | X = x) of the randomized rounding Y (two hats
+        summing to 1 there), and E c(X) = E Îc(X) − E(Îc − c)(X) ≥ Σ_j q_j (c(jβ) − ê_j) for
+        the law q of Y: D_R may charge a point c(jβ) + κ_j and subtract e_β as before
+        (:mod:`dpdro.grid`), a tighter bound where the excess is largest near a kink of c and mass
+        lies away from it."""
+        return None
+
     def slope_bounds(self, a: float, b: float) -> tuple[float, float]:
         """Slopes (s, S) with s·(x − y) ≤ c(x) − c(y) ≤ S·(x − y) for all a ≤ y ≤ x ≤ b
         (−∞ ≤ a < b ≤ ∞): the infimum and supremum of c′ on [a, b] where they are known,
@@ -180,6 +194,24 @@ class PowerLoss(_MonotoneSides):
             return None if eta <= 0 else _power_excess_beyond(k, beta, eta)
         x = beta * k ** (-1.0 / (k - 1.0))
         return float(beta ** (k - 1) * x - x**k)
+
+    def grid_excess_credit(self, beta, points):
+        """For 1 < k < 2 (:meth:`Loss.grid_excess_credit`): c″(x) = k(k − 1)|x|^{k−2} decreases in
+        |x|, so on a cell [jβ, (j + 1)β] with j ≥ 1 the excess of the chord is at most β²/8 times
+        c″(jβ) = k(k − 1)/8·β^k·j^{k−2} (the interpolation error of a C² function), and by symmetry
+        for j ≤ −2; the cells touching 0 have e_β. So ê_i = min(e_β, k(k − 1)/8·β^k·(|i| − 1)^{k−2})
+        for |i| ≥ 2 and e_β otherwise (|x|^1.5: e_β = 0.148β^1.5, ê_i ≈ 0.094β^1.5/√(|i| − 1)).
+        ``None`` otherwise (the excess is constant for k = 2 and 0 for k ≤ 1; k > 2 uses the
+        allowances with η > 0)."""
+        k = self.k
+        if not 1.0 < k < 2.0:
+            return None
+        e = self.grid_interpolation_excess(beta)
+        far = np.maximum(np.abs(np.asarray(points, dtype=float)) - 1.0, 0.0)
+        with np.errstate(divide="ignore"):
+            cell = k * (k - 1.0) / 8.0 * beta**k * far ** (k - 2.0) * (1.0 + 1e-12)
+        credit = np.where(far >= 1.0, np.maximum(e * (1.0 - 1e-12) - cell, 0.0), 0.0)
+        return credit * (1.0 - 1e-12)
 
 
 def _power_excess_beyond(k: float, beta: float, eta: float) -> float:

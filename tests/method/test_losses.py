@@ -158,6 +158,29 @@ def test_excess_beyond_a_share_of_the_loss_bounds_a_dense_scan(k, beta, eta):
     assert numeric - 1e-12 * max(1.0, abs(numeric)) <= e <= 1.1 * numeric
 
 
+@pytest.mark.parametrize("k, beta", [(1.5, 1 / 69), (1.2, 0.5), (1.8, 3.0)])
+def test_grid_excess_credit_keeps_the_rounding_bound_valid(k, beta):
+    """|x|^k, 1 < k < 2: D_R charges point i c(iβ) + κ_i and subtracts e_β, valid iff the excess
+    (Îc − c)(x) ≤ e_β − ((1 − s)κ_i + sκ_{i+1}) for x = (i + s)β (dpdro.Loss.grid_excess_credit):
+    a dense scan over both sides and far out; κ = 0 next to 0 and positive beyond."""
+    loss = dpdro.PowerLoss(k)
+    e = loss.grid_interpolation_excess(beta)
+    x = np.concatenate([np.linspace(-8 * beta, 8 * beta, 16001),
+                        np.linspace(40 * beta, 43 * beta, 3001)])
+    i = np.floor(x / beta)
+    s = x / beta - i
+    excess = (1 - s) * loss(i * beta) + s * loss((i + 1) * beta) - loss(x)
+    kappa = lambda j: loss.grid_excess_credit(beta, j)  # noqa: E731
+    credit = (1 - s) * kappa(i) + s * kappa(i + 1)
+    assert np.all(excess <= e - credit + 1e-15 * beta**k)
+    pts = np.arange(-5, 6)
+    assert np.all(kappa(pts)[np.abs(pts) <= 1] == 0) and np.all(kappa(pts)[np.abs(pts) >= 2] > 0)
+    assert np.all(kappa(pts) < e)
+    assert dpdro.PowerLoss(2.0).grid_excess_credit(beta, pts) is None  # the excess is constant
+    assert dpdro.PowerLoss(3.0).grid_excess_credit(beta, pts) is None
+    assert dpdro.make_loss("l1").grid_excess_credit(beta, pts) is None
+
+
 def test_grid_interpolation_excess_closed_forms_and_unavailable():
     assert dpdro.make_loss("l1").grid_interpolation_excess(0.1) == 0.0
     assert dpdro.make_loss("l2").grid_interpolation_excess(0.1) == pytest.approx(0.0025, rel=1e-14)
