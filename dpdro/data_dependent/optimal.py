@@ -55,9 +55,11 @@ import numpy as np
 from .._budget import TimeBudget
 from .._closed_forms import truncated_laplace_half_width
 from .._validation import check_optional_positive, check_positive
+from ..optimal import _reserve
 from ..partition import Partition
 from ..problem import InfeasibleError
 from ..release import LowerBound, ReleaseError, UpperBound
+from ._scaling import mapped_result, mapped_row, unit_problem
 from .anchors import anchor_bounds
 from .bounds import lower_bound, output_rounds, upper_bound
 from .output import output_obstacle
@@ -195,22 +197,42 @@ def optimal_noise(
             f"problem must be a dpdro.data_dependent.Problem, got {type(problem).__name__}"
         )
     rel_gap = check_positive("rel_gap", rel_gap)
-    budget = TimeBudget(check_optional_positive("time_limit", time_limit))
-    if support_half_width is not None:
-        support_half_width = check_positive("support_half_width", support_half_width)
-    betas = default_betas(problem) if betas is None else [check_positive("betas", b) for b in betas]
-    if not betas:
-        raise ValueError("betas must contain at least one β")
+    time_limit = check_optional_positive("time_limit", time_limit)
     A = support_half_width
-    if A is None:
-        A = float(
-            math.ceil(
-                truncated_laplace_half_width(
-                    epsilon=problem.epsilon, delta=problem.delta, sensitivity=problem.sensitivity
-                )
-                - 1e-9
-            )
-        )
+    if A is not None:
+        A = check_positive("support_half_width", A)
+    if betas is not None:
+        betas = [check_positive("betas", b) for b in betas]
+        if not betas:
+            raise ValueError("betas must contain at least one β")
+    unit = unit_problem(problem, betas)
+    if unit is None:
+        return _refine(problem, rel_gap, TimeBudget(time_limit), betas, A, progress)
+    budget = TimeBudget(time_limit)
+    scale, power = problem.sensitivity, problem.sensitivity**problem.loss.degree
+    res = _refine(
+        unit[0],
+        rel_gap,
+        # the rest is kept for mapping back, certifying at Δf and the rare solve at Δf itself
+        TimeBudget(None if time_limit is None else time_limit - _reserve(time_limit)),
+        unit[1],
+        None if A is None else A / scale,
+        None if progress is None else lambda row: progress(mapped_row(row, scale, power)),
+    )
+    mapped = mapped_result(res, problem, budget)
+    if mapped is not None:
+        return mapped
+    # the mapped mechanism's certificate exceeds δ: solve at Δf itself in the time left
+    left = None if time_limit is None else max(budget.left(), 1e-3)
+    res = _refine(problem, rel_gap, TimeBudget(left), betas, A, progress)
+    res.seconds = budget.elapsed()
+    return res
+
+
+def _refine(problem, rel_gap, budget, betas, A, progress) -> DDOptimalNoise:
+    """The refinement of the module docstring on ``problem`` itself (arguments checked)."""
+    betas = default_betas(problem) if betas is None else betas
+    A = _default_half_width(problem) if A is None else A
     best = DDOptimalNoise(None, None, 0.0, clock=budget)
     for bound, family in anchor_bounds(problem, betas[0], rel_gap, budget):
         best.offer_upper(bound, family)
@@ -231,6 +253,16 @@ def optimal_noise(
             break
     best.seconds, best.stopped = budget.elapsed(), stopped
     return best
+
+
+def _default_half_width(problem: Problem) -> float:
+    """The truncated Laplace half-width rounded up to a whole number of Δf: the noise family's
+    default A, and the reach of the lower bound's cells in noise coordinates."""
+    scale = problem.sensitivity
+    half = truncated_laplace_half_width(
+        epsilon=problem.epsilon, delta=problem.delta, sensitivity=scale
+    )
+    return scale * math.ceil(half / scale - 1e-9)
 
 
 @dataclass
@@ -313,10 +345,8 @@ def _lower_and_output(problem, beta, rel_gap, best, budget, on_lower, on_upper):
 
 def _fine_partition(problem: Problem, beta: float) -> Partition:
     """Cells of width β around the noise's support (the lower bound in noise coordinates)."""
-    A = truncated_laplace_half_width(
-        epsilon=problem.epsilon, delta=problem.delta, sensitivity=problem.sensitivity
-    )
-    return Partition.uniform(L=int(math.ceil(math.ceil(A - 1e-9) / beta - 1e-9)), beta=beta)
+    return Partition.uniform(L=int(math.ceil(_default_half_width(problem) / beta - 1e-9)),
+                             beta=beta)
 
 
 def _noise_upper(problem, beta, A, budget) -> UpperBound | None:
