@@ -130,13 +130,22 @@ def mapped_result(res, problem: Problem, budget):
         lower=None if res.lower is None else _mapped_lower(res.lower, power),
         seconds=budget.elapsed(),
         history=[mapped_row(row, scale, power) for row in res.history],
-        trace=[
-            (t, None if u is None else round_up(u * power),
-             None if lo is None else round_down(lo * power))
-            for t, u, lo in res.trace
-        ],
+        trace=_mapped_trace(res, upper, power),
         clock=budget,
     )
+
+
+def _mapped_trace(res, upper: UpperBound | None, power: float) -> list:
+    """The trace at Δf: the bounds times Δf^d rounded in the safe direction, the unit result's upper
+    bound replaced by the mapped one (recomputed at Δf), the uppers kept non-increasing."""
+    final = None if res.upper is None else res.upper.value
+    out, least = [], None
+    for t, u, lo in reversed(res.trace):
+        if u is not None:
+            u = upper.value if u == final else round_up(u * power)
+            least = u = u if least is None else max(u, least)
+        out.append((t, u, None if lo is None else round_down(lo * power)))
+    return out[::-1]
 
 
 def _mapped_lower(lower: LowerBound, power: float) -> LowerBound:
