@@ -19,8 +19,9 @@ Back at Δf (:func:`mapped_result`) the mechanism is rebuilt with its noises sca
 certificate exceeds δ) and its piece edges φ_lo + ticks·(Δf β) given exactly in ticks; it is
 certified again exactly at Δf, and its expected loss is recomputed on the real problem and rounded
 up. The lower bound is Δf^d times the unit one, rounded down, and the history, the trace and the
-progress reports are shown at Δf. When the mapped mechanism's certificate exceeds δ the result is
-``None`` and the driver solves at Δf itself.
+progress reports are shown at Δf (the bounds' own records of Algorithm 1's rounds stay those of the
+unit problem). When the mapped mechanism's certificate exceeds δ the result is ``None`` and the
+driver solves at Δf itself.
 """
 
 from __future__ import annotations
