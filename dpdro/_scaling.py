@@ -1,7 +1,8 @@
 """Solving at Δf = 1 and rescaling (:func:`dpdro.optimal_noise` for losses homogeneous of a degree
 d): the optimal values at Δf and at 1 differ by exactly Δf^d (:meth:`dpdro.Problem.at_sensitivity`),
 and the noise scales with Δf. The helpers here scale a noise, a round's record and a progress
-report; :func:`dpdro.optimal._rescaled` assembles the result and certifies it again at Δf.
+report; :func:`dpdro.optimal._rescaled` assembles the result and certifies it again at Δf
+(:mod:`dpdro.data_dependent._scaling` does the same for the data-dependent problem P′).
 """
 
 from __future__ import annotations
