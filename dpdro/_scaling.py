@@ -1,7 +1,8 @@
 """Solving at Δf = 1 and rescaling (:func:`dpdro.optimal_noise` for losses homogeneous of a degree
 d): the optimal values at Δf and at 1 differ by exactly Δf^d (:meth:`dpdro.Problem.at_sensitivity`),
 and the noise scales with Δf. The helpers here scale a noise, a round's record and a progress
-report; :func:`dpdro.optimal._rescaled` assembles the result and certifies it again at Δf.
+report; :func:`dpdro.optimal._rescaled` assembles the result and certifies it again at Δf
+(:mod:`dpdro.data_dependent._scaling` does the same for the data-dependent problem P′).
 """
 
 from __future__ import annotations
@@ -97,14 +98,20 @@ def _exact_step(grid: float, ticks: np.ndarray, factor: float) -> float | None:
     return float(math.ceil(target / unit) * unit)  # ≤ bits + 1 significant bits: exact
 
 
-def scaled_record(info: dict, power: float) -> dict:
+def scaled_record(
+    info: dict,
+    power: float,
+    upper: tuple = ("upper", "round_upper"),
+    lower: tuple = ("lower", "round_lower"),
+) -> dict:
     """A round's history entry of the problem at Δf = 1, its bounds multiplied by ``power`` = Δf^d
-    (rounded in the safe direction)."""
+    (rounded in the safe direction): the entries named in ``upper`` rounded up, those in ``lower``
+    rounded down (defaults: the keys of :func:`dpdro.optimal_noise`'s rounds)."""
     out = dict(info)
-    for key in ("upper", "round_upper"):
+    for key in upper:
         if out.get(key) is not None:
             out[key] = round_up(out[key] * power)
-    for key in ("lower", "round_lower"):
+    for key in lower:
         if out.get(key) is not None:
             out[key] = round_down(out[key] * power)
     return out

@@ -12,6 +12,7 @@ brute-force LPs over every event; lower bounds with every certified upper bound.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import time
@@ -587,3 +588,148 @@ def test_certificate_vs_exact_brute_force_at_a_large_offset(kind):
     worst = exact_brute_delta(mech, np.arange(0, 9) * 0.25)
     assert worst <= certified + 1e-12
     assert worst >= certified - 1e-6
+
+
+# ------------------------------------------------------- the driver at any scale and position
+SCALED = dict(epsilon=1.0, delta=0.2)
+
+
+@functools.cache
+def _unit_result(loss: str):
+    return dd.optimal_noise(dd.Problem(**SCALED, loss=loss, phi_lo=0.0, phi_hi=2.0), rel_gap=0.1,
+                            time_limit=120)
+
+
+@pytest.mark.parametrize(
+    "sensitivity, phi_lo, loss",
+    [(1e-3, 0.0, "l1"), (1e6, 0.0, "l1"), (1.0, 1e6, "l1"), (0.75, -2.5, "l2"),
+     (2.0**-10, 1e6, "l2")],
+)
+def test_driver_result_is_the_unit_result_scaled(sensitivity, phi_lo, loss):
+    """P′ at (Δf, [φ_lo, φ_lo + 2Δf)) is solved at (1, [0, 2)) and mapped back: the bounds are
+    Δf^d times the unit ones, the path is β·Δf, the mechanism's edges φ_lo + Δf·(unit edges) and its
+    laws scaled by Δf, certified at δ at Δf."""
+    unit = _unit_result(loss)
+    prob = dd.Problem(**SCALED, sensitivity=sensitivity, loss=loss, phi_lo=phi_lo,
+                      phi_hi=phi_lo + 2.0 * sensitivity)
+    res = dd.optimal_noise(prob, rel_gap=0.1, time_limit=120)
+    power = sensitivity ** prob.loss.degree
+    assert res.upper.value / power == pytest.approx(unit.upper.value, rel=1e-9)
+    assert res.lower.value / power == pytest.approx(unit.lower.value, rel=1e-9)
+    assert res.lower.value <= res.upper.value and res.family == unit.family
+    assert [r["beta"] for r in res.history] == pytest.approx(
+        [r["beta"] * sensitivity for r in unit.history], rel=1e-15)
+    assert len(res.trace) == len(unit.trace)
+    assert res.trace[-1][1:] == (res.upper.value, res.lower.value)
+    for (_, u1, l1), (_, u0, l0) in zip(res.trace, unit.trace, strict=True):
+        assert (u1 is None, l1 is None) == (u0 is None, l0 is None)
+        assert u1 is None or u1 / power == pytest.approx(u0, rel=1e-9)
+        assert l1 is None or l1 / power == pytest.approx(l0, rel=1e-9)
+    m, m1 = unit.mechanism, res.mechanism
+    assert m1.kind == m.kind and m1.sensitivity == sensitivity and m1.origin == phi_lo
+    assert np.array_equal(m1.edge_ticks, m.edge_ticks)
+    assert m1.edge_step / sensitivity == pytest.approx(m.edge_step, rel=1e-12)
+    ulp = 2 * np.spacing(abs(phi_lo) + 2 * sensitivity) / sensitivity
+    np.testing.assert_allclose((m1.piece_edges - phi_lo) / sensitivity, m.piece_edges,
+                               rtol=0, atol=ulp + 1e-12)
+    for a, b in zip(m.noises, m1.noises, strict=True):
+        np.testing.assert_allclose(b.edges / sensitivity, a.edges, rtol=1e-12, atol=0)
+        assert np.array_equal(a.probs, b.probs) and a.atom == b.atom
+    assert m1.certify() == res.upper.certified_delta <= prob.delta
+    assert res.upper.certified_delta == pytest.approx(m.certify(), rel=1e-9)
+
+
+def test_scaled_driver_result_vs_brute_force():
+    """At Δf = 10⁻³ the mapped mechanism's certificate is reached by brute force over pairs of
+    query values and its loss is the numerical integral of its definition."""
+    prob = dd.Problem(**SCALED, sensitivity=1e-3, phi_lo=0.0, phi_hi=2e-3)
+    res = dd.optimal_noise(prob, rel_gap=0.1, time_limit=120)
+    step = min(res.history[-1]["beta"], prob.sensitivity / 4) / 2
+    check_certificate(res.mechanism, step, prob.delta)
+    loss = integrated_loss(res.mechanism, prob.loss, step)
+    assert res.upper.value == pytest.approx(loss, rel=1e-7) and res.upper.value >= loss * (1 - 1e-9)
+
+
+def test_progress_reports_are_shown_at_the_real_scale():
+    prob = dd.Problem(**SCALED, sensitivity=1e-3, phi_lo=5.0, phi_hi=5.002)
+    rows = []
+    res = dd.optimal_noise(prob, rel_gap=0.1, time_limit=120, progress=rows.append)
+    assert rows == res.history
+    assert rows[-1]["best_upper"] == res.upper.value and rows[-1]["best_lower"] == res.lower.value
+
+
+def _unit(prob, betas=None):
+    from dpdro.data_dependent._scaling import unit_problem
+
+    return unit_problem(prob, betas)
+
+
+def test_which_problems_are_solved_at_unit_scale():
+    """The map ϕ ↦ (ϕ − φ_lo)/Δf is used only where it is exact; every other problem is solved at
+    its own scale (as before)."""
+    base = dict(**SCALED, sensitivity=1e-3, phi_lo=0.0, phi_hi=0.003)
+    unit, betas = _unit(dd.Problem(**base), [5e-4, 2.5e-4])
+    assert (unit.sensitivity, unit.phi_lo, unit.phi_hi, unit.piece_spec) == (1.0, 0.0, 3.0, None)
+    assert betas == [0.5, 0.25]
+    assert _unit(dd.Problem(**base), [1e-4]) is None  # 10⁻⁴/10⁻³ is not a float exactly
+    unit, _ = _unit(dd.Problem(**base, pieces=3))
+    assert np.array_equal(unit.piece_spec, [0.0, 1.0, 2.0, 3.0])
+    w = dd.Problem(**{**base, "sensitivity": 0.5, "phi_lo": 1.0, "phi_hi": 2.5},
+                   weight=(np.array([1.0, 2.0, 2.5]), np.array([1.0, 3.0])))
+    unit, _ = _unit(w)
+    assert unit._weight[0] == "piecewise" and np.array_equal(unit._weight[1][0], [0.0, 2.0, 3.0])
+    np.testing.assert_allclose(unit.weight_masses([0.0, 2.0, 3.0]), [0.4, 0.6], rtol=1e-15)
+    fallback = [
+        dd.Problem(**base, weight=lambda x: 1.0 + x),  # callable weight
+        dd.Problem(**base, weight=(np.array([0.0, 0.0011, 0.003]), np.array([1.0, 2.0]))),
+        dd.Problem(**base, cap=0.01),  # caps
+        dd.Problem(**base, pieces=[0.0, 0.0011, 0.003]),  # edges not mapped exactly
+        dd.Problem(**base, pieces=2, loss=["l1", "l2"]),  # a loss per piece
+        dd.Problem(**{**base, "phi_lo": 1.0, "phi_hi": 1.003}),  # R = 3 only up to rounding
+        dd.Problem(**SCALED, sensitivity=1.0, phi_lo=0.0, phi_hi=3.0),  # already at unit scale
+        dd.Problem(**{**base, "loss": dpdro.PiecewiseLinear(
+            [-1.0, 0.0, 1.0], [2.0, 0.0, 1.0], left_slope=-2.0, right_slope=1.0)}),
+    ]
+    for prob in fallback:
+        assert _unit(prob) is None, prob
+
+
+@pytest.mark.parametrize("kw", [dict(weight=lambda x: 1.0 + x), dict(cap=0.01),
+                                dict(weight=(np.array([1.0, 1.0011, 1.003]), np.array([1., 2.])))])
+def test_fallback_problems_solve_at_their_own_scale(monkeypatch, kw):
+    from dpdro.data_dependent import optimal as module
+
+    seen = []
+    monkeypatch.setattr(module, "_refine", lambda prob, *args: seen.append(prob) or "result")
+    prob = dd.Problem(**SCALED, sensitivity=1e-3, phi_lo=1.0, phi_hi=1.003, **kw)
+    assert dd.optimal_noise(prob, rel_gap=0.1) == "result" and seen == [prob]
+
+
+def test_mapped_mechanism_over_delta_falls_back_to_the_real_scale(monkeypatch):
+    """When the mapped mechanism's certificate at Δf exceeds δ (on both lattices), the driver
+    solves at Δf itself: its own path, a mechanism certified there."""
+    from dpdro.data_dependent import _scaling
+    from dpdro.data_dependent.optimal import default_betas
+
+    calls = []
+    monkeypatch.setattr(_scaling, "_certify", lambda mech, prob: calls.append(mech) or 1.0)
+    prob = dd.Problem(**SCALED, sensitivity=0.25, phi_lo=0.0, phi_hi=0.5)
+    res = dd.optimal_noise(prob, rel_gap=0.1, time_limit=120)
+    assert len(calls) == 2  # the rounded and the exactly scaled lattice
+    assert [r["beta"] for r in res.history] == default_betas(prob)[: len(res.history)]
+    assert res.mechanism.sensitivity == 0.25 and res.mechanism.certify() <= prob.delta
+    assert 0 < res.lower.value <= res.upper.value
+
+
+def test_default_support_half_width_in_units_of_delta_f():
+    """A = the truncated Laplace half-width rounded up to whole Δf (was: to whole units, 300 times
+    too wide at Δf = 10⁻³)."""
+    from dpdro._closed_forms import truncated_laplace_half_width
+    from dpdro.data_dependent.optimal import _default_half_width
+
+    for sensitivity in (1e-3, 1.0, 7.5):
+        prob = dd.Problem(epsilon=2.0, delta=0.1, sensitivity=sensitivity, phi_lo=0.0,
+                          phi_hi=3 * sensitivity)
+        half = truncated_laplace_half_width(epsilon=2.0, delta=0.1, sensitivity=sensitivity)
+        A = _default_half_width(prob)
+        assert half <= A * (1 + 1e-12) and A / sensitivity == pytest.approx(2.0, rel=1e-12)
