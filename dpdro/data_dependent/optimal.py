@@ -18,6 +18,15 @@ Lower bound
     0.25) at K = 64 the fifth round alone took 46 s of the lower bound's 73 s and raised it by
     0.1%.
 
+    What the rounds cost (Figure 3's (5, 0.25), measured): the warm dual simplex re-solves take
+    over 95% of the time (the oracle and the cuts a few percent); a heavy round needs at least as
+    many simplex iterations as the LP has rows (K = 72: 28–31k at 27–31k rows, about 3 ms each;
+    K = 80: 70k at 51k rows), so a converged D′_R took 2.6 CPU-s at K = 48, 25 at K = 64, 240 at
+    K = 72 and 580 at K = 80 (0.09331, 0.09577, 0.09626, 0.09628), and K = 96's fifth round did
+    not end within 320 CPU-s. Fewer groups or fewer segments per round, interior-point re-solves
+    and seeding the rows from the grid 2β were all slower. The bound is not monotone in K (K = 36
+    gives 0.09441, K = 48 0.09331); the best one solved is kept.
+
 Upper bounds (each a restriction of P′, each released certified; neither dominates)
     * the output family (:mod:`~dpdro.data_dependent.output`): one output law per piece plus the
       query value itself, on the model of the lower bound with the other costs;
