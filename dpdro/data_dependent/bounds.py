@@ -618,7 +618,7 @@ def _output_upper_solve(problem, beta, lp, budget: TimeBudget, tol: float) -> Up
     lp.use("upper")
     try:
         res = run_cutting_plane(lp, tol=tol, time_limit=budget.left(), **_cp_defaults(lp))
-    except TimeoutError:
+    except (TimeoutError, InfeasibleError):  # (no output family within the caps: the others try)
         return None
     if not res.converged:
         return None

@@ -64,12 +64,12 @@ def output_obstacle(problem: Problem, mode: str = "upper") -> str:
     losses = problem.all_losses()
     if not all(unimodal(c) for c in losses):
         return "the losses must be non-increasing on (−∞, 0] and non-decreasing on [0, ∞)"
+    if problem._weight[0] == "callable":
+        return "the output-space LPs need a uniform or piecewise-constant weight"
     if mode == "lower":
         if problem.rounding_excess(1.0) is None:
             return "the losses need a finite grid interpolation excess (randomized rounding)"
         return ""
-    if problem._weight[0] == "callable":
-        return "the output family needs a uniform or piecewise-constant weight"
     if problem.cap is not None and not convex(problem.cap_loss or problem.loss or losses[0]):
         return "caps need a convex cap loss (checked at the two ends of each piece)"
     if problem.cap is not None and problem.losses is not None and problem.cap_loss is None:
@@ -336,5 +336,14 @@ class OutputLP(PrivacyLP):
             return np.ones(seg.shape[0])
         return seg @ np.asarray(x[: self.n_p], dtype=float)
 
-    def infeasibility_message(self) -> str:  # pragma: no cover - the constant law is feasible
-        return "the output-space LP is infeasible"
+    def infeasibility_message(self) -> str:
+        """Without caps the constant law is feasible; with them, the lower mode is a relaxation of
+        P′ (caps relaxed by the rounding excess), so P′ itself has no mechanism within the caps."""
+        p = self.problem
+        if self.mode == "lower" and p.cap is not None:
+            return (
+                f"P′ is infeasible: no mechanism keeps every piece's expected loss within cap = "
+                f"{p.cap:g} at (ε, δ) = ({p.epsilon:g}, {p.delta:g}), Δf = {p.sensitivity:g} (its "
+                f"relaxation D′_R at β = {self.beta:g} is infeasible); raise cap"
+            )
+        return f"the output-space LP ({self.mode} mode) is infeasible"

@@ -575,6 +575,24 @@ def test_weights():
     assert dd.lower_bound(prob, part).value <= ub.value
 
 
+def test_the_driver_handles_callable_weights_and_too_strict_caps():
+    """Regression (found probing the driver): with a callable weight, optimal_noise raised the
+    output family's ValueError from its lower bound; it now uses the bounds in noise coordinates.
+    A cap no mechanism meets is reported as P′'s infeasibility (its relaxation D′_R is infeasible),
+    saying which cap; a cap the output family alone cannot meet leaves the other families."""
+    small = dict(epsilon=1.0, delta=0.2, sensitivity=1.0, phi_lo=0.0, phi_hi=2.0)
+    res = dd.optimal_noise(dd.Problem(**small, weight=lambda x: 1.0 + x), rel_gap=0.3,
+                           time_limit=10)
+    assert res.lower.value <= res.upper.value and res.mechanism.certify() <= 0.2
+    with pytest.raises(dpdro.InfeasibleError, match="cap = 0.2.*raise cap"):
+        dd.optimal_noise(dd.Problem(**small, cap=0.2), rel_gap=0.05, time_limit=10)
+    from dpdro._budget import TimeBudget
+    from dpdro.data_dependent.bounds import _output_upper_solve
+
+    strict = dd.Problem(**small, cap=0.2)
+    assert _output_upper_solve(strict, 0.5, None, TimeBudget(10), 1e-9) is None
+
+
 def test_mechanism_sampling():
     prob = dd.Problem(**FIG3, pieces=2)
     ub = dd.upper_bound(prob, fig3_part(prob, 1.0))
