@@ -386,3 +386,41 @@ def test_after_an_upper_lp_that_gained_nothing_the_lower_bound_goes_first(monkey
     search.upper_rounds, search.upper_gain = 1, 0.0
     ub, lb = search.solve_round(g, optimal.TimeBudget(10.0))
     assert ub is None and calls == ["lower"]
+
+
+@pytest.mark.parametrize("upper, both", [(3.004094, False), (3.02, True), (3.0055, True)])
+def test_lower_bound_alone_once_its_limit_reaches_the_upper_bound(monkeypatch, upper, both):
+    """A round that would solve both LPs side by side refines the lower bound alone when the best
+    upper bound lies within a quarter of rel_gap of the lower bounds' k⁻² limit (pinball τ = 0.435,
+    ε = 5.57, δ = 0.022, in units of 1e-5: 2.978449 at k = 40, 2.996638 at k = 75, limit
+    3.00387, U(68) = 3.004094); with the upper bound 0.05% or more above that limit, both run."""
+    from dpdro import optimal
+
+    prob = dpdro.Problem(epsilon=2.0, delta=1e-3, loss="l1")
+    search = optimal._Search(prob, 1e-3, True, None, 4096)
+    g = search.grids()
+    calls = []
+    lb_of = dpdro.release.LowerBound
+
+    def lb(value, k):
+        return lb_of(value=value, lp_value=value, seconds=0.0, coefficients="rounding", k=k)
+
+    ref = optimal.reference_upper_bound(prob, 1 / 64)
+
+    def lower(problem, k, L, *, time_limit=None, guess=None):
+        calls.append("lower")
+        return lb(2.999, k)
+
+    def upper_lp(*args, **kwargs):
+        calls.append("upper")
+        return dataclasses.replace(ref, value=upper * (1 - 1e-4))
+
+    monkeypatch.setattr(optimal, "grid_lower_bound", lower)
+    monkeypatch.setattr(optimal, "grid_upper_bound", upper_lp)
+    search.best_ub = dataclasses.replace(ref, value=upper)
+    search.lowers = [lb(2.978449, 40), lb(2.996638, 75)]
+    search.best_lb = search.lowers[-1]
+    search.upper_rounds, search.upper_gain, search.lower_gain = 1, 0.025, 0.018
+    ub, _ = search.solve_round(g, optimal.TimeBudget(10.0))
+    assert sorted(calls) == (["lower", "upper"] if both else ["lower"])
+    assert (ub is not None) == both
