@@ -144,3 +144,21 @@ def test_guess_masses_sum_to_the_noise_on_the_columns():
     assert p_sym[0] + 2 * p_sym[1 : sym.n_cells].sum() == pytest.approx(inside, abs=1e-12)
     assert p_gen[: gen.n_cells].sum() == pytest.approx(inside, abs=1e-12)
     assert np.all(p_sym >= 0) and np.all(p_gen >= 0)
+
+
+def test_seed_factor_widens_the_seeds_with_epsilon():
+    """Seeds q_i ≥ f·e^ε q_{i−m}: f = 1 − SEED_SLACK at small ε, e^{−ε/2} in between, SEED_FLOOR at
+    large ε, never larger as ε grows; a segment a guess holds at a tenth of e^ε (a step of the
+    optimal noise split by a cell of the finer grid) is a seed at ε = 5.57, not at ε = 0.5."""
+    f = grid_rows.seed_factor
+    assert f(math.exp(0.1)) == 1.0 - grid_rows.SEED_SLACK
+    assert f(math.exp(2.0)) == pytest.approx(math.exp(-1.0))
+    assert f(math.exp(7.31)) == grid_rows.SEED_FLOOR
+    values = [f(math.exp(e)) for e in np.linspace(0.01, 10.0, 200)]
+    assert all(b <= a for a, b in zip(values, values[1:], strict=False))
+    for eps, seeded in ((5.57, True), (0.5, False)):
+        lp = GridLP(dpdro.Problem(epsilon=eps, delta=0.02, loss="l1"), 4, 4, "lower", lazy=True)
+        p = np.zeros(lp.n_p)
+        i, j = lp.rows.ci[0], lp.rows.cj[0]
+        p[i], p[j] = 0.1 * lp.exp_rows, 1.0
+        assert bool(lp.rows.seeds(p)[0]) == seeded
