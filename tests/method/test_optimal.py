@@ -150,11 +150,11 @@ def test_next_grid_follows_the_rate_of_the_gap():
 
 @pytest.mark.parametrize("partial_k", [None, 64])
 def test_first_lower_bound_out_of_time_falls_back_to_a_coarser_grid(monkeypatch, partial_k):
-    """ε = 10, ℓ2 from the grid Δf/256: when the first lower-bound LP runs out of time (made to here,
-    whatever the machine's speed: it had taken ~10 s, then 2 s, and the test had relied on it), the
-    call returns the certified reference noise and the better of the lower bound of a grid 8 times
-    coarser and the certified bound where the interrupted LP stopped (here a real bound of the grid
-    Δf/64 stands in for it), in time, not an error."""
+    """ε = 10, ℓ2 from the grid Δf/256: when the first lower-bound LP runs out of time (made to
+    here, whatever the machine's speed: it had taken ~10 s, then 2 s, and the test relied on it),
+    the call returns the certified reference noise and the better of the lower bound of a grid 8
+    times coarser and the certified bound where the interrupted LP stopped (here a real bound of
+    the grid Δf/64 stands in for it), in time, not an error."""
     from dpdro.grid import LowerBoundTimeout
 
     prob = dpdro.Problem(epsilon=10.0, delta=1e-12, loss="l2")
