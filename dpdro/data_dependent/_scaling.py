@@ -130,10 +130,22 @@ def mapped_result(res, problem: Problem, budget):
         upper=upper,
         lower=None if res.lower is None else _mapped_lower(res.lower, power),
         seconds=budget.elapsed(),
-        history=[mapped_row(row, scale, power) for row in res.history],
+        history=[_mapped_history_row(row, res, upper, scale, power) for row in res.history],
         trace=_mapped_trace(res, upper, power),
         clock=budget,
     )
+
+
+def _mapped_history_row(row: dict, res, upper: UpperBound | None, scale: float, power: float):
+    """A step's history entry at Δf (:func:`mapped_row`) in which the released mechanism's value
+    is the one recomputed at Δf, as in the result and the trace (Δf^d times the unit value, rounded
+    up, can differ from it in the last digits)."""
+    out = mapped_row(row, scale, power)
+    if upper is not None:
+        for key in _UPPER_KEYS:
+            if row.get(key) is not None and row[key] == res.upper.value:
+                out[key] = upper.value
+    return out
 
 
 def _mapped_trace(res, upper: UpperBound | None, power: float) -> list:

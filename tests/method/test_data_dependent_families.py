@@ -621,6 +621,9 @@ def test_driver_result_is_the_unit_result_scaled(sensitivity, phi_lo, loss):
         [r["beta"] * sensitivity for r in unit.history], rel=1e-15)
     assert len(res.trace) == len(unit.trace)
     assert res.trace[-1][1:] == (res.upper.value, res.lower.value)
+    # the history names the released value recomputed at Δf, as the result does
+    assert res.history[-1]["best_upper"] == res.upper.value
+    assert res.history[-1]["best_lower"] == res.lower.value
     for (_, u1, l1), (_, u0, l0) in zip(res.trace, unit.trace, strict=True):
         assert (u1 is None, l1 is None) == (u0 is None, l0 is None)
         assert u1 is None or u1 / power == pytest.approx(u0, rel=1e-9)
@@ -654,8 +657,18 @@ def test_progress_reports_are_shown_at_the_real_scale():
     prob = dd.Problem(**SCALED, sensitivity=1e-3, phi_lo=5.0, phi_hi=5.002)
     rows = []
     res = dd.optimal_noise(prob, rel_gap=0.1, time_limit=120, progress=rows.append)
-    assert rows == res.history
-    assert rows[-1]["best_upper"] == res.upper.value and rows[-1]["best_lower"] == res.lower.value
+    # the same rows, but for the released value: Δf^d times the unit one while the path runs, the
+    # value recomputed at Δf in the history (equal up to its last digits)
+    assert len(rows) == len(res.history)
+    for row, final in zip(rows, res.history, strict=True):
+        assert row.keys() == final.keys()
+        for key, value in row.items():
+            if final[key] == res.upper.value and key in ("output", "noise", "best_upper"):
+                assert value == pytest.approx(final[key], rel=1e-12)
+            else:
+                assert value == final[key]
+    assert rows[-1]["best_upper"] == pytest.approx(res.upper.value, rel=1e-12)
+    assert rows[-1]["best_lower"] == res.lower.value
 
 
 def _unit(prob, betas=None):
