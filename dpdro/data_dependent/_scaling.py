@@ -136,26 +136,32 @@ def mapped_result(res, problem: Problem, budget):
     )
 
 
+def _upper_at(value: float, res, upper: UpperBound | None, power: float) -> float:
+    """An upper bound of the unit result shown at Δf: the released mechanism's value recomputed
+    there (``upper``, as in the result), any other Δf^d times it, rounded up (the two can differ in
+    the last digits)."""
+    if upper is not None and value == res.upper.value:
+        return upper.value
+    return round_up(value * power)
+
+
 def _mapped_history_row(row: dict, res, upper: UpperBound | None, scale: float, power: float):
-    """A step's history entry at Δf (:func:`mapped_row`) in which the released mechanism's value
-    is the one recomputed at Δf, as in the result and the trace (Δf^d times the unit value, rounded
-    up, can differ from it in the last digits)."""
+    """A step's history entry at Δf (:func:`mapped_row`) with its upper bounds by
+    :func:`_upper_at`, as in the result and the trace."""
     out = mapped_row(row, scale, power)
-    if upper is not None:
-        for key in _UPPER_KEYS:
-            if row.get(key) is not None and row[key] == res.upper.value:
-                out[key] = upper.value
+    for key in _UPPER_KEYS:
+        if row.get(key) is not None:
+            out[key] = _upper_at(row[key], res, upper, power)
     return out
 
 
 def _mapped_trace(res, upper: UpperBound | None, power: float) -> list:
-    """The trace at Δf: the bounds times Δf^d rounded in the safe direction, the unit result's upper
-    bound replaced by the mapped one (recomputed at Δf), the uppers kept non-increasing."""
-    final = None if res.upper is None else res.upper.value
+    """The trace at Δf: the lower bounds times Δf^d rounded down, the upper bounds by
+    :func:`_upper_at`, kept non-increasing."""
     out, least = [], None
     for t, u, lo in reversed(res.trace):
         if u is not None:
-            u = upper.value if u == final else round_up(u * power)
+            u = _upper_at(u, res, upper, power)
             least = u = u if least is None else max(u, least)
         out.append((t, u, None if lo is None else round_down(lo * power)))
     return out[::-1]
