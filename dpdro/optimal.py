@@ -105,6 +105,7 @@ from ._rounding import round_down, round_up
 from ._scaling import check_scale, scaled_noise, scaled_record, scaled_report, unit_scale
 from ._schedule import (
     _aligned,
+    _edge_weights,
     _first_steps,
     _fitting,
     _Grids,
@@ -348,6 +349,7 @@ class _Search:
             # alone at k = 40, the plateau's grid, beyond 14 s)
             self.k = min(self.k, Fraction(16))
         self.plateau = _plateau(problem)
+        self.edge_weights = _edge_weights(problem, self.plateau)
         self.best_ub: UpperBound | None = None
         self.best_lb: LowerBound | None = None
         self.history: list[dict] = []
@@ -360,8 +362,9 @@ class _Search:
         """This round's grids: the upper bound needs cells no wider than Δf; both grids are aligned
         with the plateau (:func:`_aligned`)."""
         k, plateau, sens, a = self.k, self.plateau, self.problem.sensitivity, self.a
-        k_up = int(_aligned(max(1, k), plateau, 0.5))
-        k_low = _aligned(k, plateau, 0.0) if k >= 1 else k
+        weights = self.edge_weights
+        k_up = int(_aligned(max(1, k), plateau, 0.5, weights))
+        k_low = _aligned(k, plateau, 0.0, weights) if k >= 1 else k
         L_up = max(k_up, math.ceil(self.f_up * a * k_up / sens))
         # at large ε the noise lies within a few plateaus of 0: a smaller window holds it (tail
         # blocks and padding carry the rest), which keeps the lower-bound LP small at the fine grids
