@@ -35,20 +35,22 @@ scaled upper-bound LP.
 The grids (the first, the next, their alignment and predicted cost) are chosen in
 :mod:`dpdro._schedule`. Each round's two grids are moved up to a quarter finer so that they align
 with the plateau of the optimal staircase (:func:`_aligned`), which makes both bounds much tighter
-at large ε. After the first two rounds the next k is predicted from how fast the gap fell
-(:func:`_next_steps`) instead of doubled, which saves the most expensive round at large ε. For small
-ε the grid may be coarser than Δf for the lower bound (group privacy, :mod:`dpdro.grid`), and the
-truncated Laplace mechanism on a grid (:func:`dpdro.reference.reference_upper_bound`, no LP) is an
-upper bound within a fraction of a percent: each round therefore solves the lower bound first and
-the upper-bound LP only once the reference is seen to fall short and the upper-bound LP's rows are
-within :data:`_ROWS_RATIO` of the lower bound's (on coarse lower-bound grids the next lower-bound
-round costs a fraction of an upper-bound LP, whose cells are at most Δf wide); from then on the two
-LPs of a round are solved side by side in two threads, except while the upper bound has settled (its
-last refinement gained less than a quarter of the gap left) and the lower bound is closing in (its
-last round gained at least half of it), or while the best upper bound lies within a quarter of the
-gap of the lower bounds' limit extrapolated as k⁻² from their last two grids
-(:meth:`_Search.upper_suffices`; the next grid is then predicted from the lower-bound LP's time
-alone): at large ε the lower bound converges more slowly, and its LP is the cheaper one.
+at large ε; for an asymmetric loss the edge on the steeper side of the loss counts most, and the
+grid may also move up to a fifth coarser to put it on the grid. After the first two rounds the next
+k is predicted from how fast the gap fell (:func:`_next_steps`) instead of doubled, which saves the
+most expensive round at large ε. For small ε the grid may be coarser than Δf for the lower bound
+(group privacy, :mod:`dpdro.grid`), and the truncated Laplace mechanism on a grid
+(:func:`dpdro.reference.reference_upper_bound`, no LP) is an upper bound within a fraction of a
+percent: each round therefore solves the lower bound first and the upper-bound LP only once the
+reference is seen to fall short and the upper-bound LP's rows are within :data:`_ROWS_RATIO` of the
+lower bound's (on coarse lower-bound grids the next lower-bound round costs a fraction of an
+upper-bound LP, whose cells are at most Δf wide); from then on the two LPs of a round are solved
+side by side in two threads, except while the upper bound has settled (its last refinement gained
+less than a quarter of the gap left) and the lower bound is closing in (its last round gained at
+least half of it), or while the best upper bound lies within a quarter of the gap of the lower
+bounds' limit extrapolated as k⁻² from their last two grids (:meth:`_Search.upper_suffices`; the
+next grid is then predicted from the lower-bound LP's time alone): at large ε the lower bound
+converges more slowly, and its LP is the cheaper one.
 
 Scale: for a loss homogeneous of degree d (:attr:`dpdro.Loss.degree`: ℓ1, ℓ2, |x|^p, pinball, the
 asymmetric loss) the problem at Δf is the problem at Δf = 1 scaled
