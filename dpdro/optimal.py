@@ -24,10 +24,8 @@ variable, or, once its last refinement gained less than a quarter of the gap, ou
 (the points just outside carry their own costs: while refining the grid pays, their mass is no sign
 of a window too small; at ε = 4, ℓ1, k = 67 it grew the window from 1.1 to 2.5·Δf, making the LP
 six times slower for a bound higher by 4e-5 relative, while for the asymmetric loss at ε = 0.5,
-δ = 0.9 the lower bound stalls without it; before that, the lower-bound LP on the wider window is
-tried on the same grid and the window grows if it gains a tenth of the gap: at small ε and large δ
-the window A is too small while refining still pays, ℓ1 at ε = 0.5, δ = 0.75 stood at 0.29% at
-k = 32 with it and reaches 0.076% with 1.5·A) (the upper bound's window triples when it is too small
+δ = 0.9 the lower bound stalls without it; before that, it grows if the wider window's LP on the
+same grid gains a tenth of the gap: ℓ1 at ε = 0.5, δ = 0.75, k = 32: 0.29% with A, 0.076% with 1.5·A) (the upper bound's window triples when it is too small
 to be feasible at all, which a support bounded on one side makes more likely); the first grid
 resolves the finest feature of the optimal noise (k = 2 for small ε, 4 at ε = 1, 16 at ε = 5; at
 most 16 for a support bounded on one side, whose LPs have twice the shifts and twice the window,
@@ -36,23 +34,22 @@ symmetric losses use the symmetric LPs (half the variables and half the shifts);
 scaled upper-bound LP.
 
 The grids (the first, the next, their alignment and predicted cost) are chosen in
-:mod:`dpdro._schedule`. Each round's two grids are moved up to a quarter finer so that they align
-with the plateau of the optimal staircase (:func:`_aligned`), which makes both bounds much tighter
-at large ε. After the first two rounds the next k is predicted from how fast the gap fell
-(:func:`_next_steps`) instead of doubled, which saves the most expensive round at large ε. For small
-ε the grid may be coarser than Δf for the lower bound (group privacy, :mod:`dpdro.grid`), and the
-truncated Laplace mechanism on a grid (:func:`dpdro.reference.reference_upper_bound`, no LP) is an
-upper bound within a fraction of a percent: each round therefore solves the lower bound first and
-the upper-bound LP only once the reference is seen to fall short and the upper-bound LP's rows are
-within :data:`_ROWS_RATIO` of the lower bound's (on coarse lower-bound grids the next lower-bound
-round costs a fraction of an upper-bound LP, whose cells are at most Δf wide); from then on the two
-LPs of a round are solved side by side in two threads, except while the upper bound has settled (its
-last refinement gained less than a quarter of the gap left) and the lower bound is closing in (its
-last round gained at least half of it, but not when their k⁻² limit lies more than the gap below
-the upper bound), or while the best upper bound lies within a quarter of the
-gap of the lower bounds' limit extrapolated as k⁻² from their last two grids
-(:meth:`_Search.upper_suffices`; the next grid is then predicted from the lower-bound LP's time
-alone): at large ε the lower bound converges more slowly, and its LP is the cheaper one.
+:mod:`dpdro._schedule`. Each round's two grids are moved up to a quarter finer to align with the
+plateau of the optimal staircase (:func:`_aligned`), which makes both bounds much tighter at large
+ε; for an asymmetric loss the edge on the steeper side counts most, and the grid may also move up
+to a fifth coarser to put it on the grid. After two rounds the next k is predicted from how fast
+the gap fell (:func:`_next_steps`) instead of doubled. For small ε the lower bound's grid may be
+coarser than Δf (group privacy, :mod:`dpdro.grid`), and the truncated Laplace mechanism on a grid
+(:func:`dpdro.reference.reference_upper_bound`, no LP) is an upper bound within a fraction of a
+percent: each round solves the lower bound first and the upper-bound LP only once the reference is
+seen to fall short and its rows are within :data:`_ROWS_RATIO` of the lower bound's; from then on
+the two LPs of a round are solved side by side in two threads, except while the upper bound has
+settled (its last refinement gained less than a quarter of the gap left) and the lower bound is
+closing in (its last round gained at least half of it, unless their k⁻² limit lies more than the
+gap below the upper bound), or while the best upper bound lies within a quarter of the gap of the
+lower bounds' limit extrapolated as k⁻² from their last two grids (:meth:`_Search.upper_suffices`;
+the next grid is then predicted from the lower-bound LP's time alone): at large ε the lower bound
+converges more slowly, and its LP is the cheaper one.
 
 Scale: for a loss homogeneous of degree d (:attr:`dpdro.Loss.degree`: ℓ1, ℓ2, |x|^p, pinball, the
 asymmetric loss) the problem at Δf is the problem at Δf = 1 scaled
@@ -109,6 +106,7 @@ from ._rounding import round_down, round_up
 from ._scaling import check_scale, scaled_noise, scaled_record, scaled_report, unit_scale
 from ._schedule import (
     _aligned,
+    _edge_weights,
     _first_steps,
     _fitting,
     _Grids,
@@ -359,6 +357,7 @@ class _Search:
             # alone at k = 40, the plateau's grid, beyond 14 s)
             self.k = min(self.k, Fraction(16))
         self.plateau = _plateau(problem)
+        self.edge_weights = _edge_weights(problem, self.plateau)
         self.best_ub: UpperBound | None = None
         self.best_lb: LowerBound | None = None
         self.history: list[dict] = []
@@ -373,8 +372,9 @@ class _Search:
         """This round's grids: the upper bound needs cells no wider than Δf; both grids are aligned
         with the plateau (:func:`_aligned`)."""
         k, plateau, sens, a = self.k, self.plateau, self.problem.sensitivity, self.a
-        k_up = int(_aligned(max(1, k), plateau, 0.5))
-        k_low = _aligned(k, plateau, 0.0) if k >= 1 else k
+        weights = self.edge_weights
+        k_up = int(_aligned(max(1, k), plateau, 0.5, weights))
+        k_low = _aligned(k, plateau, 0.0, weights) if k >= 1 else k
         L_up = max(k_up, math.ceil(self.f_up * a * k_up / sens))
         # at large ε the noise lies within a few plateaus of 0: a smaller window holds it (tail
         # blocks and padding carry the rest), which keeps the lower-bound LP small at the fine grids
