@@ -49,9 +49,9 @@ LABELS = {
 }
 LOSS_LABELS = {"l1": "ℓ1", "l2": "ℓ2"}
 # the colour scale of :func:`leaderboard_figure`, in percent: from below the smallest certified gap
-# of the stored cells (dpdro's and Tulap's, a few thousandths of a percent at the least) to 10⁴%,
+# of the stored cells (dpdro's and Tulap's, about a ten-thousandth of a percent at the least) to 10⁴%,
 # a hundred times the optimal loss; larger gaps are drawn at its end
-SCALE_PERCENT = (1e-3, 1e4)
+SCALE_PERCENT = (1e-4, 1e4)
 
 
 def leaderboard(cells: dict | None = None) -> list[dict]:
