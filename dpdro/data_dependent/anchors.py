@@ -65,6 +65,8 @@ def clamped_independent_noise(
     left; ``None`` for per-piece losses, caps it breaks, or when it is not found in time."""
     if problem.losses is not None:
         return None
+    if budget.expired():  # (the data-independent solve needs a positive time limit)
+        return None
     left = budget.left()
     limit = None if left is None else INDEPENDENT_SHARE * left
     t = TimeBudget(limit)
