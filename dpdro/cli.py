@@ -44,6 +44,7 @@ from .certificate import LOSSES, certificate, document, read_file
 from .composition import design_for_releases
 from .mechanisms import BASELINES, baselines, meets_delta
 from .optimal import MAX_EPSILON, SOURCE_NAMES, optimal_noise
+from .privacy import MAX_EPSILON as MAX_CERTIFIED_EPSILON
 from .privacy import certify_delta
 from .problem import Problem
 from .sampling import SecureSampler
@@ -97,6 +98,17 @@ def _positive(name: str):
 
 def _unit(name: str):
     return _number(name, lambda x: 0 < x < 1, "in the open interval (0, 1)")
+
+
+def _epsilon(text: str) -> float:
+    """An argparse type: ε > 0, at most the largest ε a certificate is computed at."""
+    value = _positive("epsilon")(text)
+    if value > MAX_CERTIFIED_EPSILON:
+        raise argparse.ArgumentTypeError(
+            f"epsilon must be at most {MAX_CERTIFIED_EPSILON:g} (e^epsilon must be a finite "
+            f"float), got {text!r}"
+        )
+    return value
 
 
 def _delta(text: str) -> float:
@@ -289,7 +301,7 @@ def cmd_certify(args) -> None:
         f"certified delta at epsilon={eps:g}, sensitivity={sens:g}: {delta:.12g}",
     ]
     if args.profile:
-        grid = np.geomspace(eps / 4, 4 * eps, args.points)
+        grid = np.geomspace(eps / 4, min(4 * eps, MAX_CERTIFIED_EPSILON), args.points)
         profile = [(float(e), certify_delta(noise, float(e), sens)) for e in grid]
         payload["profile"] = [{"epsilon": e, "delta": d} for e, d in profile]
         lines += [
@@ -604,7 +616,7 @@ def _parser() -> _Parser:
         to the noise file's."""
         p.add_argument(
             "--epsilon",
-            type=_positive("epsilon"),
+            type=_epsilon,
             required=required and not from_file,
             help="epsilon > 0",
         )
@@ -653,7 +665,8 @@ def _parser() -> _Parser:
     p.add_argument(
         "--profile",
         action="store_true",
-        help="print delta(epsilon') for epsilon' in [epsilon/4, 4 epsilon]",
+        help="print delta(epsilon') for epsilon' in [epsilon/4, 4 epsilon] (at most "
+        f"{MAX_CERTIFIED_EPSILON:g})",
     )
     p.add_argument(
         "--points",

@@ -335,6 +335,22 @@ def _with_atom(profile: PrivacyProfile, atom: float) -> PrivacyProfile:
     )
 
 
+#: the largest ε a certificate is computed at (e^ε and the error bounds' 1 + e^ε stay finite)
+MAX_EPSILON = 700.0
+
+
+def check_epsilon(epsilon) -> float:
+    """ε for a certificate: finite, > 0 and at most :data:`MAX_EPSILON` (a ``ValueError`` naming
+    the range and the value, where e^ε had overflowed in the middle of the certificate)."""
+    epsilon = check_positive("epsilon", epsilon)
+    if epsilon > MAX_EPSILON:
+        raise ValueError(
+            f"epsilon must be at most {MAX_EPSILON:g} for a certificate (e^epsilon must be a "
+            f"finite float), got {epsilon!r}"
+        )
+    return epsilon
+
+
 def privacy_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float) -> PrivacyProfile:
     """δ(φ) for every candidate shift φ ∈ [−Δf, Δf] (see the module docstring).
 
@@ -357,7 +373,7 @@ def privacy_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float)
     """
     if not isinstance(noise, PiecewiseUniform):
         raise TypeError(f"noise must be a dpdro.PiecewiseUniform, got {type(noise).__name__}")
-    epsilon = check_positive("epsilon", epsilon)
+    epsilon = check_epsilon(epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
     if Fraction(sensitivity) >= Fraction(float(noise.edges[-1])) - Fraction(float(noise.edges[0])):
         # the shift φ = Δf moves every cell off the cells (and the atoms apart): δ(Δf) = 1, exactly

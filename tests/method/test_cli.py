@@ -259,6 +259,14 @@ def _move_mass(doc, amount):
             ["compare", "--epsilon", "1", "--delta", "0.1", "--sensitivity", "-2", "--loss", "l2"],
             "sensitivity must be a finite number > 0, got '-2'",
         ),
+        (
+            ["certify", "{noise}", "--epsilon", "1e6"],
+            "epsilon must be at most 700 (e^epsilon must be a finite float), got '1e6'",
+        ),
+        (
+            ["compare", "--noise", "{noise}", "--epsilon", "1e6"],
+            "epsilon must be at most 700 (e^epsilon must be a finite float), got '1e6'",
+        ),
         (["sample", "{noise}", "-n", "0"], "n must be an integer in [1, 10000000], got '0'"),
         (
             ["certify", "does-not-exist.json"],

@@ -202,6 +202,10 @@ def test_bad_inputs():
         dpdro.certify_delta(noise, -1.0, 1.0)
     with pytest.raises(ValueError, match="sensitivity"):
         dpdro.certify_delta(noise, 1.0, 0.0)
+    # e^ε is no finite float beyond about 709.8: refused by name, not an OverflowError
+    with pytest.raises(ValueError, match=r"epsilon must be at most 700 .* got 1000000\.0"):
+        dpdro.certify_delta(dpdro.PiecewiseUniform([-1.0, 0.0, 1.0], [0.5, 0.5]), 1e6, 1.0)
+    assert dpdro.certify_delta(dpdro.PiecewiseUniform([-1.0, 0.0, 1.0], [0.5, 0.5]), 700, 1.0) > 0
 
 
 def test_spurious_lattice_is_rejected_and_the_breakpoint_method_used():
