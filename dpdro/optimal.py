@@ -55,7 +55,8 @@ asymmetric loss) the problem at Δf is the problem at Δf = 1 scaled
 (:meth:`dpdro.Problem.at_sensitivity`): it is solved there, the released noise is scaled by Δf and
 certified again exactly at Δf, the upper bound is its exact expected loss and the lower bound Δf^d
 times the unit one, rounded down. Every Δf then takes the same time. ε above :data:`MAX_EPSILON` is
-refused (measured: the certified gap at ε = 12 is still hundreds of percent after 20 s); δ = 0 is
+refused (measured: the certified gap at ε = 12 is still hundreds of percent after 20 s), and so is δ
+below :data:`MIN_DELTA` (the README's range: at δ = 1e-15 the LPs fail inside); δ = 0 is
 refused by :class:`dpdro.Problem` with a pointer to the staircase mechanism, optimal for pure DP.
 
 Never worse than the literature: the release is the best of the LPs' noises and the certified cells
@@ -126,11 +127,16 @@ from .reference import (
 from .release import LowerBound, UpperBound
 from .solvers import SolverError
 
-__all__ = ["MAX_EPSILON", "SOURCE_NAMES", "OptimalNoise", "optimal_noise", "relative_gap"]
+__all__ = [
+    "MAX_EPSILON", "MIN_DELTA", "SOURCE_NAMES", "OptimalNoise", "optimal_noise", "relative_gap"
+]
 
 #: the largest ε optimal_noise accepts (measured: at ε = 12, ℓ1, δ = 1e-6 the certified gap after
 #: 20 s is 530%; at ε = 10, 0.3%)
 MAX_EPSILON = 10.0
+#: the smallest δ optimal_noise accepts (the README's range; at δ = 1e-15 the upper-bound LP's
+#: solution, within HiGHS's tolerances of δ, put all its mass on the atom, a ValueError from inside)
+MIN_DELTA = 1e-12
 
 #: :attr:`OptimalNoise.source` in words (the literature mechanisms are placed on a lattice; a source
 #: ``"shifted_<name>"`` is that mechanism translated, dpdro.reference.reference_upper_bound)
@@ -659,6 +665,12 @@ def optimal_noise(
             "noise's central plateau, of width about 2*sensitivity*exp(-epsilon/2), outgrows the "
             f"grids the LPs can solve), got {problem.epsilon!r}; the staircase mechanism "
             "(dpdro.mechanisms.Staircase) is near optimal there"
+        )
+    if problem.delta < MIN_DELTA:
+        raise ValueError(
+            f"delta must be at least {MIN_DELTA:g} for optimal_noise (below, delta is within the "
+            f"LP solver's tolerances), got {problem.delta!r}; the staircase mechanism "
+            "(dpdro.mechanisms.Staircase), optimal for pure DP, meets every delta"
         )
     check_scale(problem.sensitivity, problem.loss.degree)
     report = _print_round if progress is True else (progress or None)

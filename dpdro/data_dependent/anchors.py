@@ -23,6 +23,7 @@ import numpy as np
 
 from .._budget import TimeBudget
 from ..noise import PiecewiseUniform
+from ..optimal import MIN_DELTA
 from ..optimal import optimal_noise as independent_optimal_noise
 from ..privacy import certify_delta
 from ..release import UpperBound, certified_release
@@ -62,10 +63,12 @@ def clamped_independent_noise(
     problem: Problem, rel_gap: float, budget: TimeBudget
 ) -> UpperBound | None:
     """The clamped data-independent optimal noise (module docstring) within a tenth of the time
-    left; ``None`` for per-piece losses, caps it breaks, or when it is not found in time."""
+    left; ``None`` for per-piece losses, caps it breaks, δ below :data:`dpdro.optimal.MIN_DELTA`,
+    or when it is not found in time."""
     if problem.losses is not None:
         return None
-    if budget.expired():  # (the data-independent solve needs a positive time limit)
+    # the data-independent solve needs a positive time limit and δ in its range
+    if budget.expired() or problem.delta < MIN_DELTA:
         return None
     left = budget.left()
     limit = None if left is None else INDEPENDENT_SHARE * left

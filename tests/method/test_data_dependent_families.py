@@ -268,6 +268,9 @@ def test_clamped_anchor_on_a_spent_budget_is_skipped():
     budget = TimeBudget(1e-9)
     time.sleep(1e-3)
     assert clamped_independent_noise(problem("l1"), 0.05, budget) is None
+    # and below optimal_noise's δ range (its ValueError had ended dd.optimal_noise at δ = 1e-15)
+    tiny_delta = dd.Problem(**{**INSTANCES["l1"], "delta": 1e-15})
+    assert clamped_independent_noise(tiny_delta, 0.05, TimeBudget(10.0)) is None
 
 
 def test_output_certificate_detects_a_violation():
