@@ -25,9 +25,11 @@ variable, or, once its last refinement gained less than a quarter of the gap, ou
 of a window too small; at ε = 4, ℓ1, k = 67 it grew the window from 1.1 to 2.5·Δf, making the LP
 six times slower for a bound higher by 4e-5 relative, while for the asymmetric loss at ε = 0.5,
 δ = 0.9 the lower bound stalls without it) (the upper bound's window triples when it is too small
-to be feasible at all, which a support bounded on one side makes more likely); the first grid
-resolves the finest feature of the optimal noise (k = 2 for small ε, 4 at ε = 1, 16 at ε = 5; at
-most 16 for a support bounded on one side, whose LPs have twice the shifts and twice the window,
+to be feasible at all, which a support bounded on one side makes more likely; a window that already
+holds a support bounded on both sides is refined instead, up to ``max_k``, and an infeasible
+lower-bound LP, a relaxation of P, ends the call: no noise in that support is private); the first
+grid resolves the finest feature of the optimal noise (k = 2 for small ε, 4 at ε = 1, 16 at ε = 5;
+at most 16 for a support bounded on one side, whose LPs have twice the shifts and twice the window,
 and whose lower-bound window is not cut to the plateau's reach: that noise lies on [0, 2A]);
 symmetric losses use the symmetric LPs (half the variables and half the shifts); small δ uses the
 scaled upper-bound LP.
@@ -119,7 +121,7 @@ from .grid import grid_lower_bound, grid_upper_bound
 from .noise import PiecewiseUniform
 from .partition import Partition
 from .privacy import certify_delta
-from .problem import InfeasibleError, Problem
+from .problem import InfeasibleError, Problem, RelaxationInfeasibleError
 from .reference import (
     literature_losses,
     reference_upper_bound,
@@ -295,6 +297,16 @@ def _unless_timed_out(upper: Callable[..., UpperBound], budget: TimeBudget) -> U
         return None
 
 
+def _covers_support(problem: Problem, g: _Grids) -> bool:
+    """Whether the upper bound's window [−L_up·β, L_up·β], β = Δf/k_up, holds a support bounded on
+    both sides (a wider window then adds no cell: only a finer grid can make the LP feasible;
+    measured: support [−0.2, 3.8], ε = 1, δ = 0.1 had widened the window until the time limit)."""
+    if problem.support is None or not all(map(math.isfinite, problem.support)):
+        return False
+    half = g.L_up * problem.sensitivity / g.k_up
+    return half >= max(abs(problem.support[0]), abs(problem.support[1]))
+
+
 def _reserve(seconds: float | None, share: float = 0.1) -> float:
     """The part of a time limit kept back for what must still run once a solve is abandoned: a
     ``share`` of it, at most 2 s (0 without a limit)."""
@@ -413,7 +425,11 @@ class _Search:
             with ThreadPoolExecutor(max_workers=2) as pool:
                 up = pool.submit(_unless_timed_out, upper, budget)
                 low = pool.submit(lower, time_limit=lower_budget.left(floor=1e-3))
-                ub = up.result()
+                try:
+                    ub = up.result()
+                except InfeasibleError:  # a window too small, unless the lower bound proves P is
+                    low.result()  # infeasible (RelaxationInfeasibleError, raised here)
+                    raise
                 try:
                     lb = low.result()
                 except TimeoutError:
@@ -637,6 +653,8 @@ def optimal_noise(
     TypeError, ValueError : an argument of the wrong type or out of range (checked before any
         solve).
     TimeoutError : ``time_limit`` expired before the first round's bounds were found.
+    InfeasibleError : a ``support`` too narrow for (ε, δ) at Δf (a relaxation of P is infeasible),
+        or no noise piecewise uniform on the grid Δf/``max_k`` within it is private.
 
     References
     ----------
@@ -692,6 +710,12 @@ def optimal_noise(
         scaled = _rescaled(res, problem, unit, budget, atom)
     except SolverError:  # HiGHS failed at Δf = 1 before any bracket: try Δf itself
         scaled = None
+    except RelaxationInfeasibleError:  # (its message speaks of the support scaled to Δf = 1)
+        raise RelaxationInfeasibleError(
+            f"no noise supported in {problem.support} is ({problem.epsilon:g}, "
+            f"{problem.delta:g})-DP at sensitivity {problem.sensitivity:g}: a relaxation of P, the "
+            "lower-bound LP, is infeasible; widen the support"
+        ) from None
     if scaled is not None:
         return scaled
     # the rescaled noise's certificate exceeds δ (floating-point edges), or the solver failed
@@ -726,8 +750,20 @@ def _refine(
         r0 = time.perf_counter()
         try:
             ub, lb = search.solve_round(g, budget)
-        except InfeasibleError:  # the upper bound's window is too small for (ε, δ): widen it
-            search.f_up *= 2 * _GROWTH
+        except RelaxationInfeasibleError:  # the lower-bound LP, a relaxation: P is infeasible
+            raise
+        except InfeasibleError as exc:  # the upper bound's window is too small: widen it, or,
+            if not _covers_support(problem, g):
+                search.f_up *= 2 * _GROWTH
+            elif search.k < max_k:  # if it holds the support, its cells may be too coarse
+                search.k = min(2 * search.k, Fraction(max_k))
+            else:
+                raise InfeasibleError(
+                    f"no noise piecewise uniform on the grid sensitivity/{max_k} within the "
+                    f"support {problem.support} is ({problem.epsilon:g}, {problem.delta:g})-DP "
+                    "(the upper-bound LP is infeasible, the lower bound's relaxation is not); "
+                    "widen the support"
+                ) from exc
             continue
         except TimeoutError as exc:
             # a lower-bound LP cut short keeps the certified bound where it stopped (grid module)
