@@ -547,7 +547,8 @@ class _Search:
         # mass just outside the window counts once refining the grid stops paying (module docstring)
         stalled = self.lower_gain < 0.25 * gap
         outside = lb.outside_mass if stalled else lb.tail_mass
-        if outside * edge_cost > 0.1 * gap:
+        # (None for a bound kept from an LP cut short by the time limit: no sign of a small window)
+        if outside is not None and outside * edge_cost > 0.1 * gap:
             self.f_low *= _GROWTH
             grew = True
         nxt = _next_steps(self.history, self.rel_gap)
