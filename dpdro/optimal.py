@@ -297,16 +297,6 @@ def _unless_timed_out(upper: Callable[..., UpperBound], budget: TimeBudget) -> U
         return None
 
 
-def _covers_support(problem: Problem, g: _Grids) -> bool:
-    """Whether the upper bound's window [−L_up·β, L_up·β], β = Δf/k_up, holds a support bounded on
-    both sides (a wider window then adds no cell: only a finer grid can make the LP feasible;
-    measured: support [−0.2, 3.8], ε = 1, δ = 0.1 had widened the window until the time limit)."""
-    if problem.support is None or not all(map(math.isfinite, problem.support)):
-        return False
-    half = g.L_up * problem.sensitivity / g.k_up
-    return half >= max(abs(problem.support[0]), abs(problem.support[1]))
-
-
 def _reserve(seconds: float | None, share: float = 0.1) -> float:
     """The part of a time limit kept back for what must still run once a solve is abandoned: a
     ``share`` of it, at most 2 s (0 without a limit)."""
@@ -562,6 +552,25 @@ class _Search:
             return True
         return grew
 
+    def widen_or_refine(self, g: _Grids, max_k: int, exc: InfeasibleError) -> None:
+        """After an infeasible upper-bound LP: widen its window, or, once the window holds a support
+        bounded on both sides, refine the grid (a wider window adds no cell, its cells may be too
+        coarse), up to ``max_k`` (an InfeasibleError there; measured: support [−0.2, 3.8], ε = 1,
+        δ = 0.1 had widened the window until the time limit)."""
+        problem, sup = self.problem, self.problem.support
+        bounded = sup is not None and math.isfinite(sup[0]) and math.isfinite(sup[1])
+        if not bounded or g.L_up * problem.sensitivity / g.k_up < max(-sup[0], sup[1]):
+            self.f_up *= 2 * _GROWTH
+        elif self.k < max_k:
+            self.k = min(2 * self.k, Fraction(max_k))
+        else:
+            raise InfeasibleError(
+                f"no noise piecewise uniform on the grid sensitivity/{max_k} within the support "
+                f"{problem.support} is ({problem.epsilon:g}, {problem.delta:g})-DP (the "
+                "upper-bound LP is infeasible, the lower bound's relaxation is not); widen the "
+                "support"
+            ) from exc
+
     def grids_at(self, k: Fraction) -> _Grids:
         """The grids of a round at the resolution ``k`` (with the current windows)."""
         current, self.k = self.k, k
@@ -753,18 +762,8 @@ def _refine(
             ub, lb = search.solve_round(g, budget)
         except RelaxationInfeasibleError:  # the lower-bound LP, a relaxation: P is infeasible
             raise
-        except InfeasibleError as exc:  # the upper bound's window is too small: widen it, or,
-            if not _covers_support(problem, g):
-                search.f_up *= 2 * _GROWTH
-            elif search.k < max_k:  # if it holds the support, its cells may be too coarse
-                search.k = min(2 * search.k, Fraction(max_k))
-            else:
-                raise InfeasibleError(
-                    f"no noise piecewise uniform on the grid sensitivity/{max_k} within the "
-                    f"support {problem.support} is ({problem.epsilon:g}, {problem.delta:g})-DP "
-                    "(the upper-bound LP is infeasible, the lower bound's relaxation is not); "
-                    "widen the support"
-                ) from exc
+        except InfeasibleError as exc:  # the upper bound's window or grid is too small
+            search.widen_or_refine(g, max_k, exc)
             continue
         except TimeoutError as exc:
             # a lower-bound LP cut short keeps the certified bound where it stopped (grid module)
