@@ -443,10 +443,11 @@ def cmd_compare(args) -> None:
         lines.append(
             f"{r['mechanism']:<18} {r['expected_loss']:12.6g} {r['ratio']:15.4f} {gap:>18}{flag}"
         )
-    if best is not None:
+    if best is not None:  # dpdro's expected loss relative to the best one's (not the ratio − 1)
+        excess = 1.0 / best["ratio"] - 1.0
         lines.append(
             f"best literature mechanism: {best['mechanism']}; dpdro's noise is "
-            f"{100 * abs(advantage):.3f}% {'below' if advantage >= 0 else 'above'} it"
+            f"{100 * abs(excess):.3f}% {'below' if excess <= 0 else 'above'} it"
         )
     _emit(
         args,
