@@ -367,13 +367,13 @@ MAX_EPSILON = 700.0
 
 
 def check_epsilon(epsilon) -> float:
-    """ε for a certificate: finite, > 0 and at most :data:`MAX_EPSILON` (a ``ValueError`` naming
-    the range and the value, where e^ε had overflowed in the middle of the certificate)."""
+    """ε for a certificate (or a closed form in e^ε): finite, > 0 and at most :data:`MAX_EPSILON`
+    (a ``ValueError`` naming the range and the value, where e^ε had overflowed inside)."""
     epsilon = check_positive("epsilon", epsilon)
     if epsilon > MAX_EPSILON:
         raise ValueError(
-            f"epsilon must be at most {MAX_EPSILON:g} for a certificate (e^epsilon must be a "
-            f"finite float), got {epsilon!r}"
+            f"epsilon must be at most {MAX_EPSILON:g} (e^epsilon must be a finite float), got "
+            f"{epsilon!r}"
         )
     return epsilon
 
