@@ -47,7 +47,7 @@ from .optimal import MAX_EPSILON, SOURCE_NAMES, optimal_noise
 from .privacy import MAX_EPSILON as MAX_CERTIFIED_EPSILON
 from .privacy import certify_delta
 from .problem import Problem
-from .sampling import SecureSampler
+from .sampling import MAX_VALUE, SecureSampler
 
 __all__ = ["main", "EPSILON_RANGE", "DELTA_RANGE", "DEFAULT_TIME_LIMIT", "MAX_DRAWS"]
 
@@ -685,7 +685,7 @@ def _parser() -> _Parser:
     p.add_argument("-n", type=_integer("n", 1, MAX_DRAWS), required=True, help="number of draws")
     p.add_argument(
         "--value",
-        type=_number("value", lambda x: abs(x) <= 1e300, "a number in [-1e300, 1e300]"),
+        type=_number("value", lambda x: abs(x) <= MAX_VALUE, "a number in [-1e300, 1e300]"),
         default=0.0,
         help="query answer f: release f + noise (default 0: noise only)",
     )
