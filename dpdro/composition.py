@@ -111,12 +111,13 @@ from fractions import Fraction
 
 import numpy as np
 
+from ._range import MIN_DELTA
 from ._scaling import check_scale
 from ._validation import check_finite, check_int, check_open_unit, check_positive
 from .losses import make_loss
 from .mechanisms import AnalyticGaussian, gaussian_delta
 from .noise import PiecewiseUniform, check_noise
-from .optimal import MIN_DELTA, optimal_noise
+from .optimal import optimal_noise
 from .privacy import certify_delta, find_lattice
 from .problem import Problem
 
@@ -649,7 +650,7 @@ def design_for_releases(
     splits : sequence of float in (0, 1]
         Fractions f of the total δ given to the k releases' per-release δ₀ = f·δ/k (the rest is the
         slack the composition of the finite privacy losses may use); a split whose δ₀ is below
-        :data:`dpdro.optimal.MIN_DELTA` has no design (recorded in the history).
+        :data:`dpdro._range.MIN_DELTA` has no design (recorded in the history).
     rel_gap, time_limit : float
         Passed to every :func:`dpdro.optimal_noise` call (``time_limit`` per design, seconds).
     max_interval : float

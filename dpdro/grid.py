@@ -608,10 +608,7 @@ def _lower_solve(
             f"the lower-bound LP on the grid k = {k} ran out of the time limit", bound
         )
     if sol.status == "infeasible":  # only with a Problem.support: P itself is then infeasible
-        raise RelaxationInfeasibleError(
-            f"the lower-bound LP on the grid k = {k} is infeasible: no noise supported in "
-            f"{problem.support} is ({problem.epsilon:g}, {problem.delta:g})-DP"
-        )
+        raise RelaxationInfeasibleError.of(problem, f"the lower-bound LP on the grid k = {k}")
     pts, q, _ = lp.point_masses(sol.x)
     w_lo, w_hi = lp.window
     tails = float(sum(lp.tail_masses(sol.x)))

@@ -24,41 +24,40 @@ variable, or, once its last refinement gained less than a quarter of the gap, ou
 (the points just outside carry their own costs: while refining the grid pays, their mass is no sign
 of a window too small; at ε = 4, ℓ1, k = 67 it grew the window from 1.1 to 2.5·Δf, making the LP
 six times slower for a bound higher by 4e-5 relative, while for the asymmetric loss at ε = 0.5,
-δ = 0.9 the lower bound stalls without it) (the upper bound's window triples when it is too small
-to be feasible at all, which a support bounded on one side makes more likely; a window that already
-holds a support bounded on both sides is refined instead, up to ``max_k``, and an infeasible
-lower-bound LP, a relaxation of P, ends the call: no noise in that support is private); the first
-grid resolves the finest feature of the optimal noise (k = 2 for small ε, 4 at ε = 1, 16 at ε = 5;
-at most 16 for a support bounded on one side, whose LPs have twice the shifts and twice the window,
-and whose lower-bound window is not cut to the plateau's reach: that noise lies on [0, 2A]);
-symmetric losses use the symmetric LPs (half the variables and half the shifts); small δ uses the
-scaled upper-bound LP.
+δ = 0.9 the lower bound stalls without it; before that, it grows if the wider window's LP on the
+same grid gains a tenth of the gap: ℓ1 at ε = 0.5, δ = 0.75, k = 32: 0.29% with A, 0.076% with
+1.5·A) (the upper bound's window triples when it is too small to be feasible at all, which a support
+bounded on one side makes more likely; an infeasible lower-bound LP, a relaxation of P, ends the
+call: no noise in that support is private); the first grid resolves the finest feature of the
+optimal noise (k = 2 for small ε, 4 at ε = 1, 16 at ε = 5; at most 16 for a support bounded on one
+side, whose LPs have twice the shifts and twice the window, and whose lower-bound window is not cut
+to the plateau's reach: that noise lies on [0, 2A]); symmetric losses use the symmetric LPs (half
+the variables and half the shifts); small δ uses the scaled upper-bound LP.
 
 The grids (the first, the next, their alignment and predicted cost) are chosen in
-:mod:`dpdro._schedule`. Each round's two grids are moved up to a quarter finer so that they align
-with the plateau of the optimal staircase (:func:`_aligned`), which makes both bounds much tighter
-at large ε. After the first two rounds the next k is predicted from how fast the gap fell
-(:func:`_next_steps`) instead of doubled, which saves the most expensive round at large ε. For small
-ε the grid may be coarser than Δf for the lower bound (group privacy, :mod:`dpdro.grid`), and the
-truncated Laplace mechanism on a grid (:func:`dpdro.reference.reference_upper_bound`, no LP) is an
-upper bound within a fraction of a percent: each round therefore solves the lower bound first and
-the upper-bound LP only once the reference is seen to fall short and the upper-bound LP's rows are
-within :data:`_ROWS_RATIO` of the lower bound's (on coarse lower-bound grids the next lower-bound
-round costs a fraction of an upper-bound LP, whose cells are at most Δf wide); from then on the two
-LPs of a round are solved side by side in two threads, except while the upper bound has settled (its
-last refinement gained less than a quarter of the gap left) and the lower bound is closing in (its
-last round gained at least half of it), or while the best upper bound lies within a quarter of the
-gap of the lower bounds' limit extrapolated as k⁻² from their last two grids
-(:meth:`_Search.upper_suffices`; the next grid is then predicted from the lower-bound LP's time
-alone): at large ε the lower bound converges more slowly, and its LP is the cheaper one.
+:mod:`dpdro._schedule`. Each round's two grids are moved up to a quarter finer to align with the
+plateau of the optimal staircase (:func:`_aligned`), which makes both bounds much tighter at large
+ε; for an asymmetric loss the edge on the steeper side counts most, and the grid may also move up
+to a fifth coarser to put it on the grid. After two rounds the next k is predicted from how fast
+the gap fell (:func:`_next_steps`) instead of doubled. For small ε the lower bound's grid may be
+coarser than Δf (group privacy, :mod:`dpdro.grid`), and the truncated Laplace mechanism on a grid
+(:func:`dpdro.reference.reference_upper_bound`, no LP) is an upper bound within a fraction of a
+percent: each round solves the lower bound first and the upper-bound LP only once the reference is
+seen to fall short and its rows are within :data:`_ROWS_RATIO` of the lower bound's; from then on
+the two LPs of a round are solved side by side in two threads, except while the upper bound has
+settled (its last refinement gained less than a quarter of the gap left) and the lower bound is
+closing in (its last round gained at least half of it, unless their k⁻² limit lies more than the
+gap below the upper bound), or while the best upper bound lies within a quarter of the gap of the
+lower bounds' limit extrapolated as k⁻² from their last two grids (:meth:`_Search.upper_suffices`;
+the next grid is then predicted from the lower-bound LP's time alone): at large ε the lower bound
+converges more slowly, and its LP is the cheaper one.
 
 Scale: for a loss homogeneous of degree d (:attr:`dpdro.Loss.degree`: ℓ1, ℓ2, |x|^p, pinball, the
 asymmetric loss) the problem at Δf is the problem at Δf = 1 scaled
 (:meth:`dpdro.Problem.at_sensitivity`): it is solved there, the released noise is scaled by Δf and
 certified again exactly at Δf, the upper bound is its exact expected loss and the lower bound Δf^d
 times the unit one, rounded down. Every Δf then takes the same time. ε above :data:`MAX_EPSILON` is
-refused (measured: the certified gap at ε = 12 is still hundreds of percent after 20 s), and so is δ
-below :data:`MIN_DELTA` (the README's range: at δ = 1e-15 the LPs fail inside); δ = 0 is
+refused, and so is δ below 1e-12 (:mod:`dpdro._range`); δ = 0 is
 refused by :class:`dpdro.Problem` with a pointer to the staircase mechanism, optimal for pure DP.
 
 Never worse than the literature: the release is the best of the LPs' noises and the certified cells
@@ -104,10 +103,13 @@ from functools import partial
 
 from ._budget import TimeBudget
 from ._closed_forms import truncated_laplace_half_width
+from ._range import MAX_EPSILON, check_design_range
 from ._rounding import round_down, round_up
 from ._scaling import check_scale, scaled_noise, scaled_record, scaled_report, unit_scale
 from ._schedule import (
+    _after_infeasible,
     _aligned,
+    _edge_weights,
     _first_steps,
     _fitting,
     _Grids,
@@ -129,16 +131,8 @@ from .reference import (
 from .release import LowerBound, UpperBound
 from .solvers import SolverError
 
-__all__ = [
-    "MAX_EPSILON", "MIN_DELTA", "SOURCE_NAMES", "OptimalNoise", "optimal_noise", "relative_gap"
-]
+__all__ = ["MAX_EPSILON", "SOURCE_NAMES", "OptimalNoise", "optimal_noise", "relative_gap"]
 
-#: the largest ε optimal_noise accepts (measured: at ε = 12, ℓ1, δ = 1e-6 the certified gap after
-#: 20 s is 530%; at ε = 10, 0.3%)
-MAX_EPSILON = 10.0
-#: the smallest δ optimal_noise accepts (the README's range; at δ = 1e-15 the upper-bound LP's
-#: solution, within HiGHS's tolerances of δ, put all its mass on the atom, a ValueError from inside)
-MIN_DELTA = 1e-12
 
 #: :attr:`OptimalNoise.source` in words (the literature mechanisms are placed on a lattice; a source
 #: ``"shifted_<name>"`` is that mechanism translated, dpdro.reference.reference_upper_bound)
@@ -240,11 +234,18 @@ def _reference_falls_short(
     grids (Δf/k, k ≥ 1) as k⁻² is more than ``rel_gap`` below the upper bound (measured: ℓ2 at
     ε = 5, δ = 0.005, the staircase is 0.33% above U(66); the first rule alone ended at 0.39%)."""
     best, gain = max(lower.value, previous.value), lower.value - previous.value
-    k0, k1 = float(previous.k or 0), float(lower.k or 0)
-    limit = lower.value + max(gain, 0.0) * k0**2 / (k1**2 - k0**2) if k1 > k0 >= 1 else upper
+    limit = _lower_limit(previous, lower, upper)
     return relative_gap(upper, best) > rel_gap and (
         gain < 0.5 * (upper - best) or relative_gap(upper, limit) > rel_gap
     )
+
+
+def _lower_limit(previous: LowerBound, lower: LowerBound, upper: float) -> float:
+    """Two grids' (Δf/k, k ≥ 1) lower bounds extrapolated as k⁻² (else ``upper``)."""
+    k0, k1 = float(previous.k or 0), float(lower.k or 0)
+    if not k1 > k0 >= 1:
+        return upper
+    return lower.value + max(lower.value - previous.value, 0.0) * k0**2 / (k1**2 - k0**2)
 
 
 def _round_record(
@@ -356,6 +357,7 @@ class _Search:
             # alone at k = 40, the plateau's grid, beyond 14 s)
             self.k = min(self.k, Fraction(16))
         self.plateau = _plateau(problem)
+        self.edge_weights = _edge_weights(problem, self.plateau)
         self.best_ub: UpperBound | None = None
         self.best_lb: LowerBound | None = None
         self.history: list[dict] = []
@@ -363,13 +365,16 @@ class _Search:
         self.upper_rounds, self.upper_gain = 0, math.inf
         self.lower_gain = math.inf  # what the last round gained on the lower bound
         self.lowers: list[LowerBound] = []  # the lower bounds of the last two rounds
+        # the lower windows whose widening was tried, and on which grid (wider_window_pays)
+        self.probed: dict[float, Fraction] = {}
 
     def grids(self) -> _Grids:
         """This round's grids: the upper bound needs cells no wider than Δf; both grids are aligned
         with the plateau (:func:`_aligned`)."""
         k, plateau, sens, a = self.k, self.plateau, self.problem.sensitivity, self.a
-        k_up = int(_aligned(max(1, k), plateau, 0.5))
-        k_low = _aligned(k, plateau, 0.0) if k >= 1 else k
+        weights = self.edge_weights
+        k_up = int(_aligned(max(1, k), plateau, 0.5, weights))
+        k_low = _aligned(k, plateau, 0.0, weights) if k >= 1 else k
         L_up = max(k_up, math.ceil(self.f_up * a * k_up / sens))
         # at large ε the noise lies within a few plateaus of 0: a smaller window holds it (tail
         # blocks and padding carry the rest), which keeps the lower-bound LP small at the fine grids
@@ -410,16 +415,15 @@ class _Search:
             or self.upper_rounds < 2
             or self.upper_gain >= 0.25 * (best_ub.value - best_lb.value)
             or self.lower_gain < 0.5 * (best_ub.value - best_lb.value)
+            or self.lower_limit_falls_short()
         ) and not self.upper_suffices():
             # the two LPs are independent: solve them side by side (HiGHS releases the GIL)
             with ThreadPoolExecutor(max_workers=2) as pool:
                 up = pool.submit(_unless_timed_out, upper, budget)
                 low = pool.submit(lower, time_limit=lower_budget.left(floor=1e-3))
-                try:
-                    ub = up.result()
-                except InfeasibleError:  # a window too small, unless the lower bound proves P is
-                    low.result()  # infeasible (RelaxationInfeasibleError, raised here)
-                    raise
+                if isinstance(low.exception(), RelaxationInfeasibleError):  # P is infeasible
+                    raise low.exception()
+                ub = up.result()
                 try:
                     lb = low.result()
                 except TimeoutError:
@@ -445,6 +449,15 @@ class _Search:
             return False
         previous, last = self.lowers
         return not _reference_falls_short(self.best_ub.value, previous, last, 0.25 * self.rel_gap)
+
+    def lower_limit_falls_short(self) -> bool:
+        """Whether the lower bounds' k⁻² limit (last two rounds) lies more than ``rel_gap`` below
+        the best upper bound, however settled that looks (ℓ2, ε = 2, δ = 0.75: U(19) gained 0.14%
+        on U(10), U(40) 0.47% on U(19); refining the lower bound alone ended at 0.58% in 120 s)."""
+        if self.best_ub is None or len(self.lowers) < 2:
+            return False
+        limit = _lower_limit(*self.lowers, self.best_ub.value)
+        return relative_gap(self.best_ub.value, limit) > self.rel_gap
 
     def target(self) -> float:
         """The gap to reach: the requested one once the release is no worse than the best
@@ -536,9 +549,11 @@ class _Search:
         gap = self.best_ub.value - self.best_lb.value
         # mass just outside the window counts once refining the grid stops paying (module docstring)
         stalled = self.lower_gain < 0.25 * gap
-        outside = lb.outside_mass if stalled else lb.tail_mass
-        # (None for a bound kept from an LP cut short by the time limit: no sign of a small window)
-        if outside is not None and outside * edge_cost > 0.1 * gap:
+        near = lb.outside_mass or 0.0  # (None for a bound kept from an LP cut short: no sign)
+        outside = near if stalled else (lb.tail_mass or 0.0)
+        if outside * edge_cost > 0.1 * gap or (
+            near * edge_cost > 0.1 * gap and self.wider_window_pays(g, lb, gap, left)
+        ):
             self.f_low *= _GROWTH
             grew = True
         nxt = _next_steps(self.history, self.rel_gap)
@@ -552,24 +567,31 @@ class _Search:
             return True
         return grew
 
-    def widen_or_refine(self, g: _Grids, max_k: int, exc: InfeasibleError) -> None:
-        """After an infeasible upper-bound LP: widen its window, or, once the window holds a support
-        bounded on both sides, refine the grid (a wider window adds no cell, its cells may be too
-        coarse), up to ``max_k`` (an InfeasibleError there; measured: support [−0.2, 3.8], ε = 1,
-        δ = 0.1 had widened the window until the time limit)."""
-        problem, sup = self.problem, self.problem.support
-        bounded = sup is not None and math.isfinite(sup[0]) and math.isfinite(sup[1])
-        if not bounded or g.L_up * problem.sensitivity / g.k_up < max(-sup[0], sup[1]):
-            self.f_up *= 2 * _GROWTH
-        elif self.k < max_k:
-            self.k = min(2 * self.k, Fraction(max_k))
-        else:
-            raise InfeasibleError(
-                f"no noise piecewise uniform on the grid sensitivity/{max_k} within the support "
-                f"{problem.support} is ({problem.epsilon:g}, {problem.delta:g})-DP (the "
-                "upper-bound LP is infeasible, the lower bound's relaxation is not); widen the "
-                "support"
-            ) from exc
+    def wider_window_pays(
+        self, g: _Grids, lb: LowerBound, gap: float, left: float | None
+    ) -> bool:
+        """Whether the lower-bound LP of this round's grid on the window widened by half gains a
+        tenth of the gap (module docstring; tried again once the grid is 4 times finer, while it
+        costs at most a tenth of the time ``left``; its bound kept if best). ℓ1, ε = 0.5,
+        δ = 0.75: D_R(16) gains 44% of the gap."""
+        tried = self.probed.get(self.f_low)
+        if (tried is not None and g.k < 4 * tried) or (
+            left is not None and 2.5 * lb.seconds > 0.1 * left
+        ):
+            return False
+        self.probed[self.f_low] = g.k
+        wide = max(1, math.ceil(_GROWTH * g.w_low * g.k_low / self.problem.sensitivity))
+        guess = None if self.best_ub is None else self.best_ub.noise
+        try:
+            probe = grid_lower_bound(self.problem, g.k_low, wide, guess=guess,
+                                     time_limit=None if left is None else 0.1 * left)
+        except TimeoutError as exc:  # an interrupted LP keeps the bound where it stopped
+            probe = getattr(exc, "bound", None)
+        if probe is None:
+            return False
+        if probe.value > self.best_lb.value:
+            self.best_lb = probe
+        return probe.value - lb.value > 0.1 * gap
 
     def grids_at(self, k: Fraction) -> _Grids:
         """The grids of a round at the resolution ``k`` (with the current windows)."""
@@ -663,8 +685,7 @@ def optimal_noise(
     TypeError, ValueError : an argument of the wrong type or out of range (checked before any
         solve).
     TimeoutError : ``time_limit`` expired before the first round's bounds were found.
-    InfeasibleError : a ``support`` too narrow for (ε, δ) at Δf (a relaxation of P is infeasible),
-        or no noise piecewise uniform on the grid Δf/``max_k`` within it is private.
+    InfeasibleError : a ``support`` too narrow for (ε, δ) at Δf (or for any grid up to ``max_k``).
 
     References
     ----------
@@ -687,19 +708,7 @@ def optimal_noise(
     if k_start is not None:
         k_start = check_int("k_start", k_start, minimum=1)
     max_k = check_int("max_k", max_k, minimum=1 if k_start is None else k_start)
-    if problem.epsilon > MAX_EPSILON:
-        raise ValueError(
-            f"epsilon must be at most {MAX_EPSILON:g} for optimal_noise (beyond, the optimal "
-            "noise's central plateau, of width about 2*sensitivity*exp(-epsilon/2), outgrows the "
-            f"grids the LPs can solve), got {problem.epsilon!r}; the staircase mechanism "
-            "(dpdro.mechanisms.Staircase) is near optimal there"
-        )
-    if problem.delta < MIN_DELTA:
-        raise ValueError(
-            f"delta must be at least {MIN_DELTA:g} for optimal_noise (below, delta is within the "
-            f"LP solver's tolerances), got {problem.delta!r}; the staircase mechanism "
-            "(dpdro.mechanisms.Staircase), optimal for pure DP, meets every delta"
-        )
+    check_design_range(problem)
     check_scale(problem.sensitivity, problem.loss.degree)
     report = _print_round if progress is True else (progress or None)
     unit = unit_scale(problem)
@@ -720,12 +729,8 @@ def optimal_noise(
         scaled = _rescaled(res, problem, unit, budget, atom)
     except SolverError:  # HiGHS failed at Δf = 1 before any bracket: try Δf itself
         scaled = None
-    except RelaxationInfeasibleError:  # (its message speaks of the support scaled to Δf = 1)
-        raise RelaxationInfeasibleError(
-            f"no noise supported in {problem.support} is ({problem.epsilon:g}, "
-            f"{problem.delta:g})-DP at sensitivity {problem.sensitivity:g}: a relaxation of P, the "
-            "lower-bound LP, is infeasible; widen the support"
-        ) from None
+    except RelaxationInfeasibleError:  # (found at Δf = 1: say it of the problem as given)
+        raise RelaxationInfeasibleError.of(problem) from None
     if scaled is not None:
         return scaled
     # the rescaled noise's certificate exceeds δ (floating-point edges), or the solver failed
@@ -760,10 +765,9 @@ def _refine(
         r0 = time.perf_counter()
         try:
             ub, lb = search.solve_round(g, budget)
-        except RelaxationInfeasibleError:  # the lower-bound LP, a relaxation: P is infeasible
-            raise
-        except InfeasibleError as exc:  # the upper bound's window or grid is too small
-            search.widen_or_refine(g, max_k, exc)
+        except InfeasibleError as exc:  # the upper bound's window (or grid) too small, or P itself
+            search.k, widen = _after_infeasible(problem, g, search.k, max_k, exc)
+            search.f_up *= 2 * _GROWTH if widen else 1.0
             continue
         except TimeoutError as exc:
             # a lower-bound LP cut short keeps the certified bound where it stopped (grid module)

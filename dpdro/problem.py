@@ -26,6 +26,15 @@ class RelaxationInfeasibleError(InfeasibleError):
     """P itself is infeasible: a relaxation of it (a lower-bounding LP) has no feasible point, so
     no finer grid and no wider window can help."""
 
+    @classmethod
+    def of(cls, problem: Problem, where: str = "a relaxation of P") -> RelaxationInfeasibleError:
+        """The error for ``problem`` (its support, ε, δ and Δf named), found by ``where``."""
+        return cls(
+            f"no noise supported in {problem.support} is ({problem.epsilon:g}, "
+            f"{problem.delta:g})-DP at sensitivity {problem.sensitivity:g}: {where} is infeasible; "
+            "widen the support"
+        )
+
 
 @dataclass(frozen=True)
 class Problem:

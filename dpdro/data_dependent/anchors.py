@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._budget import TimeBudget
+from .._range import MIN_DELTA
 from ..noise import PiecewiseUniform
-from ..optimal import MIN_DELTA
 from ..optimal import optimal_noise as independent_optimal_noise
 from ..privacy import certify_delta
 from ..release import UpperBound, certified_release
@@ -63,7 +63,7 @@ def clamped_independent_noise(
     problem: Problem, rel_gap: float, budget: TimeBudget
 ) -> UpperBound | None:
     """The clamped data-independent optimal noise (module docstring) within a tenth of the time
-    left; ``None`` for per-piece losses, caps it breaks, δ below :data:`dpdro.optimal.MIN_DELTA`,
+    left; ``None`` for per-piece losses, caps it breaks, δ below :data:`dpdro._range.MIN_DELTA`,
     or when it is not found in time."""
     if problem.losses is not None:
         return None

@@ -3,13 +3,21 @@ dpdro implements, and the result says which won and by how much."""
 
 from __future__ import annotations
 
+import math
 import time
 
 import pytest
 
 import dpdro
 from dpdro.optimal import LITERATURE_TOLERANCE
-from dpdro.reference import literature_losses, staircase_candidate, tulap_candidate
+from dpdro.reference import (
+    best_shift,
+    literature_losses,
+    reference_upper_bound,
+    shifted_staircase_gamma,
+    staircase_candidate,
+    tulap_candidate,
+)
 
 # settings where the staircase or Tulap beat the LP's noise at the default gap (issue 28: 25 of 48
 # such settings among ε in {0.1, 0.5, 1, 2, 4, 8} × δ in {1e-9, 1e-6, 1e-3, 0.05} × {ℓ1, ℓ2})
@@ -235,3 +243,28 @@ def test_the_time_limit_holds_for_a_loss_evaluated_point_by_point():
     assert time.perf_counter() - t0 <= 1.5 * 4.0 + 1.0  # generous, as for the other time limits
     assert dpdro.certify_delta(res.noise, 2.0, 1.0) <= 1e-4
     assert res.lower.value <= res.value
+
+
+def test_the_shifted_staircase_keeps_its_atom_at_zero():
+    # an asymmetric loss at large ε and δ (issue 28; at ε = 8.53, δ = 0.0197, point 5 of seed 29,
+    # 2% lower): the staircase's cells moved by their best shift, its atom of mass about δ left at
+    # 0, certified exactly; cheaper than the shifted staircase without atom, which left δ − δ_P
+    # unused, and than the centred staircase with its atom
+    loss = dpdro.asymmetric_loss()
+    problem = dpdro.Problem(epsilon=4.0, delta=0.05, loss=loss)
+    ub = reference_upper_bound(problem, 1 / 64)
+    assert ub.source == "shifted_staircase"
+    noise = ub.noise
+    assert 0.9 * problem.delta < noise.atom <= problem.delta
+    assert noise.metadata["shift"] != 0
+    assert dpdro.certify_delta(noise, problem.epsilon, 1.0) <= problem.delta
+    assert ub.value == pytest.approx(noise.expected_loss(loss), rel=1e-12)
+    without, _ = staircase_candidate(
+        problem, atom=False, gamma=shifted_staircase_gamma(problem.epsilon, loss)
+    )
+    assert ub.value < (1 - 0.9 * problem.delta) * best_shift(without, loss)[1]
+    assert ub.value < staircase_candidate(problem)[0].expected_loss(loss)
+    # a support without 0 leaves no room for the atom: the shifted staircase has none there
+    one_sided = dpdro.Problem(epsilon=4.0, delta=0.05, loss=loss, support=(0.5, math.inf))
+    ub = reference_upper_bound(one_sided, 1 / 64)
+    assert ub.noise.atom == 0.0 and ub.noise.edges[0] >= 0.5

@@ -337,6 +337,20 @@ def test_lower_window_grows_with_the_mass_of_its_tail_blocks():
     assert isinstance(search.k, Fraction)
 
 
+def test_lower_window_widened_where_a_wider_one_pays_at_small_eps_and_large_delta():
+    """ℓ1 at ε = 0.5, δ = 0.75 puts a tenth of its mass just outside the lower window (A = 0.72·Δf)
+    while refining the grid still pays: the wider window, tried on the same grid, raises D_R(16)
+    by 44% of the gap and is kept (before: the window stayed, 0.29% at k = 32 against 0.076%). No
+    time limit, so the path does not depend on the machine."""
+    prob = dpdro.Problem(epsilon=0.5, delta=0.75)
+    res = dpdro.optimal_noise(prob, rel_gap=1e-3, max_k=32)
+    assert res.reached and res.history[-1]["k_lower"] == 32
+    windows = [h["lower_window"] for h in res.history]
+    assert windows[-1] > math.ceil(0.72 * 32)  # widened beyond A
+    assert dpdro.certify_delta(res.noise, prob.epsilon, prob.sensitivity) <= prob.delta
+    assert 0 < res.lower.value <= res.upper.value
+
+
 @pytest.mark.parametrize(
     "problem",
     [dpdro.Problem(epsilon=0.02, delta=1e-4, support=(0.0, math.inf)),
@@ -445,6 +459,48 @@ def test_lower_bound_alone_once_its_limit_reaches_the_upper_bound(monkeypatch, u
     ub, _ = search.solve_round(g, optimal.TimeBudget(10.0))
     assert sorted(calls) == (["lower", "upper"] if both else ["lower"])
     assert (ub is not None) == both
+
+
+@pytest.mark.parametrize("upper, both", [(0.056988, True), (0.056700, False)])
+def test_upper_bound_lp_runs_while_the_lower_bounds_limit_falls_short(monkeypatch, upper, both):
+    """An upper bound that looks settled (its last LP gained little, the lower bound gained more
+    than half the gap) still gets its LP when the lower bounds' k⁻² limit lies more than rel_gap
+    below it: ℓ2 at ε = 2, δ = 0.75, D_R(18) = 0.056086, D_R(33) = 0.056489, limit 0.056660, 0.58%
+    below U(19) = 0.056988, while U(40) is 0.056722 (before: the lower bound alone, 0.58% after
+    120 s); with the upper bound within rel_gap of that limit, the lower bound alone."""
+    from dpdro import optimal
+
+    prob = dpdro.Problem(epsilon=2.0, delta=0.75, loss="l2")
+    search = optimal._Search(prob, 1e-3, True, None, 4096)
+    g = search.grids()
+    calls = []
+    lb_of = dpdro.release.LowerBound
+
+    def lb(value, k):
+        return lb_of(value=value, lp_value=value, seconds=0.0, coefficients="rounding", k=k)
+
+    ref = optimal.reference_upper_bound(prob, 1 / 64)
+
+    def lower(problem, k, L, *, time_limit=None, guess=None):
+        calls.append("lower")
+        return lb(0.056616, k)
+
+    def upper_lp(*args, **kwargs):
+        calls.append("upper")
+        return dataclasses.replace(ref, value=0.056698)
+
+    monkeypatch.setattr(optimal, "grid_lower_bound", lower)
+    monkeypatch.setattr(optimal, "grid_upper_bound", upper_lp)
+    search.best_ub = dataclasses.replace(ref, value=upper)
+    search.lowers = [lb(0.056086, 18), lb(0.056489, 33)]
+    search.best_lb = search.lowers[-1]
+    gap = upper - 0.056489
+    # the upper bound looks settled: its last LP gained less than a quarter of the gap, and the
+    # lower bound more than half of it
+    search.upper_rounds, search.upper_gain, search.lower_gain = 2, 0.2 * gap, 0.6 * gap
+    assert search.lower_limit_falls_short() == both
+    ub, _ = search.solve_round(g, optimal.TimeBudget(10.0))
+    assert sorted(calls) == (["lower", "upper"] if both else ["lower"])
 
 
 def test_a_lower_bound_without_masses_does_not_stop_the_refinement(monkeypatch):

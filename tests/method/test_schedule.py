@@ -1,0 +1,44 @@
+"""The grids of optimal_noise's refinement (dpdro._schedule): alignment with the optimal
+staircase's plateau."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+import dpdro
+from dpdro._schedule import _aligned, _edge_weights, _plateau
+
+
+def test_a_symmetric_loss_weighs_both_edges_alike():
+    for loss in ("l1", "l2"):
+        problem = dpdro.Problem(epsilon=5.0, delta=0.25, loss=loss)
+        assert _edge_weights(problem, _plateau(problem)) == (1.0, 1.0)
+    # ε < 1: no plateau to align with
+    assert _edge_weights(dpdro.Problem(epsilon=0.5, delta=1e-6), None) == (1.0, 1.0)
+
+
+def test_equal_weights_keep_the_grid_within_a_quarter_finer():
+    # the rule before edges were weighted: the smallest k′ in [k, 1.25k] closest to alignment
+    plateau = (-0.0625, 0.0625)
+    for k in (40, 64, 100, 130):
+        chosen = _aligned(k, plateau, 0.0)
+        assert k <= chosen <= 1.25 * k
+        assert chosen == _aligned(k, plateau, 0.0, (1.0, 1.0))
+    assert _aligned(60, plateau, 0.0) == 64  # γk′ = 4
+
+
+def test_the_steep_edge_of_an_asymmetric_loss_decides_the_grid():
+    # pinball τ = 0.896 at ε = 7.08, δ = 1.8e-5 (issue 28, point 16 of seed 28): plateau
+    # (−0.084, 0.009), the right edge on the side of slope 0.896; the lower bound's gap is 0.13% at
+    # k = 111 (right edge 1.00 on the grid) against 0.48% at k = 130 and 0.32% at k = 120
+    problem = dpdro.Problem(epsilon=7.082, delta=1.76e-5, loss=dpdro.Pinball(tau=0.896))
+    plateau = _plateau(problem)
+    weights = _edge_weights(problem, plateau)
+    assert weights[1] == 1.0
+    assert weights[0] == pytest.approx(0.104 / 0.896, rel=1e-6)
+    k = _aligned(Fraction(128), plateau, 0.0, weights)
+    assert 0.8 * 128 <= k < 128  # below the predicted grid: no k′ ≥ 128 aligns the right edge
+    assert abs(plateau[1] * k - round(plateau[1] * k)) < 0.05
+    assert abs(plateau[1] * 128 - round(plateau[1] * 128)) > 0.15
