@@ -44,9 +44,10 @@ from .certificate import LOSSES, certificate, document, read_file
 from .composition import design_for_releases
 from .mechanisms import BASELINES, baselines, meets_delta
 from .optimal import MAX_EPSILON, SOURCE_NAMES, optimal_noise
+from .privacy import MAX_EPSILON as MAX_CERTIFIED_EPSILON
 from .privacy import certify_delta
 from .problem import Problem
-from .sampling import SecureSampler
+from .sampling import MAX_VALUE, SecureSampler
 
 __all__ = ["main", "EPSILON_RANGE", "DELTA_RANGE", "DEFAULT_TIME_LIMIT", "MAX_DRAWS"]
 
@@ -97,6 +98,17 @@ def _positive(name: str):
 
 def _unit(name: str):
     return _number(name, lambda x: 0 < x < 1, "in the open interval (0, 1)")
+
+
+def _epsilon(text: str) -> float:
+    """An argparse type: ε > 0, at most the largest ε a certificate is computed at."""
+    value = _positive("epsilon")(text)
+    if value > MAX_CERTIFIED_EPSILON:
+        raise argparse.ArgumentTypeError(
+            f"epsilon must be at most {MAX_CERTIFIED_EPSILON:g} (e^epsilon must be a finite "
+            f"float), got {text!r}"
+        )
+    return value
 
 
 def _delta(text: str) -> float:
@@ -289,7 +301,7 @@ def cmd_certify(args) -> None:
         f"certified delta at epsilon={eps:g}, sensitivity={sens:g}: {delta:.12g}",
     ]
     if args.profile:
-        grid = np.geomspace(eps / 4, 4 * eps, args.points)
+        grid = np.geomspace(eps / 4, min(4 * eps, MAX_CERTIFIED_EPSILON), args.points)
         profile = [(float(e), certify_delta(noise, float(e), sens)) for e in grid]
         payload["profile"] = [{"epsilon": e, "delta": d} for e, d in profile]
         lines += [
@@ -431,10 +443,11 @@ def cmd_compare(args) -> None:
         lines.append(
             f"{r['mechanism']:<18} {r['expected_loss']:12.6g} {r['ratio']:15.4f} {gap:>18}{flag}"
         )
-    if best is not None:
+    if best is not None:  # dpdro's expected loss relative to the best one's (not the ratio − 1)
+        excess = 1.0 / best["ratio"] - 1.0
         lines.append(
             f"best literature mechanism: {best['mechanism']}; dpdro's noise is "
-            f"{100 * abs(advantage):.3f}% {'below' if advantage >= 0 else 'above'} it"
+            f"{100 * abs(excess):.3f}% {'below' if excess <= 0 else 'above'} it"
         )
     _emit(
         args,
@@ -604,7 +617,7 @@ def _parser() -> _Parser:
         to the noise file's."""
         p.add_argument(
             "--epsilon",
-            type=_positive("epsilon"),
+            type=_epsilon,
             required=required and not from_file,
             help="epsilon > 0",
         )
@@ -653,7 +666,8 @@ def _parser() -> _Parser:
     p.add_argument(
         "--profile",
         action="store_true",
-        help="print delta(epsilon') for epsilon' in [epsilon/4, 4 epsilon]",
+        help="print delta(epsilon') for epsilon' in [epsilon/4, 4 epsilon] (at most "
+        f"{MAX_CERTIFIED_EPSILON:g})",
     )
     p.add_argument(
         "--points",
@@ -671,7 +685,7 @@ def _parser() -> _Parser:
     p.add_argument("-n", type=_integer("n", 1, MAX_DRAWS), required=True, help="number of draws")
     p.add_argument(
         "--value",
-        type=_number("value", lambda x: abs(x) <= 1e300, "a number in [-1e300, 1e300]"),
+        type=_number("value", lambda x: abs(x) <= MAX_VALUE, "a number in [-1e300, 1e300]"),
         default=0.0,
         help="query answer f: release f + noise (default 0: noise only)",
     )

@@ -111,6 +111,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ._range import MIN_DELTA
 from ._scaling import check_scale
 from ._validation import check_finite, check_int, check_open_unit, check_positive
 from .losses import make_loss
@@ -529,6 +530,15 @@ def _noise_plans(
     """Designs at δ₀ = split·δ/k and ε₀ searched upward from basic composition's ε/k (module
     docstring)."""
     delta0 = delta if k == 1 else split * delta / k
+    if delta0 < MIN_DELTA:  # below optimal_noise's range: no design for this split
+        yield {
+            "epsilon0": epsilon / k,
+            "delta0": delta0,
+            "feasible": False,
+            "error": f"delta0 = {delta0:g} is below optimal_noise's range ({MIN_DELTA:g})",
+            "noise": None,
+        }
+        return
     # (log ε₀, log ε_k) of the best feasible and of the smallest infeasible ε₀ tried
     ok, bad = None, None
     x = math.log(epsilon / k)
@@ -639,7 +649,8 @@ def design_for_releases(
         The per-release loss E c(X) both plans are compared by.
     splits : sequence of float in (0, 1]
         Fractions f of the total δ given to the k releases' per-release δ₀ = f·δ/k (the rest is the
-        slack the composition of the finite privacy losses may use).
+        slack the composition of the finite privacy losses may use); a split whose δ₀ is below
+        :data:`dpdro._range.MIN_DELTA` has no design (recorded in the history).
     rel_gap, time_limit : float
         Passed to every :func:`dpdro.optimal_noise` call (``time_limit`` per design, seconds).
     max_interval : float

@@ -130,7 +130,7 @@ from .grid_rows import LAZY_FROM, RESTART, SegmentRows, guess_masses
 from .lp import PrivacyLP
 from .monotone import monotone_matrix, monotone_noise
 from .noise import PiecewiseUniform
-from .problem import InfeasibleError, Problem
+from .problem import InfeasibleError, Problem, RelaxationInfeasibleError
 from .release import (
     RELEASE_MARGIN,
     LowerBound,
@@ -608,10 +608,7 @@ def _lower_solve(
             f"the lower-bound LP on the grid k = {k} ran out of the time limit", bound
         )
     if sol.status == "infeasible":  # only with a Problem.support: P itself is then infeasible
-        raise InfeasibleError(
-            f"the lower-bound LP on the grid k = {k} is infeasible: no noise supported in "
-            f"{problem.support} is ({problem.epsilon:g}, {problem.delta:g})-DP"
-        )
+        raise RelaxationInfeasibleError.of(problem, f"the lower-bound LP on the grid k = {k}")
     pts, q, _ = lp.point_masses(sol.x)
     w_lo, w_hi = lp.window
     tails = float(sum(lp.tail_masses(sol.x)))

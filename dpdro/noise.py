@@ -233,6 +233,19 @@ class PiecewiseUniform:
 
     @classmethod
     def from_dict(cls, data: dict) -> PiecewiseUniform:
+        """The noise of :meth:`to_dict` (a mapping with ``edges`` and ``probs``; ``grid``,
+        ``metadata`` and ``atom`` optional); a ``TypeError`` or ``ValueError`` names what is
+        missing."""
+        if not isinstance(data, dict):
+            raise TypeError(
+                "a noise must be a dict with 'edges' and 'probs' (PiecewiseUniform.to_dict), got "
+                f"{type(data).__name__}"
+            )
+        missing = [key for key in ("edges", "probs") if key not in data]
+        if missing:
+            raise ValueError(
+                f"a noise needs 'edges' and 'probs' (PiecewiseUniform.to_dict), missing {missing}"
+            )
         return cls(
             np.asarray(data["edges"], dtype=float),
             np.asarray(data["probs"], dtype=float),

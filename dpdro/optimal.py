@@ -25,13 +25,14 @@ variable, or, once its last refinement gained less than a quarter of the gap, ou
 of a window too small; at ε = 4, ℓ1, k = 67 it grew the window from 1.1 to 2.5·Δf, making the LP
 six times slower for a bound higher by 4e-5 relative, while for the asymmetric loss at ε = 0.5,
 δ = 0.9 the lower bound stalls without it; before that, it grows if the wider window's LP on the
-same grid gains a tenth of the gap: ℓ1 at ε = 0.5, δ = 0.75, k = 32: 0.29% with A, 0.076% with 1.5·A) (the upper bound's window triples when it is too small
-to be feasible at all, which a support bounded on one side makes more likely); the first grid
-resolves the finest feature of the optimal noise (k = 2 for small ε, 4 at ε = 1, 16 at ε = 5; at
-most 16 for a support bounded on one side, whose LPs have twice the shifts and twice the window,
-and whose lower-bound window is not cut to the plateau's reach: that noise lies on [0, 2A]);
-symmetric losses use the symmetric LPs (half the variables and half the shifts); small δ uses the
-scaled upper-bound LP.
+same grid gains a tenth of the gap: ℓ1 at ε = 0.5, δ = 0.75, k = 32: 0.29% with A, 0.076% with
+1.5·A) (the upper bound's window triples when it is too small to be feasible at all, which a support
+bounded on one side makes more likely; an infeasible lower-bound LP, a relaxation of P, ends the
+call: no noise in that support is private); the first grid resolves the finest feature of the
+optimal noise (k = 2 for small ε, 4 at ε = 1, 16 at ε = 5; at most 16 for a support bounded on one
+side, whose LPs have twice the shifts and twice the window, and whose lower-bound window is not cut
+to the plateau's reach: that noise lies on [0, 2A]); symmetric losses use the symmetric LPs (half
+the variables and half the shifts); small δ uses the scaled upper-bound LP.
 
 The grids (the first, the next, their alignment and predicted cost) are chosen in
 :mod:`dpdro._schedule`. Each round's two grids are moved up to a quarter finer to align with the
@@ -56,7 +57,7 @@ asymmetric loss) the problem at Δf is the problem at Δf = 1 scaled
 (:meth:`dpdro.Problem.at_sensitivity`): it is solved there, the released noise is scaled by Δf and
 certified again exactly at Δf, the upper bound is its exact expected loss and the lower bound Δf^d
 times the unit one, rounded down. Every Δf then takes the same time. ε above :data:`MAX_EPSILON` is
-refused (measured: the certified gap at ε = 12 is still hundreds of percent after 20 s); δ = 0 is
+refused, and so is δ below 1e-12 (:mod:`dpdro._range`); δ = 0 is
 refused by :class:`dpdro.Problem` with a pointer to the staircase mechanism, optimal for pure DP.
 
 Never worse than the literature: the release is the best of the LPs' noises and the certified cells
@@ -102,9 +103,11 @@ from functools import partial
 
 from ._budget import TimeBudget
 from ._closed_forms import truncated_laplace_half_width
+from ._range import MAX_EPSILON, check_design_range
 from ._rounding import round_down, round_up
 from ._scaling import check_scale, scaled_noise, scaled_record, scaled_report, unit_scale
 from ._schedule import (
+    _after_infeasible,
     _aligned,
     _edge_weights,
     _first_steps,
@@ -120,7 +123,7 @@ from .grid import grid_lower_bound, grid_upper_bound
 from .noise import PiecewiseUniform
 from .partition import Partition
 from .privacy import certify_delta
-from .problem import InfeasibleError, Problem
+from .problem import InfeasibleError, Problem, RelaxationInfeasibleError
 from .reference import (
     literature_losses,
     reference_upper_bound,
@@ -130,9 +133,6 @@ from .solvers import SolverError
 
 __all__ = ["MAX_EPSILON", "SOURCE_NAMES", "OptimalNoise", "optimal_noise", "relative_gap"]
 
-#: the largest ε optimal_noise accepts (measured: at ε = 12, ℓ1, δ = 1e-6 the certified gap after
-#: 20 s is 530%; at ε = 10, 0.3%)
-MAX_EPSILON = 10.0
 
 #: :attr:`OptimalNoise.source` in words (the literature mechanisms are placed on a lattice; a source
 #: ``"shifted_<name>"`` is that mechanism translated, dpdro.reference.reference_upper_bound)
@@ -421,6 +421,8 @@ class _Search:
             with ThreadPoolExecutor(max_workers=2) as pool:
                 up = pool.submit(_unless_timed_out, upper, budget)
                 low = pool.submit(lower, time_limit=lower_budget.left(floor=1e-3))
+                if isinstance(low.exception(), RelaxationInfeasibleError):  # P is infeasible
+                    raise low.exception()
                 ub = up.result()
                 try:
                     lb = low.result()
@@ -547,9 +549,10 @@ class _Search:
         gap = self.best_ub.value - self.best_lb.value
         # mass just outside the window counts once refining the grid stops paying (module docstring)
         stalled = self.lower_gain < 0.25 * gap
-        outside = lb.outside_mass if stalled else lb.tail_mass
+        near = lb.outside_mass or 0.0  # (None for a bound kept from an LP cut short: no sign)
+        outside = near if stalled else (lb.tail_mass or 0.0)
         if outside * edge_cost > 0.1 * gap or (
-            lb.outside_mass * edge_cost > 0.1 * gap and self.wider_window_pays(g, lb, gap, left)
+            near * edge_cost > 0.1 * gap and self.wider_window_pays(g, lb, gap, left)
         ):
             self.f_low *= _GROWTH
             grew = True
@@ -682,6 +685,7 @@ def optimal_noise(
     TypeError, ValueError : an argument of the wrong type or out of range (checked before any
         solve).
     TimeoutError : ``time_limit`` expired before the first round's bounds were found.
+    InfeasibleError : a ``support`` too narrow for (ε, δ) at Δf (or for any grid up to ``max_k``).
 
     References
     ----------
@@ -704,13 +708,7 @@ def optimal_noise(
     if k_start is not None:
         k_start = check_int("k_start", k_start, minimum=1)
     max_k = check_int("max_k", max_k, minimum=1 if k_start is None else k_start)
-    if problem.epsilon > MAX_EPSILON:
-        raise ValueError(
-            f"epsilon must be at most {MAX_EPSILON:g} for optimal_noise (beyond, the optimal "
-            "noise's central plateau, of width about 2*sensitivity*exp(-epsilon/2), outgrows the "
-            f"grids the LPs can solve), got {problem.epsilon!r}; the staircase mechanism "
-            "(dpdro.mechanisms.Staircase) is near optimal there"
-        )
+    check_design_range(problem)
     check_scale(problem.sensitivity, problem.loss.degree)
     report = _print_round if progress is True else (progress or None)
     unit = unit_scale(problem)
@@ -731,6 +729,8 @@ def optimal_noise(
         scaled = _rescaled(res, problem, unit, budget, atom)
     except SolverError:  # HiGHS failed at Δf = 1 before any bracket: try Δf itself
         scaled = None
+    except RelaxationInfeasibleError:  # (found at Δf = 1: say it of the problem as given)
+        raise RelaxationInfeasibleError.of(problem) from None
     if scaled is not None:
         return scaled
     # the rescaled noise's certificate exceeds δ (floating-point edges), or the solver failed
@@ -765,8 +765,9 @@ def _refine(
         r0 = time.perf_counter()
         try:
             ub, lb = search.solve_round(g, budget)
-        except InfeasibleError:  # the upper bound's window is too small for (ε, δ): widen it
-            search.f_up *= 2 * _GROWTH
+        except InfeasibleError as exc:  # the upper bound's window (or grid) too small, or P itself
+            search.k, widen = _after_infeasible(problem, g, search.k, max_k, exc)
+            search.f_up *= 2 * _GROWTH if widen else 1.0
             continue
         except TimeoutError as exc:
             # a lower-bound LP cut short keeps the certified bound where it stopped (grid module)

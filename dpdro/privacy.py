@@ -11,7 +11,8 @@ difference or at ±Δf. When every edge is a multiple of a lattice step h with �
 breakpoints are the multiples of h and δ(s·h) = Σ_i (g_i − e^ε g_{i−s})_+ with g the mass per
 lattice cell, |s| ≤ k (when k·h ≥ Δf exactly, these cover every shift |φ| ≤ Δf; otherwise the
 shortfall is paid for in the error bound); otherwise every pairwise edge difference in [−Δf, Δf] is
-tried.
+tried (found run by run in the sorted edges, so memory grows with the differences kept, not with
+the square of the number of edges).
 
 A noise with an atom γ({0}) = a (``PiecewiseUniform.atom``) and cell density p has, for φ ≠ 0,
 
@@ -280,14 +281,40 @@ def _lattice_profile(
     return _with_atom(PrivacyProfile(shifts * h, deltas, err, "lattice"), noise.atom)
 
 
+#: the most candidate shifts (differences of edges within Δf) the breakpoint method takes on
+MAX_BREAKPOINT_SHIFTS = 20_000_000
+
+
+def _edge_differences(e: np.ndarray, sensitivity: float) -> np.ndarray:
+    """Every difference e_i − e_j with |e_i − e_j| ≤ Δf, as ``e[i] - e[j]`` in floating point (the
+    candidate shifts of :func:`_breakpoint_profile`), without the n × n table of all of them (which
+    had asked for 12 GiB for the 40,064 edges of Tulap at ε = 0.001, δ = 1e-12): for each i the
+    j with |e_i − e_j| ≤ Δf form a run of the sorted edges, found by bisection and widened by one
+    on either side so that rounding cannot drop one, then filtered exactly as before. A
+    ``ValueError`` when there are more than :data:`MAX_BREAKPOINT_SHIFTS` of them."""
+    first = np.maximum(np.searchsorted(e, e - sensitivity, side="left") - 1, 0)
+    stop = np.minimum(np.searchsorted(e, e + sensitivity, side="right") + 1, e.size)
+    counts = stop - first
+    total = int(counts.sum())
+    if total > MAX_BREAKPOINT_SHIFTS:
+        raise ValueError(
+            f"noise has {e.size - 1} cells whose edges lie on no common lattice with the "
+            f"sensitivity, too many to certify exactly ({total} candidate shifts, at most "
+            f"{MAX_BREAKPOINT_SHIFTS}); give it edges on a lattice that divides the sensitivity"
+        )
+    rows = np.repeat(np.arange(e.size), counts)
+    cols = np.repeat(first - (np.cumsum(counts) - counts), counts) + np.arange(total)
+    diffs = e[rows] - e[cols]
+    return diffs[np.abs(diffs) <= sensitivity]
+
+
 def _breakpoint_profile(
     noise: PiecewiseUniform, epsilon: float, sensitivity: float
 ) -> PrivacyProfile:
     e = noise.edges
     dens = noise.densities / (noise.probs.sum() / (1.0 - noise.atom))
-    diffs = (e[:, None] - e[None, :]).ravel()
     phis = np.unique(
-        np.concatenate((diffs[np.abs(diffs) <= sensitivity], [-sensitivity, sensitivity]))
+        np.concatenate((_edge_differences(e, sensitivity), [-sensitivity, sensitivity]))
     )
     e_lo = exp_down(epsilon)
     deltas = np.empty(phis.size)
@@ -335,6 +362,22 @@ def _with_atom(profile: PrivacyProfile, atom: float) -> PrivacyProfile:
     )
 
 
+#: the largest ε a certificate is computed at (e^ε and the error bounds' 1 + e^ε stay finite)
+MAX_EPSILON = 700.0
+
+
+def check_epsilon(epsilon) -> float:
+    """ε for a certificate (or a closed form in e^ε): finite, > 0 and at most :data:`MAX_EPSILON`
+    (a ``ValueError`` naming the range and the value, where e^ε had overflowed inside)."""
+    epsilon = check_positive("epsilon", epsilon)
+    if epsilon > MAX_EPSILON:
+        raise ValueError(
+            f"epsilon must be at most {MAX_EPSILON:g} (e^epsilon must be a finite float), got "
+            f"{epsilon!r}"
+        )
+    return epsilon
+
+
 def privacy_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float) -> PrivacyProfile:
     """δ(φ) for every candidate shift φ ∈ [−Δf, Δf] (see the module docstring).
 
@@ -357,7 +400,7 @@ def privacy_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float)
     """
     if not isinstance(noise, PiecewiseUniform):
         raise TypeError(f"noise must be a dpdro.PiecewiseUniform, got {type(noise).__name__}")
-    epsilon = check_positive("epsilon", epsilon)
+    epsilon = check_epsilon(epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
     if Fraction(sensitivity) >= Fraction(float(noise.edges[-1])) - Fraction(float(noise.edges[0])):
         # the shift φ = Δf moves every cell off the cells (and the atoms apart): δ(Δf) = 1, exactly

@@ -14,12 +14,26 @@ import numpy as np
 from ._validation import check_bool, check_open_unit, check_positive, integer_ratio
 from .losses import Loss, make_loss
 
-__all__ = ["Problem", "InfeasibleError"]
+__all__ = ["Problem", "InfeasibleError", "RelaxationInfeasibleError"]
 
 
 class InfeasibleError(ValueError):
     """A bounding problem has no feasible point (e.g. a support too small for the requested (ε,
     δ))."""
+
+
+class RelaxationInfeasibleError(InfeasibleError):
+    """P itself is infeasible: a relaxation of it (a lower-bounding LP) has no feasible point, so
+    no finer grid and no wider window can help."""
+
+    @classmethod
+    def of(cls, problem: Problem, where: str = "a relaxation of P") -> RelaxationInfeasibleError:
+        """The error for ``problem`` (its support, ε, δ and Δf named), found by ``where``."""
+        return cls(
+            f"no noise supported in {problem.support} is ({problem.epsilon:g}, "
+            f"{problem.delta:g})-DP at sensitivity {problem.sensitivity:g}: {where} is infeasible; "
+            "widen the support"
+        )
 
 
 @dataclass(frozen=True)

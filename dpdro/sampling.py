@@ -114,12 +114,22 @@ def _binary(x) -> tuple[int, int]:
     return num, den.bit_length() - 1
 
 
+#: the largest |f| released: f + noise must stay a float (f = 1.79e308 had overflowed inside)
+MAX_VALUE = 1e300
+
+
 def _value(value) -> tuple[int, int]:
     """The query answer as (n, k) with f = n / 2^k exactly: ints are taken exactly, floats must be
-    finite."""
+    finite; |f| at most :data:`MAX_VALUE`."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        return int(value), 0
-    return _binary(check_finite("value", value))
+        out = int(value), 0
+    else:
+        out = _binary(check_finite("value", value))
+    if abs(out[0]) > int(MAX_VALUE) << out[1]:
+        raise ValueError(
+            f"value must lie in [-1e300, 1e300] (value + noise must stay a float), got {value!r}"
+        )
+    return out
 
 
 def _fraction(value) -> Fraction:
@@ -343,7 +353,7 @@ class SecureSampler:
         Parameters
         ----------
         value : float or int
-            The query answer f (finite).
+            The query answer f (finite, |f| ≤ 1e300).
         size : int or tuple of ints, optional
             Number (shape) of independent releases of the same f; ``None`` returns one float.
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._budget import TimeBudget
+from .._range import MIN_DELTA
 from ..noise import PiecewiseUniform
 from ..optimal import optimal_noise as independent_optimal_noise
 from ..privacy import certify_delta
@@ -62,8 +63,12 @@ def clamped_independent_noise(
     problem: Problem, rel_gap: float, budget: TimeBudget
 ) -> UpperBound | None:
     """The clamped data-independent optimal noise (module docstring) within a tenth of the time
-    left; ``None`` for per-piece losses, caps it breaks, or when it is not found in time."""
+    left; ``None`` for per-piece losses, caps it breaks, δ below :data:`dpdro._range.MIN_DELTA`,
+    or when it is not found in time."""
     if problem.losses is not None:
+        return None
+    # the data-independent solve needs a positive time limit and δ in its range
+    if budget.expired() or problem.delta < MIN_DELTA:
         return None
     left = budget.left()
     limit = None if left is None else INDEPENDENT_SHARE * left

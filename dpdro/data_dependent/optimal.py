@@ -145,8 +145,9 @@ class DDOptimalNoise:
 
 def default_betas(problem: Problem, n: int = 14) -> list[float]:
     """β₀/m for the n smallest m among 1, 2, 3, 4, 6, 8, 12, 16, 24, … (the powers of two and three
-    times them), each rounded up to a float: β₀ = the largest common divisor of Δf and |Φ| (as
-    fractions with denominators up to 10⁶), halved until it is at most Δf/2.
+    times them), each rounded up to a float: β₀ = the largest common divisor of Δf and |Φ| (and of
+    the offsets of explicit piece edges from phi_lo; as fractions with denominators up to 10⁶),
+    halved until it is at most Δf/2.
 
     The steps ×3/2 and ×4/3 between the halvings give the path a stop between K and 2K pieces
     (the cost of a step grows about as K³): on Figure 3's (5, 0.25) the output family on K = 48
@@ -158,11 +159,15 @@ def default_betas(problem: Problem, n: int = 14) -> list[float]:
     float is exact, so the halving path is unchanged: it is the subsequence m = 2^i, and the
     default n = 14 ends at β₀/128 as its 8 steps did."""
     d = Fraction(problem.sensitivity).limit_denominator(10**6)
-    w = Fraction(problem.phi_hi - problem.phi_lo).limit_denominator(10**6)
-    g = Fraction(
-        math.gcd(d.numerator * w.denominator, w.numerator * d.denominator),
-        d.denominator * w.denominator,
-    )
+    spec = problem.piece_spec  # explicit pieces: every piece edge must lie on the grid too
+    widths = [problem.phi_hi - problem.phi_lo] if spec is None else list(spec[1:] - spec[0])
+    g = d
+    for width in widths:
+        w = Fraction(float(width)).limit_denominator(10**6)
+        g = Fraction(
+            math.gcd(g.numerator * w.denominator, w.numerator * g.denominator),
+            g.denominator * w.denominator,
+        )
     while g > d / 2:
         g /= 2
     return [_float_up(g / m) for m in _path_divisors(n)]

@@ -21,6 +21,12 @@ floating-point error bound), so a family and a single noise are certified by the
 Releasing clamp(Y) = min(max(Y, e_0), e_M) instead of Y is post-processing: the certificate of Y
 holds for it.
 
+One noise on one piece
+    A noise mechanism with a single piece adds the same X to every query value (the clamped
+    data-independent anchor of :mod:`~dpdro.data_dependent.anchors`): :func:`certify_delta` gives
+    the data-independent certificate of X at sensitivity min(|Φ|, Δf), exact and free of the
+    lattice of the piece edges, which the range of such a noise need not share.
+
 Scale-free
     The pairs and shifts come from the piece edges *relative to the first one*, in lattice ticks.
     Given as exact ticks (``edge_ticks``, with their step), nothing in the certificate depends on
@@ -46,7 +52,9 @@ from .._rounding import UNIT_ROUNDOFF as _U
 from .._rounding import exp_down
 from .._validation import check_positive
 from ..noise import PiecewiseUniform
+from ..privacy import certify_delta as independent_certify_delta
 from ..privacy import (
+    check_epsilon,
     find_lattice,
     hockey_stick_sums,
     lattice_error_bound,
@@ -126,7 +134,7 @@ def privacy_profile(
         raise ValueError(
             f"piece_edges must be {len(noises) + 1} strictly increasing values, got {e.tolist()}"
         )
-    epsilon = check_positive("epsilon", epsilon)
+    epsilon = check_epsilon(epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
     ticks, h = _common_lattice(noises, sensitivity)
     kd = int(round(sensitivity / h))
@@ -310,7 +318,8 @@ def certify_delta(
 ) -> float:
     """The smallest δ for which the data-dependent mechanism is (ε, δ)-DP (rounded up); see
     :func:`privacy_profile` (whose keyword arguments ``kind``, ``query_atoms``, ``edge_ticks`` and
-    ``edge_step`` it accepts).
+    ``edge_step`` it accepts), and for one noise on one piece :func:`dpdro.certify_delta` at
+    sensitivity min(|Φ|, Δf) (:func:`_width_up`).
 
     Parameters
     ----------
@@ -324,4 +333,38 @@ def certify_delta(
        optimization", Observation 2 (the constraints of P′ between the noises of
        query values ϕ and ϕ + φ).
     """
+    noises = list(noises)
+    if kwargs.get("kind", "noise") == "noise" and len(noises) == 1:
+        width = _width_up(piece_edges, kwargs.get("edge_ticks"), kwargs.get("edge_step"))
+        if width is not None:
+            return independent_certify_delta(
+                noises[0], epsilon, min(width, check_positive("sensitivity", sensitivity))
+            )
     return privacy_profile(noises, piece_edges, epsilon, sensitivity, **kwargs).delta
+
+
+def _width_up(piece_edges, edge_ticks, edge_step) -> float | None:
+    """The width w of a one-piece range Φ = [e_0, e_1), rounded up; ``None`` unless it is two
+    finite increasing edges (the family certificate then says what is wrong).
+
+    One noise X added to every query value: the pairs of query values (ϕ, ϕ + φ) in Φ with |φ| ≤ Δf
+    have the shifts |φ| < w, |φ| ≤ Δf, so the family's δ is the data-independent certificate of X at
+    sensitivity min(w, Δf) (the supremum over |φ| < w equals the maximum over |φ| ≤ w: δ(φ) is
+    continuous away from 0, and an atom at 0 counts for every φ ≠ 0), exact for every range at
+    least Δf wide, wherever its edges lie. The lattice of the family certificate needs edges on the
+    noise's lattice, which the range of a data-independent noise need not be.
+    """
+    e = np.asarray(piece_edges, dtype=float)
+    if e.shape != (2,) or not np.all(np.isfinite(e)):
+        return None
+    if edge_ticks is not None:
+        t = np.asarray(edge_ticks)
+        if t.shape != (2,) or edge_step is None:
+            return None
+        exact = Fraction(float(edge_step)) * (int(t[1]) - int(t[0]))
+    else:
+        exact = Fraction(float(e[1])) - Fraction(float(e[0]))
+    if not exact > 0:
+        return None
+    w = float(exact)
+    return w if Fraction(w) >= exact else float(np.nextafter(w, np.inf))

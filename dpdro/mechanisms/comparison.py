@@ -30,7 +30,7 @@ def baselines(*, epsilon, delta, sensitivity=1.0, loss="l1", names=BASELINES) ->
     Gaussian calibration is proven only for ε < 1; its exact δ (``exact_delta()``) may exceed δ
     beyond. A mechanism that cannot be built at these parameters (Tulap at a δ below its
     certificate's rounding allowance) is left out. ``names``: the mechanisms to build (a subset of
-    ``BASELINES``; Tulap's certificate takes time and memory quadratic in its number of cells).
+    ``BASELINES``; Tulap's certificate takes time about quadratic in its number of cells).
     """
     makers = {
         "laplace": lambda: Laplace(epsilon=epsilon, sensitivity=sensitivity),

@@ -19,6 +19,7 @@ from .._closed_forms import (
 from .._validation import check_open_unit, check_positive, check_real
 from ..losses import make_loss
 from ..noise import PiecewiseUniform
+from ..privacy import check_epsilon
 from ._common import integrate_loss, unbounded_expected_loss, unit_interval
 
 __all__ = ["Laplace", "TruncatedLaplace", "truncated_laplace_half_width"]
@@ -176,7 +177,7 @@ class TruncatedLaplace:
     sensitivity: float = 1.0
 
     def __init__(self, *, epsilon, delta, sensitivity=1.0):
-        object.__setattr__(self, "epsilon", check_positive("epsilon", epsilon))
+        object.__setattr__(self, "epsilon", check_epsilon(epsilon))
         object.__setattr__(self, "delta", check_open_unit("delta", delta))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", sensitivity))
 

@@ -10,6 +10,7 @@ import numpy as np
 from .._closed_forms import staircase_expected_loss, staircase_noise, staircase_optimal_gamma
 from .._validation import check_positive, check_real
 from ..noise import PiecewiseUniform
+from ..privacy import check_epsilon
 from ._common import unit_interval
 
 __all__ = ["Staircase"]
@@ -67,7 +68,7 @@ class Staircase:
     gamma: float
 
     def __init__(self, *, epsilon, sensitivity=1.0, gamma=None, loss="l1"):
-        object.__setattr__(self, "epsilon", check_positive("epsilon", epsilon))
+        object.__setattr__(self, "epsilon", check_epsilon(epsilon))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", sensitivity))
         g = self.optimal_gamma(self.epsilon, loss) if gamma is None else _check_gamma(gamma)
         object.__setattr__(self, "gamma", g)

@@ -373,6 +373,14 @@ def test_design_searches_beyond_basic_composition_when_it_pays():
     assert all(h["feasible"] == (h["composed_delta"] <= 0.05) for h in d.history)
 
 
+def test_splits_below_the_delta_range_leave_the_gaussian():
+    """100 releases at δ = 1e-12: every per-release δ₀ = f·δ/100 is below optimal_noise's range,
+    so the Gaussian is the plan (optimal_noise had been called at δ₀ = 5e-16 and failed inside)."""
+    design = dpdro.composition.design_for_releases(100, 1.0, 1e-12, time_limit=1.0)
+    assert design.mechanism == "analytic_gaussian" and design.noise is None
+    assert all(not row["feasible"] and "below" in row["error"] for row in design.history)
+
+
 def test_design_rejects_bad_input():
     with pytest.raises(ValueError, match=r"k must be a positive integer \(>= 1\), got 0"):
         design_for_releases(0, 1.0, 1e-5)

@@ -782,3 +782,13 @@ def test_time_limits_honoured(limit):
         assert res.mechanism.certify() <= prob.delta
     if res.upper is not None and res.lower is not None:
         assert res.lower.value <= res.upper.value
+
+
+@pytest.mark.parametrize("pieces", [3, [0.0, 0.3, 2.0]])
+def test_default_betas_put_explicit_piece_edges_on_the_grid(pieces):
+    """Three equal pieces of [0, 2) (edges at 2/3 and 4/3), or an edge at 0.3: every default β
+    divides the piece widths (the default path had started at β = 0.5, and dd.optimal_noise
+    raised 'edge 1.333… is not on the β-grid … choose β dividing every piece width')."""
+    prob = dd.Problem(epsilon=1.0, delta=0.2, phi_lo=0.0, phi_hi=2.0, pieces=pieces)
+    for beta in dd.optimal.default_betas(prob):
+        assert prob.grouping(beta).lam[-1] == prob.grouping(beta).K

@@ -242,6 +242,37 @@ def test_anchor_certificates_vs_brute_force(name):
     check_certificate(clamped.mechanism, 0.25, prob.delta)
 
 
+@pytest.mark.parametrize("hi", [3.7, 0.3, 0.5])
+def test_one_noise_certifies_on_a_range_off_its_lattice(hi):
+    """One noise for every query value (the clamped anchor) on Φ = [0, hi): its certificate is the
+    noise's own at min(|Φ|, Δf), also when hi is not on the noise's lattice (3.7, 0.3: the family
+    certificate had refused it, so the released anchor's ``certify`` raised), agrees with the
+    family certificate on the lattice (0.5) and with the brute force over pairs of query values."""
+    probs = np.array([1, 2, 4, 8, 8, 4, 2, 1]) / 37.5
+    noise = dpdro.PiecewiseUniform(np.arange(-4, 5) * 0.25, probs, grid=0.25, atom=0.2)
+    mech = dd.Mechanism((noise,), np.array([0.0, hi]), 1.0, 0.9, 1.0, kind="noise")
+    expected = dpdro.certify_delta(noise, 1.0, min(hi, 1.0))
+    assert mech.certify() == expected
+    assert dd.Mechanism.from_dict(mech.to_dict()).certify() == expected
+    if hi == 0.5:
+        family = dd.privacy_profile([noise], [0.0, hi], 1.0, 1.0).delta
+        assert family == pytest.approx(expected, abs=1e-12)
+    if hi < 1.0:  # (every pair of query values then has a shift |φ| < hi)
+        worst, _, _ = brute_delta(mech, 0.05)
+        assert worst <= expected + 1e-12 and worst >= expected - 1e-9
+
+
+def test_clamped_anchor_on_a_spent_budget_is_skipped():
+    """No time left: the anchor is skipped (the data-independent solve had been handed a negative
+    time limit, a ValueError out of dd.optimal_noise at time_limit = 0.01 under load)."""
+    budget = TimeBudget(1e-9)
+    time.sleep(1e-3)
+    assert clamped_independent_noise(problem("l1"), 0.05, budget) is None
+    # and below optimal_noise's δ range (its ValueError had ended dd.optimal_noise at δ = 1e-15)
+    tiny_delta = dd.Problem(**{**INSTANCES["l1"], "delta": 1e-15})
+    assert clamped_independent_noise(tiny_delta, 0.05, TimeBudget(10.0)) is None
+
+
 def test_output_certificate_detects_a_violation():
     """Moving mass of one piece's law onto cells the neighbouring piece does not use breaks the
     certificate, and the brute force sees the same δ."""

@@ -444,6 +444,15 @@ def test_delta_is_validated(make, value):
         make(value)
 
 
+@pytest.mark.parametrize(
+    "make", [lambda: Staircase(epsilon=1000.0), lambda: TruncatedLaplace(epsilon=800.0, delta=0.1)]
+)
+def test_epsilon_beyond_a_finite_exponential_is_refused(make):
+    """e^ε overflows beyond about 709.8: refused by name (had been an OverflowError inside)."""
+    with pytest.raises(ValueError, match=r"epsilon must be at most 700 \(e\^epsilon"):
+        make()
+
+
 def test_other_arguments_are_validated():
     with pytest.raises(
         ValueError, match=r"gamma must lie in the closed interval \[0, 1\], got 1.5"

@@ -68,6 +68,17 @@ def test_json_round_trip(noise):
     assert dpdro.certify_delta(back, 1.0, 0.5) == dpdro.certify_delta(noise, 1.0, 0.5)
 
 
+@pytest.mark.parametrize(
+    ("text", "error", "match"),
+    [('{"edges": [0, 1]}', ValueError, "missing \\['probs'\\]"), ("[1]", TypeError, "list"),
+     ('{"probs": [1]}', ValueError, "missing \\['edges'\\]")],
+)
+def test_from_json_names_what_is_missing(text, error, match):
+    """Not a KeyError or 'list indices must be integers' from inside."""
+    with pytest.raises(error, match=match):
+        dpdro.PiecewiseUniform.from_json(text)
+
+
 def test_solver_noise_round_trip():
     prob = dpdro.Problem(epsilon=1.0, delta=0.2)
     ub = dpdro.upper_bound(prob, dpdro.Partition.uniform(8, 0.25))

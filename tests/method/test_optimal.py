@@ -501,3 +501,19 @@ def test_upper_bound_lp_runs_while_the_lower_bounds_limit_falls_short(monkeypatc
     assert search.lower_limit_falls_short() == both
     ub, _ = search.solve_round(g, optimal.TimeBudget(10.0))
     assert sorted(calls) == (["lower", "upper"] if both else ["lower"])
+
+
+def test_a_lower_bound_without_masses_does_not_stop_the_refinement(monkeypatch):
+    """A bound kept from an LP cut short by the time limit carries no masses (a monotone problem's
+    second lower-bound LP under load): the window rule had multiplied None (TypeError, seen once
+    through dd.optimal_noise's clamped anchor at time_limit = 0.3 s)."""
+    real = dpdro.optimal.grid_lower_bound
+
+    def without_masses(*args, **kwargs):
+        return dataclasses.replace(real(*args, **kwargs), outside_mass=None, tail_mass=None)
+
+    monkeypatch.setattr(dpdro.optimal, "grid_lower_bound", without_masses)
+    problem = dpdro.Problem(epsilon=1.0, delta=0.2, monotone=True)
+    res = dpdro.optimal_noise(problem, rel_gap=1e-3, max_k=8)
+    assert res.history and res.lower.value <= res.upper.value
+    assert dpdro.certify_delta(res.noise, 1.0, 1.0) <= 0.2

@@ -314,3 +314,13 @@ def test_from_noise_refuses_missing_or_false_metadata(noise_l2):
     )
     with pytest.raises(ValueError, match=r"certify_delta gives 0.04999.* > delta = 0.01"):
         SecureSampler.from_noise(lying)  # the recorded numbers are checked, not trusted
+
+
+@pytest.mark.parametrize("value", [1.79e308, -1.79e308, 10**400])
+def test_a_value_beyond_1e300_is_refused_by_name(value):
+    """f + noise must stay a float: refused before drawing (had been an OverflowError inside)."""
+    noise = dpdro.PiecewiseUniform([-1.0, 0.0, 1.0], [0.5, 0.5])
+    sampler = SecureSampler(noise, epsilon=1.0, delta=0.3, sensitivity=0.5, rng=1)
+    with pytest.raises(ValueError, match=r"value must lie in \[-1e300, 1e300\]"):
+        sampler.release(value)
+    assert abs(sampler.release(1e300) - 1e300) <= 2e284

@@ -109,6 +109,15 @@ def test_epsilon_above_the_range_is_refused_with_one_line():
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize("delta", [1e-15, 1e-100])
+def test_delta_below_the_range_is_refused_with_one_line(delta):
+    """Had failed inside: 'atom must lie in [0, 1), got 1.0' (1e-15), ZeroDivisionError (1e-100)."""
+    problem = dpdro.Problem(epsilon=1.0, delta=delta)
+    with pytest.raises(ValueError, match=r"delta must be at least 1e-12 .*Staircase") as info:
+        dpdro.optimal_noise(problem, time_limit=1)
+    assert "\n" not in str(info.value)
+
+
 def test_pure_dp_points_to_the_staircase():
     with pytest.raises(ValueError, match=r"delta = 0.*staircase.*dpdro\.mechanisms\.Staircase"):
         dpdro.Problem(epsilon=1.0, delta=0)

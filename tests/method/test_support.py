@@ -3,6 +3,7 @@ the private-LP paper, whose shift s = (Δf/ε)·log((e^ε − 1)/δ + 1) is the 
 half-width at δ/2 and whose expected tightening is s) and the approach to the staircase as δ → 0."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -95,6 +96,28 @@ def test_support_too_small_is_infeasible():
     prob = dpdro.Problem(epsilon=1.0, delta=1e-3, loss="l1", support=(-2.0, 0.0))
     with pytest.raises(dpdro.InfeasibleError):
         dpdro.upper_bound(prob, dpdro.Partition(np.arange(-40, 2), 0.25))
+
+
+@pytest.mark.parametrize(
+    ("support", "sensitivity"), [((-1.0, 1.0), 1.0), ((-0.1, 0.1), 1.0), ((0.0, 1e-9), 1.0),
+                                 ((1.0, 2.0), 1.0), ((-7.5, 7.5), 7.5)],
+)
+def test_optimal_noise_on_an_infeasible_support_says_so(support, sensitivity):
+    """A support too narrow for (1, 0.1) at Δf: its lower-bound LP, a relaxation, is infeasible,
+    and optimal_noise says so at once, naming the support as given (it had widened the upper
+    bound's window until the time limit, a TimeoutError, or an OverflowError, or hung without a
+    limit)."""
+    prob = dpdro.Problem(epsilon=1.0, delta=0.1, support=support, sensitivity=sensitivity)
+    with pytest.raises(dpdro.InfeasibleError, match=re.escape(str(support))):
+        dpdro.optimal_noise(prob, time_limit=5.0)
+
+
+def test_an_upper_bound_infeasible_on_every_grid_ends_at_max_k():
+    """[−Δf, Δf] at (1, 0.45): the relaxations are feasible, the upper-bound LP is not on any grid
+    (a window already holding the support is refined instead of widened, up to max_k)."""
+    prob = dpdro.Problem(epsilon=1.0, delta=0.45, support=(-1.0, 1.0))
+    with pytest.raises(dpdro.InfeasibleError, match="grid sensitivity/8 within the support"):
+        dpdro.optimal_noise(prob, max_k=8, time_limit=10.0)
 
 
 def test_optimal_noise_with_one_sided_support():
