@@ -423,40 +423,48 @@ def test_after_an_upper_lp_that_gained_nothing_the_lower_bound_goes_first(monkey
     assert ub is None and calls == ["lower"]
 
 
+def _stubbed_round(monkeypatch, prob, upper, lowers, round_lower, round_upper):
+    """A ``_Search`` on ``prob`` whose best upper bound is ``upper`` and whose last two lower
+    bounds are ``lowers`` ((value, k) pairs), with its LPs replaced by stubs returning
+    ``round_lower`` and ``round_upper`` and recording their calls: (search, grids, calls)."""
+    from dpdro import optimal
+
+    search = optimal._Search(prob, 1e-3, True, None, 4096)
+    calls = []
+
+    def lb(value, k):
+        return dpdro.release.LowerBound(value=value, lp_value=value, seconds=0.0,
+                                        coefficients="rounding", k=k)
+
+    ref = optimal.reference_upper_bound(prob, 1 / 64)
+
+    def lower(problem, k, L, *, time_limit=None, guess=None):
+        calls.append("lower")
+        return lb(round_lower, k)
+
+    def upper_lp(*args, **kwargs):
+        calls.append("upper")
+        return dataclasses.replace(ref, value=round_upper)
+
+    monkeypatch.setattr(optimal, "grid_lower_bound", lower)
+    monkeypatch.setattr(optimal, "grid_upper_bound", upper_lp)
+    search.best_ub = dataclasses.replace(ref, value=upper)
+    search.lowers = [lb(v, k) for v, k in lowers]
+    search.best_lb = search.lowers[-1]
+    return search, search.grids(), calls
+
+
 @pytest.mark.parametrize("upper, both", [(3.004094, False), (3.02, True), (3.0055, True)])
 def test_lower_bound_alone_once_its_limit_reaches_the_upper_bound(monkeypatch, upper, both):
     """A round that would solve both LPs side by side refines the lower bound alone when the best
     upper bound lies within a quarter of rel_gap of the lower bounds' k⁻² limit (pinball τ = 0.435,
     ε = 5.57, δ = 0.022, in units of 1e-5: 2.978449 at k = 40, 2.996638 at k = 75, limit
     3.00387, U(68) = 3.004094); with the upper bound 0.05% or more above that limit, both run."""
-    from dpdro import optimal
-
     prob = dpdro.Problem(epsilon=2.0, delta=1e-3, loss="l1")
-    search = optimal._Search(prob, 1e-3, True, None, 4096)
-    g = search.grids()
-    calls = []
-    lb_of = dpdro.release.LowerBound
-
-    def lb(value, k):
-        return lb_of(value=value, lp_value=value, seconds=0.0, coefficients="rounding", k=k)
-
-    ref = optimal.reference_upper_bound(prob, 1 / 64)
-
-    def lower(problem, k, L, *, time_limit=None, guess=None):
-        calls.append("lower")
-        return lb(2.999, k)
-
-    def upper_lp(*args, **kwargs):
-        calls.append("upper")
-        return dataclasses.replace(ref, value=upper * (1 - 1e-4))
-
-    monkeypatch.setattr(optimal, "grid_lower_bound", lower)
-    monkeypatch.setattr(optimal, "grid_upper_bound", upper_lp)
-    search.best_ub = dataclasses.replace(ref, value=upper)
-    search.lowers = [lb(2.978449, 40), lb(2.996638, 75)]
-    search.best_lb = search.lowers[-1]
+    search, g, calls = _stubbed_round(monkeypatch, prob, upper, [(2.978449, 40), (2.996638, 75)],
+                                      2.999, upper * (1 - 1e-4))
     search.upper_rounds, search.upper_gain, search.lower_gain = 1, 0.025, 0.018
-    ub, _ = search.solve_round(g, optimal.TimeBudget(10.0))
+    ub, _ = search.solve_round(g, dpdro.optimal.TimeBudget(10.0))
     assert sorted(calls) == (["lower", "upper"] if both else ["lower"])
     assert (ub is not None) == both
 
@@ -468,38 +476,15 @@ def test_upper_bound_lp_runs_while_the_lower_bounds_limit_falls_short(monkeypatc
     below it: ℓ2 at ε = 2, δ = 0.75, D_R(18) = 0.056086, D_R(33) = 0.056489, limit 0.056660, 0.58%
     below U(19) = 0.056988, while U(40) is 0.056722 (before: the lower bound alone, 0.58% after
     120 s); with the upper bound within rel_gap of that limit, the lower bound alone."""
-    from dpdro import optimal
-
     prob = dpdro.Problem(epsilon=2.0, delta=0.75, loss="l2")
-    search = optimal._Search(prob, 1e-3, True, None, 4096)
-    g = search.grids()
-    calls = []
-    lb_of = dpdro.release.LowerBound
-
-    def lb(value, k):
-        return lb_of(value=value, lp_value=value, seconds=0.0, coefficients="rounding", k=k)
-
-    ref = optimal.reference_upper_bound(prob, 1 / 64)
-
-    def lower(problem, k, L, *, time_limit=None, guess=None):
-        calls.append("lower")
-        return lb(0.056616, k)
-
-    def upper_lp(*args, **kwargs):
-        calls.append("upper")
-        return dataclasses.replace(ref, value=0.056698)
-
-    monkeypatch.setattr(optimal, "grid_lower_bound", lower)
-    monkeypatch.setattr(optimal, "grid_upper_bound", upper_lp)
-    search.best_ub = dataclasses.replace(ref, value=upper)
-    search.lowers = [lb(0.056086, 18), lb(0.056489, 33)]
-    search.best_lb = search.lowers[-1]
+    search, g, calls = _stubbed_round(monkeypatch, prob, upper, [(0.056086, 18), (0.056489, 33)],
+                                      0.056616, 0.056698)
     gap = upper - 0.056489
     # the upper bound looks settled: its last LP gained less than a quarter of the gap, and the
     # lower bound more than half of it
     search.upper_rounds, search.upper_gain, search.lower_gain = 2, 0.2 * gap, 0.6 * gap
     assert search.lower_limit_falls_short() == both
-    ub, _ = search.solve_round(g, optimal.TimeBudget(10.0))
+    ub, _ = search.solve_round(g, dpdro.optimal.TimeBudget(10.0))
     assert sorted(calls) == (["lower", "upper"] if both else ["lower"])
 
 
