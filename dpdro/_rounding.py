@@ -31,6 +31,12 @@ def exp_up(epsilon: float) -> float:
     return float(np.nextafter(np.nextafter(math.exp(epsilon), np.inf), np.inf))
 
 
+def float_up(x: Fraction) -> float:
+    """The smallest float ≥ the exact rational x."""
+    f = float(x)
+    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
+
+
 def round_up(x: float) -> float:
     """``x`` raised by the coefficient safety margin and a few roundoffs, then by one ulp: an upper
     bound reported from a value computed in floating point."""

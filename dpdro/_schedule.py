@@ -157,7 +157,6 @@ def _fitting(nxt: Fraction, g: _Grids, last: float, left: float, grids_at) -> Fr
     return max(low, min(k, nxt))
 
 
-
 def _after_infeasible(
     problem: Problem, g: _Grids, k: Fraction, max_k: int, exc: InfeasibleError
 ) -> tuple[Fraction, bool]:

@@ -112,6 +112,7 @@ from fractions import Fraction
 import numpy as np
 
 from ._range import MIN_DELTA
+from ._rounding import float_up
 from ._scaling import check_scale
 from ._validation import check_finite, check_int, check_open_unit, check_positive
 from .losses import make_loss
@@ -133,12 +134,6 @@ __all__ = [
 ]
 
 _MAX_POINTS = 2_000_000
-
-
-def _float_up(x: Fraction) -> float:
-    """The smallest float >= x."""
-    f = float(x)
-    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
 
 
 def _log_up(ratio: Fraction) -> float:
@@ -205,9 +200,9 @@ class DominatingPair:
             )  # rounded up (a few ulps suffice)
             pmf[b] += p * Fraction(theta)
             pmf[b - 1] += p * (1 - Fraction(theta))
-        rounded = {i: _float_up(m) for i, m in pmf.items() if m}
+        rounded = {i: float_up(m) for i, m in pmf.items() if m}
         return PrivacyLossDistribution.create_from_rounded_probability(
-            rounded, _float_up(self.infinity_mass), step, pessimistic_estimate=True
+            rounded, float_up(self.infinity_mass), step, pessimistic_estimate=True
         )
 
 

@@ -71,10 +71,9 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-import numpy as np
-
 from .._budget import TimeBudget
 from .._closed_forms import truncated_laplace_half_width
+from .._rounding import float_up
 from .._validation import check_optional_positive, check_positive
 from ..optimal import _reserve
 from ..partition import Partition
@@ -170,18 +169,12 @@ def default_betas(problem: Problem, n: int = 14) -> list[float]:
         )
     while g > d / 2:
         g /= 2
-    return [_float_up(g / m) for m in _path_divisors(n)]
+    return [float_up(g / m) for m in _path_divisors(n)]
 
 
 def _path_divisors(n: int) -> list[int]:
     """The n smallest numbers 2^i and 3·2^i, in increasing order."""
     return sorted({2**i for i in range(n)} | {3 * 2**i for i in range(n)})[:n]
-
-
-def _float_up(x: Fraction) -> float:
-    """The smallest float ≥ x."""
-    f = float(x)
-    return f if Fraction(f) >= x else float(np.nextafter(f, np.inf))
 
 
 def optimal_noise(

@@ -49,7 +49,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._rounding import UNIT_ROUNDOFF as _U
-from .._rounding import exp_down
+from .._rounding import exp_down, float_up
 from .._validation import check_positive
 from ..noise import PiecewiseUniform
 from ..privacy import certify_delta as independent_certify_delta
@@ -364,7 +364,4 @@ def _width_up(piece_edges, edge_ticks, edge_step) -> float | None:
         exact = Fraction(float(edge_step)) * (int(t[1]) - int(t[0]))
     else:
         exact = Fraction(float(e[1])) - Fraction(float(e[0]))
-    if not exact > 0:
-        return None
-    w = float(exact)
-    return w if Fraction(w) >= exact else float(np.nextafter(w, np.inf))
+    return float_up(exact) if exact > 0 else None

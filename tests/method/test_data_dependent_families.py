@@ -217,7 +217,7 @@ def test_families_on_a_float_rounded_up_grid_vs_brute_force():
     """β = the smallest float ≥ Δf/6 (1/6 is not a float; the driver's path has such steps): both
     families' released mechanisms are certified, and no pair of query values beats the certificate
     (the driver's test below covers β = 1/12 on the ℓ2 instance)."""
-    from dpdro.data_dependent.optimal import _float_up
+    from dpdro._rounding import float_up as _float_up
 
     prob = problem("l1")
     beta = _float_up(Fraction(prob.sensitivity).limit_denominator(100) / 6)
