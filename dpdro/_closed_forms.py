@@ -36,6 +36,7 @@ __all__ = [
     "truncated_laplace_cdf",
     "truncated_laplace_half_width",
     "truncated_laplace_noise",
+    "tulap_cell_count",
     "tulap_cells",
 ]
 
@@ -232,18 +233,30 @@ def staircase_noise(epsilon: float, sensitivity: float, gamma: float, periods) -
     return PiecewiseUniform(all_edges, all_probs / norm, metadata=meta)
 
 
-def tulap_cells(epsilon: float, delta: float, sensitivity: float) -> PiecewiseUniform:
-    """Tulap(0, e^{−ε}, q) scaled by Δf as cells (see :class:`Tulap`). A partial cell narrower than
-    a float step at its position is dropped: its mass, below 1e-16 of its neighbour's, is
-    renormalised away."""
+def _tulap_centre_and_count(epsilon: float, delta: float) -> tuple[float, int]:
+    """(c₁, K) of :func:`tulap_cells`: the mass of the central unit cell and K = min{k ≥ 1 :
+    c₁e^{−εk} ≤ δ}, so that the cells number 2K − 1 or 2K + 1 (without building them)."""
     b, one_minus_b = math.exp(-epsilon), -math.expm1(-epsilon)
-    c1 = (one_minus_b + 2.0 * delta * b) / (1.0 + b)  # mass (and density) of the central unit cell
-    # K = min{k ≥ 1 : c₁b^k ≤ δ}, guarded below
-    big_k = max(1, math.ceil(math.log(c1 / delta) / epsilon))
+    c1 = (one_minus_b + 2.0 * delta * b) / (1.0 + b)
+    big_k = max(1, math.ceil(math.log(c1 / delta) / epsilon))  # guarded below
     while big_k > 1 and c1 * math.exp(-epsilon * (big_k - 1)) <= delta:
         big_k -= 1
     while c1 * math.exp(-epsilon * big_k) > delta:
         big_k += 1
+    return c1, big_k
+
+
+def tulap_cell_count(epsilon: float, delta: float) -> int:
+    """How many cells :func:`tulap_cells` has at most (2K + 1), without building them."""
+    return 2 * _tulap_centre_and_count(epsilon, delta)[1] + 1
+
+
+def tulap_cells(epsilon: float, delta: float, sensitivity: float) -> PiecewiseUniform:
+    """Tulap(0, e^{−ε}, q) scaled by Δf as cells (see :class:`Tulap`). A partial cell narrower than
+    a float step at its position is dropped: its mass, below 1e-16 of its neighbour's, is
+    renormalised away."""
+    one_minus_b = -math.expm1(-epsilon)
+    c1, big_k = _tulap_centre_and_count(epsilon, delta)
     k = np.arange(1, big_k)
     full = c1 * np.exp(-epsilon * k)  # cells [k − ½, k + ½), k = 1 … K − 1
     # of [K − ½, t)

@@ -28,7 +28,11 @@ g_{i−s−1}/h for u < t. Hence ∫_{C_i}(p_{X+φ} − γp_X)_+ = (1 − t)(g_{
 has no mass), adding a for every φ ≠ 0. Summing over i gives the claim. □ So sup_{|φ|≤Δf} H_γ(X +
 φ‖X) is the maximum over the finitely many pairs s ∈ {−k, …, k} \ {0} (plus, if a > 0, the limit
 pair at 0+: equal cells, separate atoms), each a pair of *discrete* laws: masses (g_{i−s}, g_i) on
-the lattice cells, (a, 0) on the atom of X + sh, (0, a) on that of X.
+the lattice cells, (a, 0) on the atom of X + sh, (0, a) on that of X. The same argument on the
+pieces of the edges and their translates shows H_γ(X + φ‖X) affine in φ between consecutive
+differences of edges, so where those differences within Δf are fewer than the 2k + 1 lattice shifts
+(few cells on a fine lattice, e.g. Tulap on Δf/2^20) the pairs at them and at ±kh suffice
+(:func:`dpdro.privacy.lattice_shifts`, as for the certificate).
 
 Lemma 2 (the dominating pair). Let R* be the least concave majorant (upper concave hull) of the ROC
 curves R_s of these pairs. Then R* is the ROC curve of a discrete pair (P*, Q*) and H_γ(P*‖Q*) =
@@ -119,7 +123,7 @@ from .losses import make_loss
 from .mechanisms import AnalyticGaussian, gaussian_delta
 from .noise import PiecewiseUniform, check_noise
 from .optimal import optimal_noise
-from .privacy import certify_delta, find_lattice
+from .privacy import certify_delta, find_lattice, lattice_shifts
 from .problem import Problem
 
 __all__ = [
@@ -336,7 +340,8 @@ def dominating_pair(noise, sensitivity) -> DominatingPair:
     sensitivity = check_positive("sensitivity", sensitivity)
     ticks, k, h = _lattice(noise, sensitivity)
     widths = np.diff(ticks).tolist()
-    if (2 * k + 1) * 2 * (ticks.size + 1) > _MAX_POINTS:
+    shifts = lattice_shifts(ticks, k)
+    if shifts.size * 2 * (ticks.size + 1) > _MAX_POINTS:
         raise ValueError(
             f"the dominating pair would need more than {_MAX_POINTS} ROC points "
             f"({ticks.size - 1} cells, "
@@ -357,7 +362,7 @@ def dominating_pair(noise, sensitivity) -> DominatingPair:
     edges = [int(t - ticks[0]) for t in ticks]
     A = atom.numerator * S * L
     points = []
-    for s in range(-k, k + 1):
+    for s in shifts.tolist():
         if s or A:
             points.extend(_roc_points(edges, dens, A, total, s))
     hull = [(Fraction(x, total), Fraction(y, total)) for x, y in _upper_hull(points)]

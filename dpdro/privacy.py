@@ -8,11 +8,12 @@ For additive noise with density p and sensitivity Δf, the smallest δ for which
 For a piecewise-constant p, δ(φ) is piecewise affine in φ with breakpoints at differences of cell
 edges (Lemma A.3 for the uniform grid, Lemma C.16 in general), so the maximum is attained at such a
 difference or at ±Δf. When every edge is a multiple of a lattice step h with Δf ≈ k·h, the
-breakpoints are the multiples of h and δ(s·h) = Σ_i (g_i − e^ε g_{i−s})_+ with g the mass per
-lattice cell, |s| ≤ k (when k·h ≥ Δf exactly, these cover every shift |φ| ≤ Δf; otherwise the
-shortfall is paid for in the error bound); otherwise every pairwise edge difference in [−Δf, Δf] is
-tried (found run by run in the sorted edges, so memory grows with the differences kept, not with
-the square of the number of edges).
+breakpoints are multiples of h and δ(s·h) = Σ_i (g_i − e^ε g_{i−s})_+ with g the mass per
+lattice cell, at every |s| ≤ k or, when they are fewer, at the differences of edges and ±k (when
+k·h ≥ Δf exactly, these cover every shift |φ| ≤ Δf; otherwise the shortfall is paid for in the
+error bound); otherwise every pairwise edge difference in [−Δf, Δf] is tried (found run by run
+in the sorted edges, so memory grows with the differences kept, not with the square of the number
+of edges).
 
 A noise with an atom γ({0}) = a (``PiecewiseUniform.atom``) and cell density p has, for φ ≠ 0,
 
@@ -42,6 +43,7 @@ from ._validation import check_positive
 from .noise import PiecewiseUniform
 
 __all__ = ["certify_delta", "privacy_profile", "PrivacyProfile", "find_lattice", "lattice_masses",
+           "lattice_shifts",
            "hockey_stick_sums", "lattice_error_bound", "sensitivity_shortfall"]
 
 
@@ -251,7 +253,7 @@ def _lattice_profile(
     values = noise.probs / (noise.probs.sum() / (1.0 - noise.atom)) / np.diff(ticks)
     n = int(ticks[-1] - ticks[0])
     e_lo = exp_down(epsilon)
-    shifts = np.arange(-k, k + 1)
+    shifts = lattice_shifts(ticks, k)
     deltas = np.empty(shifts.size)
     term_err = np.empty(shifts.size)
 
@@ -285,15 +287,36 @@ def _lattice_profile(
 MAX_BREAKPOINT_SHIFTS = 20_000_000
 
 
+def lattice_shifts(ticks: np.ndarray, k: int) -> np.ndarray:
+    """The lattice shifts s (|s| ≤ k) at which :func:`_lattice_profile` evaluates δ(s·h): every one,
+    or, when fewer, only the breakpoints of φ ↦ δ(φ) on [−k·h, k·h], the differences of ticks within
+    k and ±k (module docstring: δ(φ) is affine between them, so its maximum is at one of them). A
+    noise with few edges on a fine lattice (Tulap at ε = 0.005, δ = 0.005 on the lattice Δf/65536:
+    164 edges, about 500 of the 131,073 shifts) is then certified with the same arithmetic per
+    shift in milliseconds instead of seconds."""
+    first, stop = _difference_runs(ticks, k)
+    if int((stop - first).sum()) >= 2 * k + 1:
+        return np.arange(-k, k + 1)
+    return np.unique(np.concatenate((_edge_differences(ticks, k), [-k, k])))
+
+
+def _difference_runs(e: np.ndarray, sensitivity) -> tuple[np.ndarray, np.ndarray]:
+    """For each i, the run first[i] ≤ j < stop[i] of the sorted edges holding every j with
+    |e_i − e_j| ≤ Δf, found by bisection and widened by one on either side so that rounding cannot
+    drop one."""
+    first = np.maximum(np.searchsorted(e, e - sensitivity, side="left") - 1, 0)
+    stop = np.minimum(np.searchsorted(e, e + sensitivity, side="right") + 1, e.size)
+    return first, stop
+
+
 def _edge_differences(e: np.ndarray, sensitivity: float) -> np.ndarray:
     """Every difference e_i − e_j with |e_i − e_j| ≤ Δf, as ``e[i] - e[j]`` in floating point (the
     candidate shifts of :func:`_breakpoint_profile`), without the n × n table of all of them (which
     had asked for 12 GiB for the 40,064 edges of Tulap at ε = 0.001, δ = 1e-12): for each i the
-    j with |e_i − e_j| ≤ Δf form a run of the sorted edges, found by bisection and widened by one
-    on either side so that rounding cannot drop one, then filtered exactly as before. A
-    ``ValueError`` when there are more than :data:`MAX_BREAKPOINT_SHIFTS` of them."""
-    first = np.maximum(np.searchsorted(e, e - sensitivity, side="left") - 1, 0)
-    stop = np.minimum(np.searchsorted(e, e + sensitivity, side="right") + 1, e.size)
+    j with |e_i − e_j| ≤ Δf form a run of the sorted edges (:func:`_difference_runs`), filtered
+    exactly as before. A ``ValueError`` when there are more than :data:`MAX_BREAKPOINT_SHIFTS` of
+    them."""
+    first, stop = _difference_runs(e, sensitivity)
     counts = stop - first
     total = int(counts.sum())
     if total > MAX_BREAKPOINT_SHIFTS:

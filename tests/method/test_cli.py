@@ -275,7 +275,7 @@ def _move_mass(doc, amount):
         (["certify", "{garbage}"], "noise file must contain JSON"),
         (
             ["certify", "{private_but_edited}"],
-            "certificate.expected_loss must equal the value recomputed from the stored noise",
+            "must equal the value recomputed from the stored noise",
         ),
         (
             ["sample", "{not_private}", "-n", "3"],

@@ -224,6 +224,27 @@ def test_property_pair_is_the_exact_envelope_of_all_shifts(masses, k, atom, eps)
     assert sum(pair.q) <= 1
 
 
+@settings(max_examples=20, deadline=None)
+@given(
+    widths=st.lists(st.integers(1, 24), min_size=1, max_size=4),
+    masses=st.lists(st.integers(1, 20), min_size=4, max_size=4),
+    atom=st.sampled_from([0.0, 0.25]),
+    eps=st.floats(-1.0, 3.0),
+)
+def test_property_few_edges_on_a_fine_lattice_need_only_their_differences(
+    widths, masses, atom, eps
+):
+    """Few cells on the lattice Δf/8: the pair is built from the shifts at differences of edges
+    (fewer than the 17 lattice shifts) and still equals the envelope of all of them, exactly."""
+    m = np.array(masses[: len(widths)], float)
+    ticks = np.concatenate(([0], np.cumsum(widths))) - sum(widths) // 2
+    noise = dpdro.PiecewiseUniform(ticks / 8, (1 - atom) * m / m.sum(), grid=0.125, atom=atom)
+    pair = dominating_pair(noise, 1.0)
+    g, a, _ = lattice_masses(noise)
+    envelope = max(exact_hockey_stick(shift_pair(g, a, s), eps) for s in range(-8, 9) if s or a)
+    assert pair.hockey_stick(eps) == pytest.approx(float(envelope), rel=1e-13, abs=1e-15)
+
+
 # ----------------------------------------------------------------------------------- discretisation
 @pytest.fixture(scope="module")
 def designed():

@@ -53,14 +53,29 @@ def test_the_default_release_is_never_worse_than_the_literature(epsilon, delta, 
     assert res.source in {"lp", "staircase", "tulap", "truncated_laplace"}
 
 
-# Tulap is the best literature mechanism here and within 0.1% of the optimum; the certified Tulap on
-# a lattice (its outer edges off every lattice at δ: designed at a δ′ a hair below δ) costs up to
-# 0.01% more, and the LP's noise at a 0.1% gap does not fall below it: the documented residual
-@pytest.mark.parametrize(("epsilon", "delta", "loss"), [(0.1, 0.05, "l2"), (0.5, 1e-3, "l2")])
-def test_the_residual_excess_over_tulap_is_below_one_in_ten_thousand(epsilon, delta, loss):
-    res = dpdro.optimal_noise(dpdro.Problem(epsilon=epsilon, delta=delta, loss=loss))
+# Tulap is the best literature mechanism here and within 0.1% of the optimum: its certified cells on
+# a lattice (outer edges off every lattice at δ: designed at a δ′ a hair below δ) had cost up to
+# 0.007% more with the lattice Δf/1024 (31 of the paper's 200 table cells, and ε = 0.001, δ = 0.1,
+# where the candidate was not even built), and the LP's noise at a tenth of the gap stayed above it
+@pytest.mark.parametrize(
+    ("epsilon", "delta", "loss"),
+    [
+        (0.1, 0.05, "l2"),
+        (0.5, 1e-3, "l2"),
+        (0.1, 0.01, "l2"),
+        (1e-3, 0.1, "l1"),
+        (5e-3, 5e-3, "l1"),
+    ],
+)
+def test_the_release_is_within_the_tolerance_of_tulap(epsilon, delta, loss):
+    problem = dpdro.Problem(epsilon=epsilon, delta=delta, loss=loss)
+    published = literature_losses(problem)["tulap"]
+    noise, d = tulap_candidate(problem)
+    assert d == dpdro.certify_delta(noise, epsilon, 1.0) <= delta
+    assert noise.expected_loss(loss) <= published * (1 + 1e-7)
+    res = dpdro.optimal_noise(problem, rel_gap=1e-3)
     assert res.best_known[0] == "tulap"
-    assert res.value <= res.best_known[1] * (1 + 2e-4)
+    assert res.value <= res.best_known[1] * (1 + LITERATURE_TOLERANCE)
     assert res.gap <= 1e-3
 
 

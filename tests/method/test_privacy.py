@@ -125,6 +125,27 @@ def test_a_sensitivity_beyond_the_cells_span_certifies_delta_one(atom):
     assert below.delta == pytest.approx(_breakpoint_profile(noise, 0.7, 2.75).delta, abs=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_few_edges_on_a_fine_lattice_are_certified_at_their_differences(seed):
+    """Few cells on a fine lattice (as Tulap's on Δf/2^20): δ(φ) is evaluated only at the
+    differences of edges within Δf and ±Δf, far fewer than the 2k + 1 lattice shifts, and the
+    certificate bounds the exact maximum over every lattice shift (exact rationals) as tightly as
+    before."""
+    rng = np.random.default_rng(seed)
+    k = 64  # h = Δf/64
+    widths = rng.integers(1, 3 * k, size=5)
+    ticks = np.concatenate(([0], np.cumsum(widths))) - int(widths.sum()) // 2
+    probs = rng.random(widths.size) + 0.05
+    noise = dpdro.PiecewiseUniform(ticks / k, probs / probs.sum(), grid=1.0 / k)
+    eps = 0.9
+    prof = privacy_profile(noise, eps, 1.0)
+    assert prof.method == "lattice" and prof.phis.size < 2 * k + 1
+    exact = exact_delta_fraction(
+        noise.edges, noise.probs, float(np.exp(eps)), [Fraction(s, k) for s in range(-k, k + 1)]
+    )
+    assert float(exact) <= prof.delta <= float(exact) + 1e-12
+
+
 def test_breakpoint_method_agrees_with_lattice():
     rng = np.random.default_rng(11)
     ticks = np.array([-12, -7, -3, -1, 0, 1, 2, 5, 9, 13])
