@@ -63,8 +63,8 @@ refused by :class:`dpdro.Problem` with a pointer to the staircase mechanism, opt
 Never worse than the literature: the release is the best of the LPs' noises and the certified cells
 of the truncated Laplace, staircase (with an atom at 0) and Tulap mechanisms
 (:func:`dpdro.reference.reference_upper_bound`), and the refinement goes on below ``rel_gap`` (down
-to a tenth of it) while the release costs more than the best literature mechanism valid for the
-problem (:func:`dpdro.reference.literature_losses`, up to :data:`LITERATURE_TOLERANCE`). The result
+to a tenth of it) while the release does not beat the best literature mechanism valid for the
+problem (:func:`dpdro.reference.literature_losses`, by :data:`LITERATURE_TOLERANCE`). The result
 says what was released (``source``), the best literature mechanism (``best_known``) and by how much
 the release beats it (``advantage``). Where shifts matter (an asymmetric loss or a support) the
 mechanisms are also translated by their best shifts; under a ``time_limit`` those searches get a
@@ -460,12 +460,12 @@ class _Search:
         return relative_gap(self.best_ub.value, limit) > self.rel_gap
 
     def target(self) -> float:
-        """The gap to reach: the requested one once the release is no worse than the best
-        literature mechanism; until then a gap small enough that the upper bound falls below it
-        (with 10% to spare), but not below a tenth of the requested one (what a literature
-        mechanism within a hair of the optimum may cost)."""
+        """The requested gap once the release beats the best literature mechanism; until then
+        (the release is that mechanism, or costs more: at ε = 1, δ = 0.02, ℓ1 and a 2% gap,
+        Tulap lies 0.9% above the LP noise two rounds away) one small enough that the upper
+        bound falls below it (10% to spare), but not below a tenth of the requested one."""
         upper, lower = self.best_ub.value, self.best_lb.value
-        if upper <= self.beat * (1.0 + LITERATURE_TOLERANCE) or lower <= 0:
+        if upper < self.beat * (1.0 - LITERATURE_TOLERANCE) or lower <= 0:
             return self.goal
         return max(self.goal / 10, min(self.goal, 0.9 * (self.beat - lower) / lower))
 

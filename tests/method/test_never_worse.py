@@ -283,3 +283,12 @@ def test_the_shifted_staircase_keeps_its_atom_at_zero():
     one_sided = dpdro.Problem(epsilon=4.0, delta=0.05, loss=loss, support=(0.5, math.inf))
     ub = reference_upper_bound(one_sided, 1 / 64)
     assert ub.noise.atom == 0.0 and ub.noise.edges[0] >= 0.5
+
+
+def test_a_released_literature_mechanism_does_not_stop_the_refinement():
+    """Tulap within 1e-7 of itself is released at once, but the refinement goes on below the gap
+    while the release does not beat it: at ε = 1, δ = 0.02 and a 2% gap Tulap lies 0.9% above the
+    LP noise of the next rounds."""
+    res = dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=0.02), rel_gap=0.02)
+    assert res.source == "lp" and res.advantage > 5e-3
+    assert res.best_known[0] == "tulap"
