@@ -64,7 +64,7 @@ Never worse than the literature: the release is the best of the LPs' noises and 
 of the truncated Laplace, staircase (with an atom at 0) and Tulap mechanisms
 (:func:`dpdro.reference.reference_upper_bound`), and the refinement goes on below ``rel_gap`` (down
 to a tenth of it) while the release does not beat the best literature mechanism valid for the
-problem (:func:`dpdro.reference.literature_losses`, by :data:`LITERATURE_TOLERANCE`). The result
+problem (:func:`dpdro.reference.literature_losses`), unless that is the staircase. The result
 says what was released (``source``), the best literature mechanism (``best_known``) and by how much
 the release beats it (``advantage``). Where shifts matter (an asymmetric loss or a support) the
 mechanisms are also translated by their best shifts; under a ``time_limit`` those searches get a
@@ -124,10 +124,7 @@ from .noise import PiecewiseUniform
 from .partition import Partition
 from .privacy import certify_delta
 from .problem import InfeasibleError, Problem, RelaxationInfeasibleError
-from .reference import (
-    literature_losses,
-    reference_upper_bound,
-)
+from .reference import literature_losses, reference_upper_bound
 from .release import LowerBound, UpperBound
 from .solvers import SolverError
 
@@ -218,10 +215,8 @@ def relative_gap(upper: float, lower: float) -> float:
 def _print_round(info: dict) -> None:
     print(
         f"dpdro: round {info['round']}: k = {info['k']}, upper {info['upper']:.7g}, lower "
-        f"{info['lower']:.7g}, "
-        f"gap {100 * info['gap']:.3f}% ({info['seconds']:.1f} s)",
-        file=sys.stderr,
-        flush=True,
+        f"{info['lower']:.7g}, gap {100 * info['gap']:.3f}% ({info['seconds']:.1f} s)",
+        file=sys.stderr, flush=True,
     )
 
 
@@ -339,6 +334,8 @@ class _Search:
         # the expected loss of every literature mechanism valid for the problem, and the best
         self.literature = literature_losses(problem, time_limit=shift_time)
         self.beat = min(self.literature.values(), default=math.inf)
+        best = min(self.literature, key=self.literature.get, default="")  # (:meth:`target`)
+        self.chase = best.endswith(("tulap", "laplace"))
         sens = problem.sensitivity
         self.a = truncated_laplace_half_width(
             epsilon=problem.epsilon, delta=problem.delta, sensitivity=sens
@@ -460,12 +457,14 @@ class _Search:
         return relative_gap(self.best_ub.value, limit) > self.rel_gap
 
     def target(self) -> float:
-        """The requested gap once the release beats the best literature mechanism; until then
-        (the release is that mechanism, or costs more: at ε = 1, δ = 0.02, ℓ1 and a 2% gap,
-        Tulap lies 0.9% above the LP noise two rounds away) one small enough that the upper
-        bound falls below it (10% to spare), but not below a tenth of the requested one."""
-        upper, lower = self.best_ub.value, self.best_lb.value
-        if upper < self.beat * (1.0 - LITERATURE_TOLERANCE) or lower <= 0:
+        """The requested gap once the release beats the best literature mechanism or equals the
+        staircase (chasing it cost 18 of 20 s at ε = 2.03); until then, and while it equals Tulap
+        or truncated Laplace (the LP beat Tulap by 0.9% at ε = 1, δ = 0.02, a 2% gap), one small
+        enough that the upper bound falls below it (10% spare), but not below a tenth of it."""
+        upper, lower, tol = self.best_ub.value, self.best_lb.value, LITERATURE_TOLERANCE
+        if upper < self.beat * (1 - tol) or (upper <= self.beat * (1 + tol) and not self.chase):
+            return self.goal
+        if lower <= 0:
             return self.goal
         return max(self.goal / 10, min(self.goal, 0.9 * (self.beat - lower) / lower))
 
