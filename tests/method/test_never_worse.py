@@ -300,3 +300,28 @@ def test_a_released_tulap_does_not_stop_the_refinement_but_the_staircase_does():
     assert stair.source == "staircase" and stair.best_known[0] == "staircase"
     gaps = [h["gap"] for h in stair.history]
     assert gaps[-1] <= 1e-3 < min(gaps[:-1])
+
+
+def test_the_chase_below_the_gap_takes_at_most_a_tenth_of_the_time_limit():
+    """While the release equals Tulap (or truncated Laplace), the target gap stays below the
+    requested one only within a tenth of a time limit (always without one); for the staircase
+    never."""
+    from types import SimpleNamespace
+
+    from dpdro.optimal import _Search
+
+    s = object.__new__(_Search)
+    s.goal, s.beat = 1e-3, 1.0
+    s.best_ub, s.best_lb = SimpleNamespace(value=1.0), SimpleNamespace(value=0.9995)
+    chased = 0.9 * (1.0 - 0.9995) / 0.9995
+    for chase, shift_time, seconds, want in [
+        (True, 2.0, 0.5, chased),  # limit 10 s: within its tenth
+        (True, 2.0, 1.5, 1e-3),  # beyond it
+        (True, None, 100.0, chased),  # no limit
+        (False, None, 0.0, 1e-3),  # the staircase
+    ]:
+        s.chase, s.shift_time = chase, shift_time
+        assert s.target(seconds) == pytest.approx(want)
+    s.best_ub = SimpleNamespace(value=1.002)  # costlier than the literature: always chased
+    s.chase, s.shift_time = False, 2.0
+    assert s.target(1.5) < 1e-3
