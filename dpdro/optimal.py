@@ -67,9 +67,12 @@ to a tenth of it) while the release does not beat the best literature mechanism 
 problem (:func:`dpdro.reference.literature_losses`, by :data:`LITERATURE_TOLERANCE`). The result
 says what was released (``source``), the best literature mechanism (``best_known``) and by how much
 the release beats it (``advantage``). Where shifts matter (an asymmetric loss or a support) the
-mechanisms are also translated by their best shifts; under a ``time_limit`` those searches get a
-fifth of it each time they run (quick for the built-in losses; for a callable loss evaluated point
-by point they can take seconds), and the mechanisms as published are always compared.
+mechanisms are also translated by their best shifts. Under a ``time_limit`` the literature values,
+best shifts and the plateau's search get a fifth of it (quick for the built-in losses; for a
+callable loss evaluated point by point they can take seconds, and a value cut short is left out of
+the comparison), and the certified candidates another fifth: the first candidate that fits is always
+built and certified, the others and the shifted ones only in time, a shifted one's lattice refined
+only as far as its certificate fits (:func:`dpdro.reference.reference_upper_bound`).
 
 ``time_limit`` (seconds) bounds every LP solve and the whole call: a round is started while the time
 left exceeds half the last round's time (a round costs at least as much as the one before, but an
@@ -83,11 +86,20 @@ seconds grow like its rows to a power 1.5 to 1.8, and its rows like k² at a fix
 (:class:`dpdro.grid.LowerBoundTimeout`), an upper-bound LP that does is abandoned without losing its
 round's lower bound, and the call returns the best bracket so far with ``reached`` telling whether
 ``rel_gap`` was met.
-The first round always runs (its grid is small). Nothing runs on a time of its own after the limit:
+The first round runs unless the limit is already spent. Nothing runs on a time of its own after the
+limit:
 the first lower-bound LP leaves a tenth of the limit (at most 2 s, :func:`_reserve`) for the
 coarser one that replaces it should it run out, and a problem solved at Δf = 1 leaves as much for
 scaling back and certifying at Δf (measured at ε = 0.0016, δ = 5.3e-10, |x|³, Δf = 0.001: 0.5 s,
 several times that under load, which had overrun a 20 s limit by 17%).
+
+The floor: a call always returns a certified noise and a valid lower bound, so a limit shorter than
+the first certified candidate, plus one lower-bound LP on a grid 8 times coarser than the first
+(given at least :data:`_FLOOR_SOLVE` to solve), is exceeded by them: tens of milliseconds for most
+problems (measured 0.03–0.1 s at limits of 0.01 s), up to about 0.5 s at ε = 10 (building the
+LP), and seconds where the candidate alone needs them: the truncated Laplace mechanism at ε = 1e-4,
+δ = 1e-12 has 354,552 cells of width Δf whose certificate takes 1.2–2.6 s, and for a callable loss
+at small ε the exact expected loss of the release can take as long.
 """
 
 from __future__ import annotations
@@ -142,6 +154,11 @@ SOURCE_NAMES = {"lp": "the noise of the upper-bounding LP P(pi, beta)", "tulap":
 _UPPER_WINDOW = 1.5  # initial windows in units of the truncated-Laplace half-width
 _LOWER_WINDOW = 1.0
 _GROWTH = 1.5  # window growth when a bound's solution reaches its window's edge
+_SHARE = 0.2  # of a time limit, for the literature mechanisms' searches and again for their release
+# the least time the coarse lower-bound LP of a call out of time gets (_fallback_lower_bound): with
+# 0.5 ms, what 5% of a 0.01 s limit leaves, that LP at ℓ2, ε = 8, δ = 1e-9 (k = 8) ran out and the
+# call raised TimeoutError with a certified noise in hand
+_FLOOR_SOLVE = 0.02
 # the first upper-bound LP waits while its rows exceed the round's lower-bound LP's by more than
 # this (a coarse lower-bound grid, small ε: the next lower-bound round costs a fraction of it; at
 # pinball τ = 0.58, ε = 0.0026, δ = 1.8e-11 the upper LP at k = 1, 10,500 cells, ran out of a 20 s
@@ -310,8 +327,9 @@ def _fallback_lower_bound(
     """The lower bound of the grid 8 times coarser than ``k`` (its LP takes a few hundredths of the
     time, the cost growing like k^2.5) within what is left of ``budget`` (the first lower-bound LP
     leaves :func:`_reserve` for it; building that LP is not part of its solver's limit, so at least
-    half as much again): what the call returns when that LP ran out of time. ``None`` if this one
-    runs out too."""
+    half as much again, and at least :data:`_FLOOR_SOLVE`): what the call returns when that LP ran
+    out of time, or when the limit was spent before it (module docstring, tiny limits). The bound
+    where its LP stopped if it runs out too (``None`` if there is none)."""
     k = Fraction(k)
     coarse = k / 8 if k < 1 else Fraction(max(1, math.ceil(k / 8)))
     try:
@@ -320,10 +338,10 @@ def _fallback_lower_bound(
             coarse,
             max(1, math.ceil(window * coarse / problem.sensitivity)),
             # what is left, and at least half the reserve again: at most 5% over the limit
-            time_limit=budget.left(floor=_reserve(budget.seconds, 0.05)),
+            time_limit=budget.left(floor=max(_reserve(budget.seconds, 0.05), _FLOOR_SOLVE)),
         )
-    except TimeoutError:
-        return None
+    except TimeoutError as exc:
+        return getattr(exc, "bound", None)
 
 
 class _Search:
@@ -332,12 +350,13 @@ class _Search:
 
     def __init__(
         self, problem: Problem, rel_gap: float, atom: bool, k_start: int | None, max_k: int,
-        shift_time: float | None = None,
+        shifts: TimeBudget | None = None,
     ):
         self.problem, self.rel_gap, self.atom = problem, rel_gap, atom
         self.goal = rel_gap  # the requested gap; rel_gap is the round's target (:meth:`target`)
         # the expected loss of every literature mechanism valid for the problem, and the best
-        self.literature = literature_losses(problem, time_limit=shift_time)
+        shifts = TimeBudget(None) if shifts is None else shifts  # (their searches' time)
+        self.literature = literature_losses(problem, time_limit=shifts.left())
         self.beat = min(self.literature.values(), default=math.inf)
         sens = problem.sensitivity
         self.a = truncated_laplace_half_width(
@@ -356,7 +375,7 @@ class _Search:
             # ε = 5.96, δ = 2.4e-6, ℓ1 on [0, ∞): both LPs at k = 16 in 1.6 s; the lower bound's
             # alone at k = 40, the plateau's grid, beyond 14 s)
             self.k = min(self.k, Fraction(16))
-        self.plateau = _plateau(problem)
+        self.plateau = _plateau(problem, shifts)
         self.edge_weights = _edge_weights(problem, self.plateau)
         self.best_ub: UpperBound | None = None
         self.best_lb: LowerBound | None = None
@@ -632,7 +651,10 @@ def _rescaled(
         # 1.59999e-12 at Δf = 1, 1.6087e-12 scaled to Δf = 0.001, δ = 1.6e-12): the candidates
         # certified at Δf itself instead
         k = res.history[0]["k"] if res.history else 1
-        upper = reference_upper_bound(problem, _reference_cells(problem, k), atom=atom)
+        left = None if budget.seconds is None else max(budget.left(), 0.0)  # (the first one only)
+        upper = reference_upper_bound(
+            problem, _reference_cells(problem, k), atom=atom, time_limit=left
+        )
         if upper is None:
             return None
         noise = upper.noise
@@ -749,19 +771,26 @@ def _refine(
 ) -> OptimalNoise:
     """The refinement of the module docstring on ``problem`` itself (arguments checked)."""
     budget = TimeBudget(time_limit)
-    # the best shifts of the literature mechanisms may take a fifth of the time, twice (milliseconds
-    # for the built-in losses; a callable evaluated point by point had taken 45 s of a 10 s limit)
-    shift_time = None if time_limit is None else 0.2 * time_limit
-    search = _Search(problem, rel_gap, atom, k_start, max_k, shift_time)
-    # the truncated Laplace mechanism on the first fine grid: an upper bound without an LP
+    # the literature mechanisms' values and best shifts, and the plateau's, may take a fifth of the
+    # time, and the certified candidates another fifth (milliseconds for the built-in losses; a
+    # callable evaluated point by point had taken 45 s of a 10 s limit)
+    share = None if time_limit is None else _SHARE * time_limit
+    search = _Search(problem, rel_gap, atom, k_start, max_k, budget.part(share))
+    # the literature mechanisms on the first fine grid: an upper bound without an LP
     cells = _reference_cells(problem, search.k)
-    search.best_ub = reference_upper_bound(problem, cells, atom=atom, time_limit=shift_time)
+    search.best_ub = reference_upper_bound(
+        problem, cells, atom=atom, time_limit=budget.part(share).left()
+    )
     last = 0.0
     while True:
         if search.history and time_limit is not None and 0.5 * last > budget.left():
             # the next round, at least as costly as the last, would end before half of it
             break
         g = search.grids()
+        if not search.history and search.best_ub is not None and budget.expired():
+            # below the floor (module docstring): the candidate and the coarse lower bound
+            search.timed_out(g, time_limit, budget)
+            break
         r0 = time.perf_counter()
         try:
             ub, lb = search.solve_round(g, budget)

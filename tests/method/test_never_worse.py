@@ -206,20 +206,102 @@ def _scalar_asymmetric(x):
 
 
 def test_the_best_shifts_stop_when_their_time_is_spent():
-    """The best shifts of the literature mechanisms are searched only while their time lasts: with
-    none left the mechanisms as published are all there and no shifted one; without a limit the
-    shifted ones are there too. The reference upper bound is then a centred mechanism, certified."""
+    """The literature values and best shifts are computed only while their time lasts: with none
+    left, no shifted one, and for a loss evaluated point by point not even the published ones (a
+    single staircase value had taken seconds at small ε: issue 28, time limits); the ℓ1 staircase,
+    in closed form, is always there. Without a limit the shifted ones are there too. The reference
+    upper bound is then a centred mechanism, certified."""
     problem = dpdro.Problem(epsilon=2.0, delta=1e-4, loss=_scalar_asymmetric)
     from dpdro.reference import reference_upper_bound
 
-    spent = literature_losses(problem, time_limit=0.0)
-    assert set(spent) == {"staircase", "tulap", "truncated_laplace"}
+    assert literature_losses(problem, time_limit=0.0) == {}
+    assert set(literature_losses(dpdro.Problem(epsilon=2.0, delta=1e-4), time_limit=0.0)) == {
+        "staircase"
+    }
     full = literature_losses(problem)
-    assert {f"shifted_{n}" for n in spent} <= set(full)
-    assert all(full[n] == spent[n] for n in spent)
+    assert {f"shifted_{n}" for n in ("staircase", "tulap", "truncated_laplace")} <= set(full)
     ub = reference_upper_bound(problem, 1 / 64, time_limit=0.0)
     assert not ub.source.startswith("shifted_")
     assert dpdro.certify_delta(ub.noise, 2.0, 1.0) <= 1e-4
+
+
+def test_with_no_time_left_only_the_first_certified_candidate_is_built(monkeypatch):
+    """A spent time limit builds the centred candidates only until one is certified (staircase,
+    truncated Laplace, Tulap, in that order): the first release is always certified, the others are
+    skipped. Below ε = ½ there is no staircase candidate, and the truncated Laplace one is built
+    all the same."""
+    from dpdro import reference
+
+    calls = []
+
+    def counted(make):
+        def wrapper(*args, **kwargs):
+            calls.append(make.__name__)
+            return make(*args, **kwargs)
+
+        wrapper.__name__ = make.__name__
+        return wrapper
+
+    for name in ("staircase_candidate", "truncated_laplace_candidate", "tulap_candidate"):
+        monkeypatch.setattr(reference, name, counted(getattr(reference, name)))
+    problem = dpdro.Problem(epsilon=2.0, delta=1e-4)
+    ub = reference.reference_upper_bound(problem, 1 / 64, time_limit=0.0)
+    assert calls == ["staircase_candidate"] and ub.source == "staircase"
+    assert dpdro.certify_delta(ub.noise, 2.0, 1.0) <= 1e-4
+    calls.clear()
+    full = reference.reference_upper_bound(problem, 1 / 64)
+    assert calls == ["staircase_candidate", "truncated_laplace_candidate", "tulap_candidate"]
+    assert full.value <= ub.value
+    calls.clear()
+    small = dpdro.Problem(epsilon=0.1, delta=1e-4)
+    ub = reference.reference_upper_bound(small, 1.0, time_limit=0.0)
+    assert calls == ["staircase_candidate", "truncated_laplace_candidate"]
+    assert ub.source == "truncated_laplace" and dpdro.certify_delta(ub.noise, 0.1, 1.0) <= 1e-4
+
+
+def test_with_no_time_left_a_one_sided_problem_still_gets_a_certified_shifted_candidate():
+    """No centred candidate fits a support on one side of 0: the shifted ones are then the first
+    release and are built and certified whatever the time (it had raised TimeoutError at a limit of
+    0.1 s, ε = 0.0014, δ = 7.8e-12, with no noise at all)."""
+    problem = dpdro.Problem(epsilon=1.0, delta=1e-3, support=(0.0, math.inf))
+    ub = reference_upper_bound(problem, 1 / 64, time_limit=0.0)
+    assert ub is not None and ub.source.startswith("shifted_")
+    assert ub.noise.edges[0] >= 0.0
+    assert dpdro.certify_delta(ub.noise, 1.0, 1.0) <= 1e-3
+
+
+def test_a_shifted_certificate_is_refined_only_as_far_as_the_time_left():
+    """The lattice of a shifted candidate is refined m times (m a power of two ≤ 256) only while m
+    times what its centred candidate took fits in the time left (its certificate's cost grows with
+    m: 1.2 s at m = 256 for the shifted staircase at pinball τ = 0.8, ε = 8)."""
+    from dpdro.reference import _SHIFT_REFINEMENT, _refinement_within
+
+    class Left:  # a budget with a fixed time left (no clock)
+        def __init__(self, seconds):
+            self.seconds = seconds
+
+        def left(self):
+            return self.seconds
+
+        def expired(self):
+            return False
+
+    assert _refinement_within(None, 5.0) == _SHIFT_REFINEMENT
+    assert _refinement_within(Left(None), 5.0) == _SHIFT_REFINEMENT
+    assert _refinement_within(Left(1.0), 0.01) == 64
+    assert _refinement_within(Left(1.0), 1e-6) == _SHIFT_REFINEMENT
+    assert _refinement_within(Left(1.0), 0.6) == 1
+    assert _refinement_within(Left(1.0), 1.5) == 0
+    # a capped shift is still certified, and costs at most what the uncapped one does more
+    problem = dpdro.Problem(epsilon=8.0, delta=1e-3, loss=dpdro.Pinball(tau=0.8))
+    from dpdro.reference import _shifted_noise, staircase_candidate
+
+    centred, _ = staircase_candidate(problem)
+    coarse = _shifted_noise(problem, centred, Left(1.0), 1.0)
+    fine = _shifted_noise(problem, centred)
+    assert coarse.grid == centred.grid and fine.grid < coarse.grid
+    assert dpdro.certify_delta(coarse, 8.0, 1.0) <= 1e-3
+    assert fine.expected_loss(problem.loss) <= coarse.expected_loss(problem.loss)
 
 
 def test_a_best_shift_search_stops_midway_when_its_time_is_spent():
@@ -238,7 +320,10 @@ def test_a_best_shift_search_stops_midway_when_its_time_is_spent():
         best_shift(cells, loss, budget=spent)
     assert best_shift(cells, loss) is not None
     eps = 0.00178
-    assert shifted_staircase_gamma(eps, loss, spent) == staircase_optimal_gamma(eps, loss)
+    # the centred optimum is a search too: with no time for it, the ℓ1 optimum (closed form)
+    with pytest.raises(TimeoutError):
+        staircase_optimal_gamma(eps, loss, spent)
+    assert shifted_staircase_gamma(eps, loss, spent) == staircase_optimal_gamma(eps, "l1")
     assert (eps, loss) not in _GAMMAS
     problem = dpdro.Problem(epsilon=eps, delta=0.0074, sensitivity=9.42e-05, loss=loss)
     t0 = time.perf_counter()
