@@ -57,7 +57,7 @@ from ._closed_forms import (
 )
 from .losses import PiecewiseLinear, make_loss
 from .noise import PiecewiseUniform
-from .privacy import certify_delta
+from .privacy import certify_delta, lattice_shifts
 from .problem import Problem
 from .release import RELEASE_MARGIN, UpperBound, certified_release
 
@@ -305,20 +305,29 @@ def _shifted_cost(distribution, loss):
 _SHIFT_REFINEMENT = 256
 
 
-def _refinement_within(budget: TimeBudget | None, seconds: float) -> int:
-    """The largest power of two m ≤ :data:`_SHIFT_REFINEMENT` whose shifted candidate's certificate
-    should end within what is left of ``budget``, predicted as m times ``seconds``, what the
-    candidate took on its own lattice (its making and certificate): the lattice certificate costs
-    a pass over the cells per lattice shift (:func:`dpdro.privacy.privacy_profile`), and the lattice
-    refined m times has m times the shifts (measured: the shifted staircase at pinball τ = 0.8,
-    ε = 8, m = 256, 1.2 s of a 1 s limit). 0 when not even m = 1 fits; no limit, no cap."""
+def _refinement_within(
+    budget: TimeBudget | None, seconds: float, noise: PiecewiseUniform, sensitivity: float
+) -> int:
+    """The largest power of two m ≤ :data:`_SHIFT_REFINEMENT` whose shifted ``noise``'s certificate
+    should end within what is left of ``budget``, predicted from ``seconds``, what the noise took on
+    its own lattice (its making and certificate), times the growth of the lattice shifts the
+    certificate evaluates (:func:`dpdro.privacy.lattice_shifts`, a pass over the cells each): every
+    one of the m times as many, or the differences of edges within Δf where they are fewer, as
+    many for every m (the staircase's few edges: any m). Measured: before the latter, the shifted
+    staircase at pinball τ = 0.8, ε = 8, m = 256, took 1.2 s of a 1 s limit. 0 when not even m = 1
+    fits; no limit, no cap."""
     left = None if budget is None else budget.left()
     if left is None:
         return _SHIFT_REFINEMENT
     if seconds > left:
         return 0
+    k, ticks = round(sensitivity / noise.grid), noise.ticks
+    base = lattice_shifts(ticks, k).size
     m = 1
-    while 2 * m <= _SHIFT_REFINEMENT and 2 * m * seconds <= left:
+    while (
+        2 * m <= _SHIFT_REFINEMENT
+        and seconds * lattice_shifts(ticks * 2 * m, k * 2 * m).size <= left * base
+    ):
         m *= 2
     return m
 
@@ -341,7 +350,7 @@ def _shifted_noise(
     no certificate fits the budget (``TimeoutError`` when it expires during the search). ``forced``
     (the release needs it): the search ignores the budget and m = 1 is always allowed."""
     p = problem
-    most = max(_refinement_within(budget, seconds), int(forced))
+    most = max(_refinement_within(budget, seconds, noise, p.sensitivity), int(forced))
     if most == 0:
         return None
     if forced:

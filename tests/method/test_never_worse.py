@@ -271,10 +271,17 @@ def test_with_no_time_left_a_one_sided_problem_still_gets_a_certified_shifted_ca
 
 
 def test_a_shifted_certificate_is_refined_only_as_far_as_the_time_left():
-    """The lattice of a shifted candidate is refined m times (m a power of two ≤ 256) only while m
-    times what its centred candidate took fits in the time left (its certificate's cost grows with
-    m: 1.2 s at m = 256 for the shifted staircase at pinball τ = 0.8, ε = 8)."""
-    from dpdro.reference import _SHIFT_REFINEMENT, _refinement_within
+    """The lattice of a shifted candidate is refined m times (m a power of two ≤ 256) only while its
+    certificate, predicted from what the centred candidate took times the growth of the lattice
+    shifts it evaluates, fits in the time left: m times as many shifts for a noise with many edges
+    (the truncated Laplace cells), the same differences of edges for one with few (the staircase),
+    whose lattice is then refined fully."""
+    from dpdro.reference import (
+        _SHIFT_REFINEMENT,
+        _refinement_within,
+        _shifted_noise,
+        truncated_laplace_candidate,
+    )
 
     class Left:  # a budget with a fixed time left (no clock)
         def __init__(self, seconds):
@@ -286,22 +293,23 @@ def test_a_shifted_certificate_is_refined_only_as_far_as_the_time_left():
         def expired(self):
             return False
 
-    assert _refinement_within(None, 5.0) == _SHIFT_REFINEMENT
-    assert _refinement_within(Left(None), 5.0) == _SHIFT_REFINEMENT
-    assert _refinement_within(Left(1.0), 0.01) == 64
-    assert _refinement_within(Left(1.0), 1e-6) == _SHIFT_REFINEMENT
-    assert _refinement_within(Left(1.0), 0.6) == 1
-    assert _refinement_within(Left(1.0), 1.5) == 0
-    # a capped shift is still certified, and costs at most what the uncapped one does more
+    many, _ = truncated_laplace_candidate(dpdro.Problem(epsilon=1.0, delta=1e-3), 1 / 64)
+    assert _refinement_within(None, 5.0, many, 1.0) == _SHIFT_REFINEMENT
+    assert _refinement_within(Left(None), 5.0, many, 1.0) == _SHIFT_REFINEMENT
+    assert _refinement_within(Left(1.0), 0.01, many, 1.0) == 64
+    assert _refinement_within(Left(1.0), 1e-6, many, 1.0) == _SHIFT_REFINEMENT
+    assert _refinement_within(Left(1.0), 0.6, many, 1.0) == 1
+    assert _refinement_within(Left(1.0), 1.5, many, 1.0) == 0
     problem = dpdro.Problem(epsilon=8.0, delta=1e-3, loss=dpdro.Pinball(tau=0.8))
-    from dpdro.reference import _shifted_noise, staircase_candidate
-
     centred, _ = staircase_candidate(problem)
-    coarse = _shifted_noise(problem, centred, Left(1.0), 1.0)
-    fine = _shifted_noise(problem, centred)
-    assert coarse.grid == centred.grid and fine.grid < coarse.grid
-    assert dpdro.certify_delta(coarse, 8.0, 1.0) <= 1e-3
-    assert fine.expected_loss(problem.loss) <= coarse.expected_loss(problem.loss)
+    assert _refinement_within(Left(1.0), 0.6, centred, 1.0) == _SHIFT_REFINEMENT
+    # a capped shift (m = 1) is still certified, and costs at least what the uncapped one does
+    pinball = dpdro.Problem(epsilon=1.0, delta=1e-3, loss=dpdro.Pinball(tau=0.8))
+    coarse = _shifted_noise(pinball, many, Left(1.0), 0.6)
+    fine = _shifted_noise(pinball, many)
+    assert coarse.grid == many.grid and fine.grid <= coarse.grid
+    assert dpdro.certify_delta(coarse, 1.0, 1.0) <= 1e-3
+    assert fine.expected_loss(pinball.loss) <= coarse.expected_loss(pinball.loss)
 
 
 def test_a_best_shift_search_stops_midway_when_its_time_is_spent():
