@@ -68,11 +68,12 @@ problem (:func:`dpdro.reference.literature_losses`, by :data:`LITERATURE_TOLERAN
 says what was released (``source``), the best literature mechanism (``best_known``) and by how much
 the release beats it (``advantage``). Where shifts matter (an asymmetric loss or a support) the
 mechanisms are also translated by their best shifts. Under a ``time_limit`` the literature values,
-best shifts and the plateau's search get a fifth of it (quick for the built-in losses; for a
-callable loss evaluated point by point they can take seconds, and a value cut short is left out of
-the comparison), and the certified candidates another fifth: the first candidate that fits is always
-built and certified, the others and the shifted ones only in time, a shifted one's lattice refined
-only as far as its certificate fits (:func:`dpdro.reference.reference_upper_bound`).
+best shifts, the plateau's search (:func:`dpdro._schedule._plateau`) and the certified candidates
+get a fifth of it each (quick for the built-in losses; for a callable loss evaluated point by point
+they can take seconds, and a value cut short is left out of the comparison): the first candidate
+that fits is always built and certified, the others and the shifted ones only in time, a shifted
+one's lattice refined only as far as its certificate fits
+(:func:`dpdro.reference.reference_upper_bound`).
 
 ``time_limit`` (seconds) bounds every LP solve and the whole call: a round is started while the time
 left exceeds half the last round's time (a round costs at least as much as the one before, but an
@@ -155,7 +156,7 @@ SOURCE_NAMES = {"lp": "the noise of the upper-bounding LP P(pi, beta)", "tulap":
 _UPPER_WINDOW = 1.5  # initial windows in units of the truncated-Laplace half-width
 _LOWER_WINDOW = 1.0
 _GROWTH = 1.5  # window growth when a bound's solution reaches its window's edge
-_SHARE = 0.2  # of a time limit, for the literature mechanisms' searches and again for their release
+_SHARE = 0.2  # of a time limit, for each of the literature values, the plateau and the candidates
 # the least time the coarse lower-bound LP of a call out of time gets (_fallback_lower_bound): with
 # 0.5 ms, what 5% of a 0.01 s limit leaves, that LP at ℓ2, ε = 8, δ = 1e-9 (k = 8) ran out and the
 # call raised TimeoutError with a certified noise in hand
@@ -352,13 +353,15 @@ class _Search:
 
     def __init__(
         self, problem: Problem, rel_gap: float, atom: bool, k_start: int | None, max_k: int,
-        shifts: TimeBudget | None = None,
+        budget: TimeBudget | None = None,
+        share: float | None = None,
     ):
         self.problem, self.rel_gap, self.atom = problem, rel_gap, atom
         self.goal = rel_gap  # the requested gap; rel_gap is the round's target (:meth:`target`)
         # the expected loss of every literature mechanism valid for the problem, and the best
-        shifts = TimeBudget(None) if shifts is None else shifts  # (their searches' time)
-        self.literature = literature_losses(problem, time_limit=shifts.left())
+        # the literature values and the plateau's search: each a ``share`` of ``budget``
+        budget = TimeBudget(None) if budget is None else budget
+        self.literature = literature_losses(problem, time_limit=budget.part(share).left())
         self.beat = min(self.literature.values(), default=math.inf)
         sens = problem.sensitivity
         self.a = truncated_laplace_half_width(
@@ -377,7 +380,7 @@ class _Search:
             # ε = 5.96, δ = 2.4e-6, ℓ1 on [0, ∞): both LPs at k = 16 in 1.6 s; the lower bound's
             # alone at k = 40, the plateau's grid, beyond 14 s)
             self.k = min(self.k, Fraction(16))
-        self.plateau = _plateau(problem, shifts)
+        self.plateau = _plateau(problem, budget.part(share))
         self.edge_weights = _edge_weights(problem, self.plateau)
         self.best_ub: UpperBound | None = None
         self.best_lb: LowerBound | None = None
@@ -773,11 +776,13 @@ def _refine(
 ) -> OptimalNoise:
     """The refinement of the module docstring on ``problem`` itself (arguments checked)."""
     budget = TimeBudget(time_limit)
-    # the literature mechanisms' values and best shifts, and the plateau's, may take a fifth of the
-    # time, and the certified candidates another fifth (milliseconds for the built-in losses; a
-    # callable evaluated point by point had taken 45 s of a 10 s limit)
+    # the literature mechanisms' values and best shifts, the plateau's search and the certified
+    # candidates may take a fifth of the time each (milliseconds for the built-in losses; a
+    # callable evaluated point by point had taken 45 s of a 10 s limit; a plateau left only what
+    # the literature values had left, none under load, gave an unaligned grid: pinball τ = 0.8,
+    # ε = 8, a 304% gap where the aligned one reached 5.4%)
     share = None if time_limit is None else _SHARE * time_limit
-    search = _Search(problem, rel_gap, atom, k_start, max_k, budget.part(share))
+    search = _Search(problem, rel_gap, atom, k_start, max_k, budget, share)
     # the literature mechanisms on the first fine grid: an upper bound without an LP
     cells = _reference_cells(problem, search.k)
     search.best_ub = reference_upper_bound(
