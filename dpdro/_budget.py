@@ -38,3 +38,11 @@ class TimeBudget:
     def expired(self) -> bool:
         """Whether the limit is spent."""
         return self.seconds is not None and self.elapsed() >= self.seconds
+
+    def part(self, seconds: float | None) -> TimeBudget:
+        """A budget for one stage of the call: ``seconds`` from now (``None``: no limit of its own),
+        ending with this budget if that comes first."""
+        rest = self.left()
+        if seconds is None or rest is None:
+            return TimeBudget(rest if seconds is None else seconds)
+        return TimeBudget(min(seconds, max(rest, 0.0)))

@@ -67,10 +67,13 @@ to a tenth of it) while the release does not beat the best literature mechanism 
 problem (:func:`dpdro.reference.literature_losses`) but the staircase, within a tenth of any
 time limit. The result says what was released (``source``), the best literature mechanism
 (``best_known``) and by how much the release beats it (``advantage``). Where shifts matter (an
-asymmetric loss or a support) the mechanisms are also translated by their best shifts; under a
-``time_limit`` those searches get a fifth of it each time they run (quick for the built-in
-losses; for a callable loss evaluated point by point they can take seconds), and the mechanisms as
-published are always compared.
+asymmetric loss or a support) the mechanisms are also translated by their best shifts. Under a
+``time_limit`` the literature values, best shifts, the plateau's search
+(:func:`dpdro._schedule._plateau`) and the certified candidates get a fifth of it each (quick for
+the built-in losses; for a callable loss evaluated point by point they can take seconds, and a
+value cut short is left out of the comparison): the first candidate that fits is always built and
+certified, the others and the shifted ones only in time, a shifted one's lattice refined only as
+far as its certificate fits (:func:`dpdro.reference.reference_upper_bound`).
 
 ``time_limit`` (seconds) bounds every LP solve and the whole call: a round is started while the time
 left exceeds half the last round's time (a round costs at least as much as the one before, but an
@@ -84,11 +87,21 @@ seconds grow like its rows to a power 1.5 to 1.8, and its rows like k² at a fix
 (:class:`dpdro.grid.LowerBoundTimeout`), an upper-bound LP that does is abandoned without losing its
 round's lower bound, and the call returns the best bracket so far with ``reached`` telling whether
 ``rel_gap`` was met.
-The first round always runs (its grid is small). Nothing runs on a time of its own after the limit:
-the first lower-bound LP leaves a tenth of the limit (at most 2 s, :func:`_reserve`) for the
-coarser one that replaces it should it run out, and a problem solved at Δf = 1 leaves as much for
-scaling back and certifying at Δf (measured at ε = 0.0016, δ = 5.3e-10, |x|³, Δf = 0.001: 0.5 s,
-several times that under load, which had overrun a 20 s limit by 17%).
+The first round runs unless the limit is already spent. Nothing runs on a time of its own after the
+limit: the first lower-bound LP leaves a tenth of the limit (at most 2 s,
+:func:`dpdro._schedule._reserve`) for the coarser one that replaces it should it run out, and a
+problem solved at Δf = 1 leaves as much for scaling back and certifying at Δf (measured at
+ε = 0.0016, δ = 5.3e-10, |x|³, Δf = 0.001: 0.5 s, several times that under load, which had overrun
+a 20 s limit by 17%).
+
+The floor: a call always returns a certified noise and a valid lower bound, so a limit shorter than
+the first certified candidate, plus one lower-bound LP on a grid 8 times coarser than the first
+(the first itself where that is coarser than Δf; given at least
+:data:`dpdro._schedule._FLOOR_SOLVE` to solve), is exceeded by them: tens of milliseconds for most
+problems (measured 0.03–0.1 s at limits of 0.01 s), up to about 0.5 s at ε = 10 (building the
+LP), and seconds where the candidate alone needs them: the truncated Laplace mechanism at ε = 1e-4,
+δ = 1e-12 has 354,552 cells of width Δf whose certificate takes 1.2–2.6 s, and for a callable loss
+at small ε the exact expected loss of the release can take as long.
 """
 
 from __future__ import annotations
@@ -111,12 +124,15 @@ from ._schedule import (
     _after_infeasible,
     _aligned,
     _edge_weights,
+    _fallback_lower_bound,
     _first_steps,
     _fitting,
     _Grids,
     _lower_rows,
     _next_steps,
     _plateau,
+    _reserve,
+    _unless_timed_out,
     _upper_rows,
 )
 from ._validation import check_bool, check_int, check_optional_positive, check_positive
@@ -140,6 +156,7 @@ SOURCE_NAMES = {"lp": "the noise of the upper-bounding LP P(pi, beta)", "tulap":
 _UPPER_WINDOW = 1.5  # initial windows in units of the truncated-Laplace half-width
 _LOWER_WINDOW = 1.0
 _GROWTH = 1.5  # window growth when a bound's solution reaches its window's edge
+_SHARE = 0.2  # of a time limit, for each of the literature values, the plateau and the candidates
 # the first upper-bound LP waits while its rows exceed the round's lower-bound LP's by more than
 # this (a coarse lower-bound grid, small ε: the next lower-bound round costs a fraction of it; at
 # pinball τ = 0.58, ε = 0.0026, δ = 1.8e-11 the upper LP at k = 1, 10,500 cells, ran out of a 20 s
@@ -283,57 +300,21 @@ def _reference_cells(problem: Problem, k) -> float:
     return problem.sensitivity / min(64, max(1, math.ceil(k)))
 
 
-def _unless_timed_out(upper: Callable[..., UpperBound], budget: TimeBudget) -> UpperBound | None:
-    """The round's upper bound within what is left of ``budget``, or ``None`` if its LP ran out of
-    time: the round's lower bound, solved beside it or before it, is kept all the same (measured:
-    ℓ2 at ε = 7.31, δ = 6.2e-5, the upper-bound LP of the second round ran out of a 20 s limit and
-    took that round's lower bound with it)."""
-    try:
-        return upper(time_limit=budget.left())
-    except TimeoutError:
-        return None
-
-
-def _reserve(seconds: float | None, share: float = 0.1) -> float:
-    """The part of a time limit kept back for what must still run once a solve is abandoned: a
-    ``share`` of it, at most 2 s (0 without a limit)."""
-    return 0.0 if seconds is None else min(2.0, share * seconds)
-
-
-def _fallback_lower_bound(
-    problem: Problem, k, window: float, budget: TimeBudget
-) -> LowerBound | None:
-    """The lower bound of the grid 8 times coarser than ``k`` (its LP takes a few hundredths of the
-    time, the cost growing like k^2.5) within what is left of ``budget`` (the first lower-bound LP
-    leaves :func:`_reserve` for it; building that LP is not part of its solver's limit, so at least
-    half as much again): what the call returns when that LP ran out of time. ``None`` if this one
-    runs out too."""
-    k = Fraction(k)
-    coarse = k / 8 if k < 1 else Fraction(max(1, math.ceil(k / 8)))
-    try:
-        return grid_lower_bound(
-            problem,
-            coarse,
-            max(1, math.ceil(window * coarse / problem.sensitivity)),
-            # what is left, and at least half the reserve again: at most 5% over the limit
-            time_limit=budget.left(floor=_reserve(budget.seconds, 0.05)),
-        )
-    except TimeoutError:
-        return None
-
-
 class _Search:
     """The state of :func:`optimal_noise`'s refinement: the next grid, the window factors, the best
     bounds so far and what the last rounds gained (module docstring)."""
 
     def __init__(
         self, problem: Problem, rel_gap: float, atom: bool, k_start: int | None, max_k: int,
-        shift_time: float | None = None,
+        budget: TimeBudget | None = None,
+        share: float | None = None,
     ):
-        self.problem, self.rel_gap, self.atom, self.shift_time = problem, rel_gap, atom, shift_time
+        self.problem, self.rel_gap, self.atom, self.share = problem, rel_gap, atom, share
         self.goal = rel_gap  # the requested gap; rel_gap is the round's target (:meth:`target`)
         # the expected loss of every literature mechanism valid for the problem, and the best
-        self.literature = literature_losses(problem, time_limit=shift_time)
+        # the literature values and the plateau's search: each a ``share`` of ``budget``
+        budget = TimeBudget(None) if budget is None else budget
+        self.literature = literature_losses(problem, time_limit=budget.part(share).left())
         self.beat = min(self.literature.values(), default=math.inf)
         best = min(self.literature, key=self.literature.get, default="")  # (:meth:`target`)
         self.chase = best.endswith(("tulap", "laplace"))
@@ -354,7 +335,7 @@ class _Search:
             # ε = 5.96, δ = 2.4e-6, ℓ1 on [0, ∞): both LPs at k = 16 in 1.6 s; the lower bound's
             # alone at k = 40, the plateau's grid, beyond 14 s)
             self.k = min(self.k, Fraction(16))
-        self.plateau = _plateau(problem)
+        self.plateau = _plateau(problem, budget.part(share))
         self.edge_weights = _edge_weights(problem, self.plateau)
         self.best_ub: UpperBound | None = None
         self.best_lb: LowerBound | None = None
@@ -463,7 +444,7 @@ class _Search:
         of 20 s at ε = 2.03); until then (the LP beat Tulap by 0.9% at ε = 1, δ = 0.02, 2% gap)
         one small enough that the upper bound falls below it (10% spare), but ≥ a tenth of it."""
         upper, lower, tol = self.best_ub.value, self.best_lb.value, LITERATURE_TOLERANCE
-        spare = self.shift_time is None or seconds <= 0.5 * self.shift_time  # a fifth of the limit
+        spare = self.share is None or seconds <= 0.5 * self.share  # a share is a fifth of the limit
         equal = upper <= self.beat * (1 + tol) and not (self.chase and spare)
         if upper < self.beat * (1 - tol) or equal or lower <= 0:
             return self.goal
@@ -499,14 +480,16 @@ class _Search:
         time_limit: float,
         budget: TimeBudget,
         partial: LowerBound | None = None,
+        coarser: int = 8,
     ) -> None:
         """A round ran out of time: keep what there is, the certified bound of its interrupted
         lower-bound LP (``partial``) if it is better (a coarse lower bound if there is none
-        yet)."""
-        # a lower bound on a grid 8 times coarser
+        yet, on a grid ``coarser`` times coarser, :func:`dpdro._schedule._fallback_lower_bound`)."""
         if self.best_lb is None and self.best_ub is not None:
             # (≈ 1/200 of the time)
-            self.best_lb = _fallback_lower_bound(self.problem, g.k_low, g.w_low, budget)
+            self.best_lb = _fallback_lower_bound(
+                self.problem, g.k_low, g.w_low, budget, coarser, grid_lower_bound
+            )
         if partial is not None and (self.best_lb is None or partial.value > self.best_lb.value):
             self.best_lb = partial
         if self.best_ub is None or self.best_lb is None:
@@ -632,7 +615,10 @@ def _rescaled(
         # 1.59999e-12 at Δf = 1, 1.6087e-12 scaled to Δf = 0.001, δ = 1.6e-12): the candidates
         # certified at Δf itself instead
         k = res.history[0]["k"] if res.history else 1
-        upper = reference_upper_bound(problem, _reference_cells(problem, k), atom=atom)
+        left = None if budget.seconds is None else max(budget.left(), 0.0)  # (the first one only)
+        upper = reference_upper_bound(
+            problem, _reference_cells(problem, k), atom=atom, time_limit=left
+        )
         if upper is None:
             return None
         noise = upper.noise
@@ -748,20 +734,32 @@ def _refine(
     max_k: int,
 ) -> OptimalNoise:
     """The refinement of the module docstring on ``problem`` itself (arguments checked)."""
+    # Long because the loop handles each way a round ends (infeasible, out of time, solver failure)
     budget = TimeBudget(time_limit)
-    # the best shifts of the literature mechanisms may take a fifth of the time, twice (milliseconds
-    # for the built-in losses; a callable evaluated point by point had taken 45 s of a 10 s limit)
-    shift_time = None if time_limit is None else 0.2 * time_limit
-    search = _Search(problem, rel_gap, atom, k_start, max_k, shift_time)
-    # the truncated Laplace mechanism on the first fine grid: an upper bound without an LP
+    # the literature mechanisms' values and best shifts, the plateau's search and the certified
+    # candidates may take a fifth of the time each (milliseconds for the built-in losses; a
+    # callable evaluated point by point had taken 45 s of a 10 s limit; a plateau left only what
+    # the literature values had left, none under load, gave an unaligned grid: pinball τ = 0.8,
+    # ε = 8, a 304% gap where the aligned one reached 5.4%)
+    share = None if time_limit is None else _SHARE * time_limit
+    search = _Search(problem, rel_gap, atom, k_start, max_k, budget, share)
+    # the literature mechanisms on the first fine grid: an upper bound without an LP
     cells = _reference_cells(problem, search.k)
-    search.best_ub = reference_upper_bound(problem, cells, atom=atom, time_limit=shift_time)
+    search.best_ub = reference_upper_bound(
+        problem, cells, atom=atom, time_limit=budget.part(share).left()
+    )
     last = 0.0
     while True:
         if search.history and time_limit is not None and 0.5 * last > budget.left():
             # the next round, at least as costly as the last, would end before half of it
             break
         g = search.grids()
+        if not search.history and search.best_ub is not None and budget.expired():
+            # below the floor (module docstring): the candidate and a coarse lower bound, that of
+            # the first grid itself where it is coarser than Δf (as cheap as the grid 8 times
+            # coarser, measured at ε = 1e-4, δ = 1e-12: 8 ms, and 4 times higher)
+            search.timed_out(g, time_limit, budget, coarser=1 if g.k_low < 1 else 8)
+            break
         r0 = time.perf_counter()
         try:
             ub, lb = search.solve_round(g, budget)

@@ -39,6 +39,7 @@ shifts where they matter), as published: the value :func:`dpdro.optimal_noise` m
 from __future__ import annotations
 
 import math
+import time
 from functools import partial
 
 import numpy as np
@@ -56,7 +57,7 @@ from ._closed_forms import (
 )
 from .losses import PiecewiseLinear, make_loss
 from .noise import PiecewiseUniform
-from .privacy import certify_delta
+from .privacy import certify_delta, lattice_shifts
 from .problem import Problem
 from .release import RELEASE_MARGIN, UpperBound, certified_release
 
@@ -88,10 +89,12 @@ def literature_losses(problem: Problem, *, time_limit: float | None = None) -> d
     Parameters
     ----------
     problem : the instance of P.
-    time_limit : seconds after which the best-shift searches stop, even midway (``None``: no
-        limit): they cost hundreds of expected losses each, slow for a callable loss evaluated point
-        by point or a staircase of 10⁵ cells at small ε (:func:`best_shift`); a search cut short
-        reports nothing, and the mechanisms as published are always included.
+    time_limit : seconds after which the expected losses and the best-shift searches stop, even
+        midway (``None``: no limit): a search costs hundreds of expected losses, slow for a
+        callable loss evaluated point by point or a staircase of 10⁵ cells at small ε
+        (:func:`best_shift`), and for such a loss even one expected loss can take seconds (10⁶
+        staircase cells at ε = 1e-4); a value or search cut short reports nothing. For the
+        built-in losses the mechanisms as published take milliseconds and are always included.
 
     Returns
     -------
@@ -114,10 +117,16 @@ def literature_losses(problem: Problem, *, time_limit: float | None = None) -> d
     out = {}
     for name, noise in cells.items():
         if _fits(noise, p.support):
-            out[name] = float(noise.expected_loss(p.loss))
+            try:
+                out[name] = float(noise.expected_loss(p.loss, budget=budget))
+            except TimeoutError:
+                pass
     if p.support is None:
-        gamma = staircase_optimal_gamma(eps, p.loss)
-        out["staircase"] = float(staircase_expected_loss(eps, sens, gamma, p.loss))
+        try:
+            gamma = staircase_optimal_gamma(eps, p.loss, budget)
+            out["staircase"] = float(staircase_expected_loss(eps, sens, gamma, p.loss, budget))
+        except TimeoutError:
+            pass
         if shifts_matter(p) and not budget.expired():
             # the ε-DP staircase with γ optimised for its best shift, over ⌈50/ε⌉ + 1 periods (the
             # neglected mass is below e^{−50})
@@ -146,8 +155,10 @@ def shifted_staircase_gamma(epsilon: float, loss, budget: TimeBudget | None = No
 
     Each evaluation sums over 2(⌈50/ε⌉ + 1) cells at ~30 shifts: at ε = 0.0018 the whole search
     took 39 s. When ``budget`` expires the search stops and returns the best γ evaluated so far
-    (every γ gives an ε-DP staircase; the centred optimum when none was); only completed searches
-    are remembered."""
+    (every γ gives an ε-DP staircase; the centred optimum when none was, or the ℓ1 one,
+    1/(1 + e^{ε/2}) in closed form, when the budget expired before even that search ended:
+    :func:`dpdro._closed_forms.staircase_optimal_gamma`); only completed searches are
+    remembered."""
     key = (epsilon, loss)
     if key in _GAMMAS:
         return _GAMMAS[key]
@@ -162,7 +173,10 @@ def shifted_staircase_gamma(epsilon: float, loss, budget: TimeBudget | None = No
             seen[g] = best_shift(noise, loss, budget=budget)[1]
         return seen[g]
 
-    start = staircase_optimal_gamma(epsilon, loss)
+    try:
+        start = staircase_optimal_gamma(epsilon, loss, budget)
+    except TimeoutError:
+        return staircase_optimal_gamma(epsilon, "l1")
     try:
         res = optimize.minimize_scalar(
             cost, bounds=(1e-6, 1 - 1e-6), method="bounded", options={"xatol": 1e-8}
@@ -291,28 +305,67 @@ def _shifted_cost(distribution, loss):
 _SHIFT_REFINEMENT = 256
 
 
+def _refinement_within(
+    budget: TimeBudget | None, seconds: float, noise: PiecewiseUniform, sensitivity: float
+) -> int:
+    """The largest power of two m ≤ :data:`_SHIFT_REFINEMENT` whose shifted ``noise``'s certificate
+    should end within what is left of ``budget``, predicted from ``seconds``, what the noise took on
+    its own lattice (its making and certificate), times the growth of the lattice shifts the
+    certificate evaluates (:func:`dpdro.privacy.lattice_shifts`, a pass over the cells each): every
+    one of the m times as many, or the differences of edges within Δf where they are fewer, as
+    many for every m (the staircase's few edges: any m). Measured: before the latter, the shifted
+    staircase at pinball τ = 0.8, ε = 8, m = 256, took 1.2 s of a 1 s limit. 0 when not even m = 1
+    fits; no limit, no cap."""
+    left = None if budget is None else budget.left()
+    if left is None:
+        return _SHIFT_REFINEMENT
+    if seconds > left:
+        return 0
+    k, ticks = round(sensitivity / noise.grid), noise.ticks
+    base = lattice_shifts(ticks, k).size
+    m = 1
+    while (
+        2 * m <= _SHIFT_REFINEMENT
+        and seconds * lattice_shifts(ticks * 2 * m, k * 2 * m).size <= left * base
+    ):
+        m *= 2
+    return m
+
+
 def _shifted_noise(
-    problem: Problem, noise: PiecewiseUniform
+    problem: Problem,
+    noise: PiecewiseUniform,
+    budget: TimeBudget | None = None,
+    seconds: float = 0.0,
+    forced: bool = False,
 ) -> PiecewiseUniform | None:
     """``noise`` (a candidate on its lattice) with its cells translated by their best shift
     (:func:`best_shift`, within the problem's support) rounded to its lattice Δf/N refined by the
     smallest power of two m ≤ :data:`_SHIFT_REFINEMENT` for which the rounding costs at most 1e-8
-    of the loss, and its atom, if any, left at 0 (not certified yet: the translate of an
-    (ε, δ_P)-DP noise mixed with an atom of mass a is (ε, a + (1 − a)δ_P)-DP by the convexity of
-    the hockey-stick divergence, as for the centred staircase, and the certificate is computed again
-    exactly where it is released); ``None`` when no shift fits the support."""
+    of the loss (at most the m whose certificate fits in ``budget``, :func:`_refinement_within`,
+    from the ``seconds`` the candidate took), and its atom, if any, left at 0 (not certified yet:
+    the translate of an (ε, δ_P)-DP noise mixed with an atom of mass a is (ε, a + (1 − a)δ_P)-DP by
+    the convexity of the hockey-stick divergence, as for the centred staircase, and the certificate
+    is computed again exactly where it is released); ``None`` when no shift fits the support or
+    no certificate fits the budget (``TimeoutError`` when it expires during the search). ``forced``
+    (the release needs it): the search ignores the budget and m = 1 is always allowed."""
     p = problem
+    most = max(_refinement_within(budget, seconds, noise, p.sensitivity), int(forced))
+    if most == 0:
+        return None
+    if forced:
+        budget = None
     cells = noise
     if noise.atom > 0:  # the shift of the cells alone: the atom's cost c(0) does not depend on it
         cells = PiecewiseUniform(noise.edges, noise.probs / (1.0 - noise.atom), grid=noise.grid)
-    found = best_shift(cells, p.loss, p.support)
+    found = best_shift(cells, p.loss, p.support, budget=budget)
     if found is None:
         return None
     s, value = found
     cost = _shifted_cost(cells, p.loss)
     lo, hi = p.support if p.support is not None else (-math.inf, math.inf)
     ticks, m, chosen = noise.ticks, 1, None
-    while m <= _SHIFT_REFINEMENT:
+    while m <= most:
         h = noise.grid / m
         near = {math.floor(s / h), math.ceil(s / h)}
         fitting = [
@@ -335,58 +388,84 @@ def _shifted_noise(
 
 
 def _shifted_pool(
-    problem: Problem, base: dict, cell_width: float, budget: TimeBudget, atom: bool = True
+    problem: Problem,
+    base: dict,
+    cell_width: float,
+    budget: TimeBudget,
+    atom: bool = True,
+    forced: bool = False,
 ) -> list[tuple]:
     """The shifted candidates of :func:`reference_upper_bound`'s pool, not yet certified: (expected
     loss, ``shifted_<name>``, noise, ``None``, its maker at a level δ′), those built before the
-    budget expires. ``base`` holds the centred candidates built at δ (the staircase's is rebuilt
-    with γ for its shift, and with its atom at 0 where ``atom`` and the support allow one: its
-    cells are shifted, the atom is not, :func:`_shifted_noise`; measured at the asymmetric loss,
-    ε = 8.53, δ = 0.0197, where the staircase without atom left δ − δ_P unused: 2% lower)."""
+    budget expires. ``base`` holds the centred candidates built at δ, each with the seconds it took
+    (the staircase's is rebuilt with γ for its shift, and with its atom at 0 where ``atom`` and the
+    support allow one: its cells are shifted, the atom is not, :func:`_shifted_noise`; measured at
+    the asymmetric loss, ε = 8.53, δ = 0.0197, where the staircase without atom left δ − δ_P unused:
+    2% lower). ``forced`` (no centred candidate fits the support): they are the first release, and
+    are built until one is, on the coarsest lattice the time left allows (:func:`_shifted_noise`;
+    measured at ε = 0.0014, δ = 7.8e-12, support [0, ∞): the shifted truncated Laplace candidate's
+    certificate on the lattice refined 256 times took 0.3 s of a 0.1 s limit)."""
     loss = problem.loss
     lo, hi = problem.support if problem.support is not None else (-math.inf, math.inf)
     with_atom = atom and lo <= 0.0 <= hi
     makers = {
         "truncated_laplace": lambda q: truncated_laplace_candidate(q, cell_width),
         "staircase": lambda q: staircase_candidate(
-            q, atom=with_atom, gamma=shifted_staircase_gamma(q.epsilon, loss)
+            q, atom=with_atom, gamma=shifted_staircase_gamma(q.epsilon, loss, budget)
         ),
         "tulap": tulap_candidate,
     }
     out = []
     for name, make in makers.items():
-        if budget.expired():
+        if budget.expired() and (out or not forced):
             break
         if name == "staircase" and problem.epsilon < 0.5:
             continue
-        remake = partial(_remade_shifted, problem, make)
-        made = base.get(name) if name != "staircase" else None  # (built at δ already)
-        shifted = _shifted_noise(problem, made[0]) if made else remake(problem.delta)
+        remake = partial(_remade_shifted, problem, make, budget, forced)
+        made, seconds = base.get(name, (None, 0.0)) if name != "staircase" else (None, 0.0)
+        try:  # (the centred candidate built at δ already, or made again)
+            shifted = (
+                _shifted_noise(problem, made[0], budget, seconds, forced)
+                if made
+                else remake(problem.delta)
+            )
+        except TimeoutError:
+            break
         if shifted is not None:
             out.append((shifted.expected_loss(loss), f"shifted_{name}", shifted, None, remake))
     return out
 
 
-def _remade_shifted(problem: Problem, make, level: float) -> PiecewiseUniform | None:
+def _remade_shifted(
+    problem: Problem, make, budget: TimeBudget, forced: bool, level: float
+) -> PiecewiseUniform | None:
     """The candidate of ``make`` designed at δ′ = ``level``, translated by its best shift
-    (:func:`_shifted_noise`), or ``None``."""
+    (:func:`_shifted_noise`, within ``budget`` unless ``forced``), or ``None``."""
+    t0 = time.perf_counter()
     c = make(problem.with_delta(level))
-    return None if c is None else _shifted_noise(problem, c[0])
+    if c is None:
+        return None
+    return _shifted_noise(problem, c[0], budget, time.perf_counter() - t0, forced)
 
 
-def _certified_shifted(problem: Problem, noise: PiecewiseUniform, remake) -> tuple:
+def _certified_shifted(
+    problem: Problem, noise: PiecewiseUniform, remake, budget: TimeBudget
+) -> tuple:
     """(noise, certified δ) of a shifted candidate: translation leaves δ unchanged, but the
     certificate's rounding allowance grows with the edges' magnitude, so a candidate certified
     within that allowance of δ can exceed δ once moved (measured at δ = 1.6e-12, one-sided:
     1.59998e-12 centred, 1.60432e-12 moved); it is then designed again at a δ′ lowered by twice
-    the excess (three tries)."""
+    the excess (three tries, while ``budget`` lasts)."""
     d = certify_delta(noise, problem.epsilon, problem.sensitivity)
     level = problem.delta
     for _ in range(3):
-        if d <= problem.delta:
+        if d <= problem.delta or budget.expired():
             break
         level -= 2.0 * (d - problem.delta)
-        moved = remake(level) if level > 0 else None
+        try:
+            moved = remake(level) if level > 0 else None
+        except TimeoutError:
+            break
         if moved is None:
             break
         noise, d = moved, certify_delta(moved, problem.epsilon, problem.sensitivity)
@@ -404,8 +483,14 @@ def reference_upper_bound(
     problem : the instance of P.
     cell_width : the cells of the truncated Laplace candidate (a divisor of Δf).
     atom : let the staircase candidate carry a point mass at 0 (ignored for monotone problems).
-    time_limit : seconds after which no further shifted candidate is built (``None``: no limit;
-        :func:`literature_losses`); the centred candidates are always built.
+    time_limit : seconds after which no further candidate is built or certified (``None``: no
+        limit). The first candidate that fits the support is always built and certified, so that
+        there is a certified release (the centred ones in the order staircase, truncated Laplace,
+        Tulap, then the shifted ones); a limit shorter than that one takes is exceeded by it
+        (measured: the truncated Laplace candidate at ε = 1e-4, δ = 1e-12, Δf/1 cells, 354,552 of
+        them: 1.4 s, its certificate nearly all of it). A shifted candidate's certificate is
+        predicted from what its centred candidate took and its lattice refined only as far as the
+        time left allows (:func:`_refinement_within`).
 
     Returns
     -------
@@ -421,26 +506,38 @@ def reference_upper_bound(
     """
     budget = TimeBudget(time_limit)
     atom = atom and not problem.monotone
-    base = [
-        ("truncated_laplace", truncated_laplace_candidate(problem, cell_width)),
-        ("staircase", staircase_candidate(problem, atom=atom)),
-        ("tulap", tulap_candidate(problem)),
-    ]
     loss = problem.loss
+    makers = {
+        "staircase": partial(staircase_candidate, problem, atom=atom),
+        "truncated_laplace": partial(truncated_laplace_candidate, problem, cell_width),
+        "tulap": partial(tulap_candidate, problem),
+    }
     # (expected loss, name, noise, certified δ or None, the noise's maker at a level δ′ or None):
     # a shifted noise is certified only if it is the best
-    pool = [
-        (c[0].expected_loss(loss), n, c[0], c[1], None)
-        for n, c in base
-        if c is not None and _fits(c[0], problem.support)
-    ]
+    pool, base = [], {}
+    for name, make in makers.items():
+        if pool and budget.expired():
+            break
+        t0 = time.perf_counter()
+        c = make()
+        base[name] = (c, time.perf_counter() - t0)
+        if c is not None and _fits(c[0], problem.support):
+            pool.append((c[0].expected_loss(loss), name, c[0], c[1], None))
     if shifts_matter(problem):
-        pool += _shifted_pool(problem, dict(base), cell_width, budget, atom)
+        # no centred candidate fits the support: the shifted ones are the first release
+        pool += _shifted_pool(problem, base, cell_width, budget, atom, forced=not pool)
     pool.sort(key=lambda c: c[0])
     while pool:
-        _, source, noise, d, remake = pool.pop(0)
+        value, source, noise, d, remake = pool.pop(0)
         if d is None:
-            noise, d = _certified_shifted(problem, noise, remake)
+            # while a certified candidate remains, a shifted one is certified only in time
+            spare = any(c[3] is not None for c in pool)
+            if spare and budget.expired():
+                continue
+            noise, d = _certified_shifted(
+                problem, noise, remake, budget if spare else TimeBudget(None)
+            )
+            value = noise.expected_loss(loss)
         if d <= problem.delta:
             break
     else:
@@ -457,7 +554,7 @@ def reference_upper_bound(
         noise.edges, noise.probs, grid=noise.grid, metadata=meta, atom=noise.atom
     )
     return certified_release(
-        noise.expected_loss(problem.loss),
+        value,
         d,
         budget.elapsed(),
         noise=noise,
@@ -532,12 +629,25 @@ def _tulap_on_lattice(p: Problem, lattice: int, level: float) -> PiecewiseUnifor
     return PiecewiseUniform(ticks * h, cells.probs, grid=h, metadata=meta)
 
 
+#: how far below δ the truncated Laplace candidate is first designed: its adjacent cells are all
+#: near-ties of the certificate (mass ratio e^ε), whose rounding allowance then adds about 8u times
+#: their mass (measured: 6.4e-16 to 8.4e-16 at ε from 1e-4 to 5, δ from 1e-12 to 0.1, cells Δf and
+#: Δf/64); designed at δ itself, the first certificate exceeded δ by that much every time, and the
+#: candidate took two or three certificates (ε = 1e-4, δ = 1e-12: 5.0 s, now 1.5 s in the same run;
+#: ε = 1e-3: 0.39 s, now 0.11 s)
+_TRUNCATED_LAPLACE_ROOM = 1e-15
+
+
 def truncated_laplace_candidate(
     problem: Problem, cell_width: float
 ) -> tuple[PiecewiseUniform, float] | None:
     """The truncated Laplace mechanism on cells of width ``cell_width``, at the largest δ′ ≤ δ tried
-    whose cells certify at most δ: (noise, certified δ)."""
-    p, target = problem, problem.delta
+    whose cells certify at most δ: (noise, certified δ). The first δ′ is δ less
+    :data:`_TRUNCATED_LAPLACE_ROOM` (its cost in expected loss, against the δ′ the second
+    certificate used to find: at most 1.2e-10 relative, measured at ε from 1e-4 to 5 and δ from
+    1e-12 to 0.1)."""
+    p = problem
+    target = p.delta - _TRUNCATED_LAPLACE_ROOM if p.delta > 2 * _TRUNCATED_LAPLACE_ROOM else p.delta
     for _ in range(8):
         noise = truncated_laplace_noise(p.epsilon, target, p.sensitivity, cell_width)
         d = certify_delta(noise, p.epsilon, p.sensitivity)

@@ -206,20 +206,110 @@ def _scalar_asymmetric(x):
 
 
 def test_the_best_shifts_stop_when_their_time_is_spent():
-    """The best shifts of the literature mechanisms are searched only while their time lasts: with
-    none left the mechanisms as published are all there and no shifted one; without a limit the
-    shifted ones are there too. The reference upper bound is then a centred mechanism, certified."""
+    """The literature values and best shifts are computed only while their time lasts: with none
+    left, no shifted one, and for a loss evaluated point by point not even the published ones (a
+    single staircase value had taken seconds at small ε: issue 28, time limits); the ℓ1 staircase,
+    in closed form, is always there. Without a limit the shifted ones are there too. The reference
+    upper bound is then a centred mechanism, certified."""
     problem = dpdro.Problem(epsilon=2.0, delta=1e-4, loss=_scalar_asymmetric)
     from dpdro.reference import reference_upper_bound
 
-    spent = literature_losses(problem, time_limit=0.0)
-    assert set(spent) == {"staircase", "tulap", "truncated_laplace"}
+    assert literature_losses(problem, time_limit=0.0) == {}
+    assert set(literature_losses(dpdro.Problem(epsilon=2.0, delta=1e-4), time_limit=0.0)) == {
+        "staircase"
+    }
     full = literature_losses(problem)
-    assert {f"shifted_{n}" for n in spent} <= set(full)
-    assert all(full[n] == spent[n] for n in spent)
+    assert {f"shifted_{n}" for n in ("staircase", "tulap", "truncated_laplace")} <= set(full)
     ub = reference_upper_bound(problem, 1 / 64, time_limit=0.0)
     assert not ub.source.startswith("shifted_")
     assert dpdro.certify_delta(ub.noise, 2.0, 1.0) <= 1e-4
+
+
+def test_with_no_time_left_only_the_first_certified_candidate_is_built(monkeypatch):
+    """A spent time limit builds the centred candidates only until one is certified (staircase,
+    truncated Laplace, Tulap, in that order): the first release is always certified, the others are
+    skipped. Below ε = ½ there is no staircase candidate, and the truncated Laplace one is built
+    all the same."""
+    from dpdro import reference
+
+    calls = []
+
+    def counted(make):
+        def wrapper(*args, **kwargs):
+            calls.append(make.__name__)
+            return make(*args, **kwargs)
+
+        wrapper.__name__ = make.__name__
+        return wrapper
+
+    for name in ("staircase_candidate", "truncated_laplace_candidate", "tulap_candidate"):
+        monkeypatch.setattr(reference, name, counted(getattr(reference, name)))
+    problem = dpdro.Problem(epsilon=2.0, delta=1e-4)
+    ub = reference.reference_upper_bound(problem, 1 / 64, time_limit=0.0)
+    assert calls == ["staircase_candidate"] and ub.source == "staircase"
+    assert dpdro.certify_delta(ub.noise, 2.0, 1.0) <= 1e-4
+    calls.clear()
+    full = reference.reference_upper_bound(problem, 1 / 64)
+    assert calls == ["staircase_candidate", "truncated_laplace_candidate", "tulap_candidate"]
+    assert full.value <= ub.value
+    calls.clear()
+    small = dpdro.Problem(epsilon=0.1, delta=1e-4)
+    ub = reference.reference_upper_bound(small, 1.0, time_limit=0.0)
+    assert calls == ["staircase_candidate", "truncated_laplace_candidate"]
+    assert ub.source == "truncated_laplace" and dpdro.certify_delta(ub.noise, 0.1, 1.0) <= 1e-4
+
+
+def test_with_no_time_left_a_one_sided_problem_still_gets_a_certified_shifted_candidate():
+    """No centred candidate fits a support on one side of 0: the shifted ones are then the first
+    release and are built and certified whatever the time (it had raised TimeoutError at a limit of
+    0.1 s, ε = 0.0014, δ = 7.8e-12, with no noise at all)."""
+    problem = dpdro.Problem(epsilon=1.0, delta=1e-3, support=(0.0, math.inf))
+    ub = reference_upper_bound(problem, 1 / 64, time_limit=0.0)
+    assert ub is not None and ub.source.startswith("shifted_")
+    assert ub.noise.edges[0] >= 0.0
+    assert dpdro.certify_delta(ub.noise, 1.0, 1.0) <= 1e-3
+
+
+def test_a_shifted_certificate_is_refined_only_as_far_as_the_time_left():
+    """The lattice of a shifted candidate is refined m times (m a power of two ≤ 256) only while its
+    certificate, predicted from what the centred candidate took times the growth of the lattice
+    shifts it evaluates, fits in the time left: m times as many shifts for a noise with many edges
+    (the truncated Laplace cells), the same differences of edges for one with few (the staircase),
+    whose lattice is then refined fully."""
+    from dpdro.reference import (
+        _SHIFT_REFINEMENT,
+        _refinement_within,
+        _shifted_noise,
+        truncated_laplace_candidate,
+    )
+
+    class Left:  # a budget with a fixed time left (no clock)
+        def __init__(self, seconds):
+            self.seconds = seconds
+
+        def left(self):
+            return self.seconds
+
+        def expired(self):
+            return False
+
+    many, _ = truncated_laplace_candidate(dpdro.Problem(epsilon=1.0, delta=1e-3), 1 / 64)
+    assert _refinement_within(None, 5.0, many, 1.0) == _SHIFT_REFINEMENT
+    assert _refinement_within(Left(None), 5.0, many, 1.0) == _SHIFT_REFINEMENT
+    assert _refinement_within(Left(1.0), 0.01, many, 1.0) == 64
+    assert _refinement_within(Left(1.0), 1e-6, many, 1.0) == _SHIFT_REFINEMENT
+    assert _refinement_within(Left(1.0), 0.6, many, 1.0) == 1
+    assert _refinement_within(Left(1.0), 1.5, many, 1.0) == 0
+    problem = dpdro.Problem(epsilon=8.0, delta=1e-3, loss=dpdro.Pinball(tau=0.8))
+    centred, _ = staircase_candidate(problem)
+    assert _refinement_within(Left(1.0), 0.6, centred, 1.0) == _SHIFT_REFINEMENT
+    # a capped shift (m = 1) is still certified, and costs at least what the uncapped one does
+    pinball = dpdro.Problem(epsilon=1.0, delta=1e-3, loss=dpdro.Pinball(tau=0.8))
+    coarse = _shifted_noise(pinball, many, Left(1.0), 0.6)
+    fine = _shifted_noise(pinball, many)
+    assert coarse.grid == many.grid and fine.grid <= coarse.grid
+    assert dpdro.certify_delta(coarse, 1.0, 1.0) <= 1e-3
+    assert fine.expected_loss(pinball.loss) <= coarse.expected_loss(pinball.loss)
 
 
 def test_a_best_shift_search_stops_midway_when_its_time_is_spent():
@@ -238,7 +328,10 @@ def test_a_best_shift_search_stops_midway_when_its_time_is_spent():
         best_shift(cells, loss, budget=spent)
     assert best_shift(cells, loss) is not None
     eps = 0.00178
-    assert shifted_staircase_gamma(eps, loss, spent) == staircase_optimal_gamma(eps, loss)
+    # the centred optimum is a search too: with no time for it, the ℓ1 optimum (closed form)
+    with pytest.raises(TimeoutError):
+        staircase_optimal_gamma(eps, loss, spent)
+    assert shifted_staircase_gamma(eps, loss, spent) == staircase_optimal_gamma(eps, "l1")
     assert (eps, loss) not in _GAMMAS
     problem = dpdro.Problem(epsilon=eps, delta=0.0074, sensitivity=9.42e-05, loss=loss)
     t0 = time.perf_counter()
@@ -314,14 +407,14 @@ def test_the_chase_below_the_gap_takes_at_most_a_tenth_of_the_time_limit():
     s.goal, s.beat = 1e-3, 1.0
     s.best_ub, s.best_lb = SimpleNamespace(value=1.0), SimpleNamespace(value=0.9995)
     chased = 0.9 * (1.0 - 0.9995) / 0.9995
-    for chase, shift_time, seconds, want in [
+    for chase, share, seconds, want in [
         (True, 2.0, 0.5, chased),  # limit 10 s: within its tenth
         (True, 2.0, 1.5, 1e-3),  # beyond it
         (True, None, 100.0, chased),  # no limit
         (False, None, 0.0, 1e-3),  # the staircase
     ]:
-        s.chase, s.shift_time = chase, shift_time
+        s.chase, s.share = chase, share
         assert s.target(seconds) == pytest.approx(want)
     s.best_ub = SimpleNamespace(value=1.002)  # costlier than the literature: always chased
-    s.chase, s.shift_time = False, 2.0
+    s.chase, s.share = False, 2.0
     assert s.target(1.5) < 1e-3

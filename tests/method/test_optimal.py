@@ -502,3 +502,47 @@ def test_a_lower_bound_without_masses_does_not_stop_the_refinement(monkeypatch):
     res = dpdro.optimal_noise(problem, rel_gap=1e-3, max_k=8)
     assert res.history and res.lower.value <= res.upper.value
     assert dpdro.certify_delta(res.noise, 1.0, 1.0) <= 0.2
+
+
+class _LeapingClock:
+    """A stand-in for the module ``time`` of dpdro._budget whose clock leaps by ``step`` seconds at
+    every reading: every time budget of a call is spent as soon as it is looked at."""
+
+    def __init__(self, step: float):
+        self.now, self.step = 0.0, step
+
+    def perf_counter(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_a_spent_budget_still_returns_a_certified_release(monkeypatch):
+    """Issue 28, item 3 (time limits): a call whose limit is spent before its first round (a tiny
+    limit, or one the certified literature candidates used up) solves no round and returns the first
+    certified candidate with the lower bound of the coarse grid (one lower-bound LP), not a
+    TimeoutError; deterministic: the budget's clock leaps by 10 s at every reading."""
+    import dpdro._budget
+
+    lowers = []
+    lower = dpdro.optimal.grid_lower_bound
+
+    def recorded(problem, k, L, **kwargs):
+        lowers.append(k)
+        return lower(problem, k, L, **kwargs)
+
+    monkeypatch.setattr(dpdro._budget, "time", _LeapingClock(10.0))
+    monkeypatch.setattr(dpdro.optimal, "grid_lower_bound", recorded)
+    monkeypatch.setattr(dpdro.optimal, "grid_upper_bound", None)  # never called
+    for problem in (
+        dpdro.Problem(epsilon=1.0, delta=1e-3),
+        dpdro.Problem(epsilon=8.0, delta=1e-9, loss="l2", sensitivity=7.5),
+        dpdro.Problem(epsilon=3.0, delta=1e-6, loss=dpdro.Pinball(tau=0.8)),
+        dpdro.Problem(epsilon=1.0, delta=1e-3, support=(0.0, math.inf)),
+    ):
+        lowers.clear()
+        res = dpdro.optimal_noise(problem, rel_gap=1e-3, time_limit=1.0)
+        assert len(lowers) == 1 and len(res.history) == 1
+        assert res.source != "lp"
+        eps, sens = problem.epsilon, problem.sensitivity
+        assert dpdro.certify_delta(res.noise, eps, sens) <= problem.delta
+        assert res.lower.value <= res.upper.value
