@@ -9,15 +9,30 @@ from .._closed_forms import tulap_cells as _tulap_cells
 from .._validation import check_open_unit, check_positive
 from ..noise import PiecewiseUniform
 from ..privacy import certify_delta
+from ._common import finite_expected_loss
 
 __all__ = ["Tulap"]
+
+
+#: the most cells a :class:`Tulap` is built and certified with (about 15 µs each: 30 s)
+MAX_CELLS = 2_000_000
 
 
 def _certified_tulap(
     epsilon: float, delta: float, sensitivity: float
 ) -> tuple[PiecewiseUniform, float, float]:
     """(cells, design δ′, certificate) of Tulap at the largest design δ′ ≤ δ tried whose float cells
-    certify at ≤ δ: δ′ = δ first, then δ′ ← δ − 2(certificate − δ′) (a few steps at most)."""
+    certify at ≤ δ: δ′ = δ first, then δ′ ← δ − 2(certificate − δ′) (a few steps at most).
+
+    Tulap has 2K + 1 unit cells, K ≈ log(1/δ)/ε; beyond :data:`MAX_CELLS` a ``ValueError`` (at ε =
+    1e-8, δ = 1e-300 it had asked for 500 GiB, at ε = 1e-30 it looped for ever)."""
+    cells = 2.0 * math.log(1.0 / delta) / epsilon
+    if cells > MAX_CELLS:
+        raise ValueError(
+            f"Tulap at epsilon = {epsilon!r}, delta = {delta!r} needs about 2*log(1/delta)/epsilon "
+            f"= {cells:.3g} cells, more than the {MAX_CELLS:g} dpdro builds and certifies; use a "
+            "larger epsilon or delta"
+        )
     design = delta
     for _ in range(30):
         noise = _tulap_cells(epsilon, design, sensitivity)
@@ -142,7 +157,7 @@ class Tulap:
 
     def expected_loss(self, loss="l1") -> float:
         """E c(X) by exact summation over the 2K + 1 cells (cell averages of the loss)."""
-        return self._noise.expected_loss(loss)
+        return finite_expected_loss(self, loss, lambda: self._noise.expected_loss(loss))
 
     @property
     def std(self) -> float:
