@@ -5,24 +5,27 @@ from __future__ import annotations
 
 from .problem import Problem
 
-__all__ = ["MAX_EPSILON", "MIN_DELTA", "check_design_range"]
+__all__ = ["MAX_DESIGN_EPSILON", "MAX_EPSILON", "MIN_DELTA", "check_design_range"]
 
-#: the largest ε optimal_noise accepts (measured: at ε = 12, ℓ1, δ = 1e-6 the certified gap after
-#: 20 s is 530%; at ε = 10, 0.3%)
-MAX_EPSILON = 10.0
+#: the largest ε optimal_noise *designs* a noise for (measured: at ε = 12, ℓ1, δ = 1e-6 the
+#: certified gap after 20 s is 530%; at ε = 10, 0.3%). Not to be confused with
+#: :data:`dpdro.privacy.MAX_CERTIFIED_EPSILON` (700), the largest ε a given noise is *certified* at.
+MAX_DESIGN_EPSILON = 10.0
+#: the name :mod:`dpdro.optimal` re-exports for :data:`MAX_DESIGN_EPSILON`
+MAX_EPSILON = MAX_DESIGN_EPSILON
 #: the smallest δ optimal_noise accepts (the README's range; at δ = 1e-15 the upper-bound LP's
 #: solution, within HiGHS's tolerances of δ, put all its mass on the atom, a ValueError from inside)
 MIN_DELTA = 1e-12
 
 
 def check_design_range(problem: Problem) -> None:
-    """A ``ValueError`` unless ε ≤ :data:`MAX_EPSILON` and δ ≥ :data:`MIN_DELTA`."""
-    if problem.epsilon > MAX_EPSILON:
+    """A ``ValueError`` unless ε ≤ :data:`MAX_DESIGN_EPSILON` and δ ≥ :data:`MIN_DELTA`."""
+    if problem.epsilon > MAX_DESIGN_EPSILON:
         raise ValueError(
-            f"epsilon must be at most {MAX_EPSILON:g} for optimal_noise (beyond, the optimal "
-            "noise's central plateau, of width about 2*sensitivity*exp(-epsilon/2), outgrows the "
-            f"grids the LPs can solve), got {problem.epsilon!r}; the staircase mechanism "
-            "(dpdro.mechanisms.Staircase) is near optimal there"
+            f"epsilon must be at most {MAX_DESIGN_EPSILON:g} for optimal_noise (beyond, the "
+            "optimal noise's central plateau, of width about 2*sensitivity*exp(-epsilon/2), "
+            f"outgrows the grids the LPs can solve), got {problem.epsilon!r}; the staircase "
+            "mechanism (dpdro.mechanisms.Staircase) is near optimal there"
         )
     if problem.delta < MIN_DELTA:
         raise ValueError(
