@@ -104,6 +104,11 @@ class Loss:
         (−∞, ∞) otherwise."""
         return -math.inf, math.inf
 
+    def check_assumption_1(self, scale: float = 1.0) -> None:
+        """A ``ValueError`` where c is seen to break what dpdro relies on at the length scale
+        ``scale`` (the sensitivity Δf: :class:`dpdro.Problem` calls it); nothing for the built-in
+        losses, which hold it by construction (:class:`CallableLoss` checks a grid)."""
+
     def __repr__(self) -> str:
         return f"<dpdro loss {self.name}>"
 
@@ -454,8 +459,10 @@ class CallableLoss(Loss):
     scalar minimisation; pass ``lipschitz`` (a Lipschitz constant of c on the support) to make them
     rigorous: the grid minimum minus ``lipschitz`` × half the grid spacing. Outside the padded
     support dpdro assumes c is non-increasing on (−∞, 0] and non-decreasing on [0, ∞) (the
-    monotonicity the paper's proof of Proposition 3 uses); this is checked on a wide grid, and a
-    loss without it must pass ``tail_infimum(a, b)``, the infimum of c over (−∞, a] ∪ [b, ∞).
+    monotonicity the paper's proof of Proposition 3 uses); a loss without it must pass
+    ``tail_infimum(a, b)``, the infimum of c over (−∞, a] ∪ [b, ∞). :meth:`check_assumption_1`
+    checks this and c ≥ 0 on a grid, at construction (around the scale 1) and again when a
+    :class:`dpdro.Problem` is made (around the scale of its sensitivity Δf).
 
     Parameters
     ----------
@@ -489,23 +496,38 @@ class CallableLoss(Loss):
         self.lipschitz = None if lipschitz is None else check_positive("lipschitz", lipschitz)
         self.n_samples = int(n_samples)
         self._tail = tail_infimum
-        grid = np.concatenate((-np.geomspace(1e6, 1e-3, 200), [0.0], np.geomspace(1e-3, 1e6, 200)))
+        self.check_assumption_1()
+
+    def check_assumption_1(self, scale: float = 1.0) -> None:
+        """What dpdro relies on, checked at 0 and ±``scale``·10^{−6…6} (241 points a side): c finite
+        and ≥ 0 there (Assumption 1: c maps into ℝ₊; finite LP coefficients, and lower bounds
+        raised to 0, :class:`dpdro.release.LowerBound`), and, unless ``tail_infimum`` was given,
+        non-increasing on (−∞, 0] and non-decreasing on [0, ∞), hence least at 0 (the default
+        :meth:`tail_infimum` outside the bounds' window). A ``ValueError`` names the first point
+        where c is negative or not finite. Not checkable on points: continuity (Assumption 1(a)),
+        on which the sampled :meth:`cell_infimum` relies unless ``lipschitz`` is given."""
+        side = scale * np.geomspace(1e-6, 1e6, 241)
+        grid = np.concatenate((-side[::-1], [0.0], side))
         vals = self(grid)
-        if not np.all(np.isfinite(vals)) or np.any(vals < 0):
+        bad = ~(np.isfinite(vals) & (vals >= 0))
+        if np.any(bad):
+            i = int(np.argmax(bad))
             raise ValueError(
-                f"loss {self.name!r} must be finite and >= 0 (Assumption 1); it is negative or not "
-                "finite on [-1e6, 1e6]"
+                f"loss {self.name!r} must be finite and >= 0 (Assumption 1), got "
+                f"c({grid[i]:.6g}) = {float(vals[i])!r}"
             )
-        if tail_infimum is None:
-            left, right = vals[:201], vals[200:]
-            tol = 1e-12 * np.maximum(1.0, np.abs(vals))
-            if np.any(np.diff(left) > tol[1:201]) or np.any(np.diff(right) < -tol[201:]):
-                raise ValueError(
-                    f"loss {self.name!r} is not non-increasing on (-inf, 0] and non-decreasing on "
-                    "[0, inf); "
-                    "pass tail_infimum=lambda a, b: inf of c over (-inf, a] and [b, inf) so the "
-                    "lower bound stays valid"
-                )
+        if self._tail is not None:
+            return
+        tol = 1e-12 * np.maximum(1.0, np.abs(vals))
+        n = side.size
+        rises = np.nonzero(np.diff(vals[: n + 1]) > tol[1 : n + 1])[0]  # left of 0
+        falls = np.nonzero(np.diff(vals[n:]) < -tol[n + 1 :])[0] + n  # right of 0
+        if rises.size or falls.size:
+            raise ValueError(
+                f"loss {self.name!r} is not non-increasing on (-inf, 0] and non-decreasing on "
+                "[0, inf); pass tail_infimum=lambda a, b: inf of c over (-inf, a] and [b, inf) so "
+                "the lower bound stays valid"
+            )
 
     def __call__(self, x):
         x = np.asarray(x, dtype=float)
