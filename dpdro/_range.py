@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from .problem import Problem
 
-__all__ = ["MAX_DESIGN_EPSILON", "MAX_EPSILON", "MIN_DELTA", "check_design_range"]
+__all__ = [
+    "MAX_DESIGN_EPSILON", "MAX_EPSILON", "MIN_DELTA", "MIN_DESIGN_EPSILON", "check_design_range",
+]
 
 #: the largest ε optimal_noise *designs* a noise for (measured: at ε = 12, ℓ1, δ = 1e-6 the
 #: certified gap after 20 s is 530%; at ε = 10, 0.3%). Not to be confused with
@@ -13,13 +15,25 @@ __all__ = ["MAX_DESIGN_EPSILON", "MAX_EPSILON", "MIN_DELTA", "check_design_range
 MAX_DESIGN_EPSILON = 10.0
 #: the name :mod:`dpdro.optimal` re-exports for :data:`MAX_DESIGN_EPSILON`
 MAX_EPSILON = MAX_DESIGN_EPSILON
+#: the smallest ε optimal_noise designs for (the README's range starts at 1e-3; below 1e-4 the
+#: literature references alone, e.g. Tulap's 2·log(1/δ)/ε cells, outgrow any time limit: at δ =
+#: 1e-12 and time_limit = 3 s, ε = 1e-5 took 42 s and ε = 1e-6 over 120 s)
+MIN_DESIGN_EPSILON = 1e-4
 #: the smallest δ optimal_noise accepts (the README's range; at δ = 1e-15 the upper-bound LP's
 #: solution, within HiGHS's tolerances of δ, put all its mass on the atom, a ValueError from inside)
 MIN_DELTA = 1e-12
 
 
 def check_design_range(problem: Problem) -> None:
-    """A ``ValueError`` unless ε ≤ :data:`MAX_DESIGN_EPSILON` and δ ≥ :data:`MIN_DELTA`."""
+    """A ``ValueError`` unless :data:`MIN_DESIGN_EPSILON` ≤ ε ≤ :data:`MAX_DESIGN_EPSILON` and
+    δ ≥ :data:`MIN_DELTA`."""
+    if problem.epsilon < MIN_DESIGN_EPSILON:
+        raise ValueError(
+            f"epsilon must be at least {MIN_DESIGN_EPSILON:g} for optimal_noise (below, the "
+            "literature mechanisms it compares with, of about 2*log(1/delta)/epsilon cells, "
+            f"outgrow any time limit), got {problem.epsilon!r}; the truncated Laplace mechanism "
+            "(dpdro.mechanisms.TruncatedLaplace) is near optimal there"
+        )
     if problem.epsilon > MAX_DESIGN_EPSILON:
         raise ValueError(
             f"epsilon must be at most {MAX_DESIGN_EPSILON:g} for optimal_noise (beyond, the "
