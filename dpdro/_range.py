@@ -6,7 +6,8 @@ from __future__ import annotations
 from .problem import Problem
 
 __all__ = [
-    "MAX_DESIGN_EPSILON", "MAX_EPSILON", "MIN_DELTA", "MIN_DESIGN_EPSILON", "check_design_range",
+    "MAX_DELTA", "MAX_DESIGN_EPSILON", "MAX_EPSILON", "MIN_DELTA", "MIN_DESIGN_EPSILON",
+    "check_design_range",
 ]
 
 #: the largest ε optimal_noise *designs* a noise for (measured: at ε = 12, ℓ1, δ = 1e-6 the
@@ -22,11 +23,15 @@ MIN_DESIGN_EPSILON = 1e-4
 #: the smallest δ optimal_noise accepts (the README's range; at δ = 1e-15 the upper-bound LP's
 #: solution, within HiGHS's tolerances of δ, put all its mass on the atom, a ValueError from inside)
 MIN_DELTA = 1e-12
+#: the largest δ optimal_noise accepts: 1 − δ ≥ 1e-12 (at δ = 1 − 1.1e-16, the largest float below
+#: 1, the upper-bound LP put all its mass on the atom: "atom must lie in [0, 1), got 1.0" from
+#: inside; up to 1 − 1e-15 it worked, with a lower bound of 0)
+MAX_DELTA = 1.0 - 1e-12
 
 
 def check_design_range(problem: Problem) -> None:
     """A ``ValueError`` unless :data:`MIN_DESIGN_EPSILON` ≤ ε ≤ :data:`MAX_DESIGN_EPSILON` and
-    δ ≥ :data:`MIN_DELTA`."""
+    :data:`MIN_DELTA` ≤ δ ≤ :data:`MAX_DELTA`."""
     if problem.epsilon < MIN_DESIGN_EPSILON:
         raise ValueError(
             f"epsilon must be at least {MIN_DESIGN_EPSILON:g} for optimal_noise (below, the "
@@ -46,4 +51,9 @@ def check_design_range(problem: Problem) -> None:
             f"delta must be at least {MIN_DELTA:g} for optimal_noise (below, delta is within the "
             f"LP solver's tolerances), got {problem.delta!r}; the staircase mechanism "
             "(dpdro.mechanisms.Staircase), optimal for pure DP, meets every delta"
+        )
+    if problem.delta > MAX_DELTA:
+        raise ValueError(
+            f"delta must be at most 1 - 1e-12 for optimal_noise (above, 1 - delta is within the "
+            f"LP solver's tolerances), got {problem.delta!r}"
         )

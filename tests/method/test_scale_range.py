@@ -127,6 +127,16 @@ def test_delta_below_the_range_is_refused_with_one_line(delta):
     assert "\n" not in str(info.value)
 
 
+def test_delta_within_roundoff_of_one_is_refused_with_one_line():
+    """δ = 1 − 1.1e-16 (the largest float below 1) had failed inside: 'atom must lie in [0, 1),
+    got 1.0'; 1 − 1e-12 is still designed (a lower bound of 0 there)."""
+    problem = dpdro.Problem(epsilon=1.0, delta=float(np.nextafter(1.0, 0.0)))
+    with pytest.raises(ValueError, match=r"delta must be at most 1 - 1e-12 "):
+        dpdro.optimal_noise(problem, time_limit=1)
+    res = dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=1 - 1e-12), time_limit=2)
+    assert dpdro.certify_delta(res.noise, 1.0, 1.0) <= 1 - 1e-12 and res.lower.value >= 0.0
+
+
 def test_pure_dp_points_to_the_staircase():
     with pytest.raises(ValueError, match=r"delta = 0.*staircase.*dpdro\.mechanisms\.Staircase"):
         dpdro.Problem(epsilon=1.0, delta=0)
