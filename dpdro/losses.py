@@ -606,6 +606,11 @@ def make_loss(spec) -> Loss:
     """
     if isinstance(spec, Loss):
         return spec
+    if isinstance(spec, type):  # a class is callable, but not a loss (PowerLoss for PowerLoss(2))
+        raise TypeError(
+            f"loss must be 'l1', 'l2', a dpdro.Loss or a callable c(x), got the class "
+            f"{spec.__name__}; pass an instance, e.g. {spec.__name__}(...)"
+        )
     if isinstance(spec, str):
         key = spec.lower().replace("ℓ", "l")
         if key in ("l1", "abs", "absolute"):

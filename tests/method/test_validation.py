@@ -131,6 +131,9 @@ def test_loss_validation():
         dpdro.CallableLoss(lambda x: x)
     with pytest.raises(TypeError, match="func must be callable"):
         dpdro.CallableLoss(3.0)
+    # a class is callable (it had become a CallableLoss: 'k must be finite and > 0, got -1000000.0')
+    with pytest.raises(TypeError, match=r"got the class PowerLoss; pass an instance"):
+        dpdro.Problem(epsilon=1.0, delta=0.1, loss=dpdro.PowerLoss)
 
 
 def test_a_callable_loss_is_checked_at_the_scale_of_the_sensitivity():
