@@ -111,7 +111,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._range import MIN_DELTA, MIN_DESIGN_EPSILON
+from ._range import MAX_DESIGN_EPSILON, MIN_DELTA, MIN_DESIGN_EPSILON
 from ._rounding import float_up
 from ._scaling import check_scale
 from ._validation import check_finite, check_int, check_open_unit, check_positive
@@ -539,13 +539,13 @@ def _noise_plans(
     x = math.log(epsilon / k)
     for _ in range(designs):
         eps0 = math.exp(x)
-        if eps0 < MIN_DESIGN_EPSILON:  # below optimal_noise's range: no design from here on
+        if not MIN_DESIGN_EPSILON <= eps0 <= MAX_DESIGN_EPSILON:  # no design from here on
             yield {
                 "epsilon0": eps0,
                 "delta0": delta0,
                 "feasible": False,
-                "error": f"epsilon0 = {eps0:g} is below optimal_noise's range "
-                f"({MIN_DESIGN_EPSILON:g})",
+                "error": f"epsilon0 = {eps0:g} is outside optimal_noise's range "
+                f"[{MIN_DESIGN_EPSILON:g}, {MAX_DESIGN_EPSILON:g}]",
                 "noise": None,
             }
             return
@@ -655,8 +655,9 @@ def design_for_releases(
     splits : sequence of float in (0, 1]
         Fractions f of the total δ given to the k releases' per-release δ₀ = f·δ/k (the rest is the
         slack the composition of the finite privacy losses may use); a split whose δ₀ is below
-        :data:`dpdro._range.MIN_DELTA`, or a per-release ε₀ below
-        :data:`dpdro._range.MIN_DESIGN_EPSILON`, has no design (recorded in the history).
+        :data:`dpdro._range.MIN_DELTA`, or a per-release ε₀ outside optimal_noise's range
+        [:data:`dpdro._range.MIN_DESIGN_EPSILON`, :data:`dpdro._range.MAX_DESIGN_EPSILON`], has no
+        design (recorded in the history).
     rel_gap, time_limit : float
         Passed to every :func:`dpdro.optimal_noise` call (``time_limit`` per design, seconds).
     max_interval : float

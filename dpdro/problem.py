@@ -13,6 +13,7 @@ import numpy as np
 
 from ._validation import check_bool, check_open_unit, check_positive, integer_ratio
 from .losses import Loss, make_loss
+from .privacy import check_epsilon
 
 __all__ = ["Problem", "InfeasibleError", "RelaxationInfeasibleError"]
 
@@ -42,7 +43,8 @@ class Problem:
 
     Parameters
     ----------
-    epsilon : privacy parameter ε, finite and > 0.
+    epsilon : privacy parameter ε, finite, > 0 and at most 700 (e^ε a finite float,
+        :func:`dpdro.privacy.check_epsilon`; optimal_noise designs up to 10).
     delta : privacy parameter δ in (0, 1).
     sensitivity : the global sensitivity Δf > 0 of the query.
     loss : ``"l1"``, ``"l2"``, a :class:`dpdro.Loss`, or a callable c(x) satisfying Assumption 1.
@@ -75,7 +77,7 @@ class Problem:
     exp_epsilon: float = field(init=False, repr=False)
 
     def __init__(self, *, epsilon, delta, sensitivity=1.0, loss="l1", monotone=False, support=None):
-        object.__setattr__(self, "epsilon", check_positive("epsilon", epsilon))
+        object.__setattr__(self, "epsilon", check_epsilon(epsilon))
         object.__setattr__(self, "delta", _check_delta(delta))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", sensitivity))
         object.__setattr__(self, "loss", make_loss(loss))

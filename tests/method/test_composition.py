@@ -388,6 +388,12 @@ def test_a_per_release_epsilon_below_the_range_leaves_the_gaussian():
     design = dpdro.composition.design_for_releases(1000, 0.05, 1e-3, time_limit=1.0)
     assert design.mechanism == "analytic_gaussian" and design.noise is None
     assert all(not row["feasible"] and "epsilon0" in row["error"] for row in design.history)
+    # above the range too (2 releases at ε = 100 had raised optimal_noise's 'at most 10' for ε₀ =
+    # 50, at ε = 1e6 an OverflowError from Problem)
+    for epsilon in (100.0, 1e6):
+        design = dpdro.composition.design_for_releases(2, epsilon, 1e-5, time_limit=1.0)
+        assert design.mechanism == "analytic_gaussian"
+        assert all("outside optimal_noise's range" in row["error"] for row in design.history)
 
 
 def test_design_rejects_bad_input():

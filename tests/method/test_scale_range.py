@@ -3,6 +3,7 @@ optimal_noise accepts, δ = 0 refused with a pointer to the staircase, and time 
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -135,6 +136,13 @@ def test_delta_within_roundoff_of_one_is_refused_with_one_line():
         dpdro.optimal_noise(problem, time_limit=1)
     res = dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=1 - 1e-12), time_limit=2)
     assert dpdro.certify_delta(res.noise, 1.0, 1.0) <= 1 - 1e-12 and res.lower.value >= 0.0
+
+
+def test_epsilon_beyond_the_floats_is_refused_by_problem():
+    """Problem computes e^ε: at ε = 1000 it raised OverflowError ('math range error')."""
+    with pytest.raises(ValueError, match=r"epsilon must be at most 700 .*got 1000\.0"):
+        dpdro.Problem(epsilon=1000.0, delta=0.1)
+    assert math.isfinite(dpdro.Problem(epsilon=700.0, delta=0.1).exp_epsilon)
 
 
 def test_pure_dp_points_to_the_staircase():
