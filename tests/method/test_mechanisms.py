@@ -637,6 +637,15 @@ def test_extreme_parameters_give_a_finite_value_or_a_clear_error(name, epsilon, 
             assert isinstance(value, float) and math.isfinite(value) and value >= 0.0
 
 
+def test_tulap_counts_its_cells_before_building_them():
+    """K = log(c₁/δ)/ε cells a side, c₁ the central cell's mass: at ε = 1e-8, δ = 0.5, c₁ ≈ δ and
+    Tulap has 3 cells (not 2·log(1/δ)/ε = 1.4e8); at δ = 1e-15 it would need 3e9 and is refused by
+    name before anything is built (it had asked for 500 GiB at δ = 1e-300)."""
+    assert Tulap(epsilon=1e-8, delta=0.5).to_piecewise_uniform().probs.size == 3
+    with pytest.raises(ValueError, match=r"Tulap at epsilon = 1e-08, delta = 1e-15 needs about"):
+        Tulap(epsilon=1e-8, delta=1e-15)
+
+
 def test_quadrature_at_a_large_scale_is_accurate():
     """The quadrature runs in units of the noise's scale: E ρ_τ(X) = λ/2 and E|X|³ = 6λ³ for
     Laplace(λ), λ = 1e30 (at λ = 1e8 quad had warned 'probably divergent'); the staircase at ε = 300
