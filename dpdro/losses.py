@@ -13,6 +13,9 @@ largest excess of the linear interpolation of c on the grid βℤ over c,
 :meth:`Loss.grid_interpolation_excess`.
 
 Every loss must satisfy Assumption 1 of the paper: c ≥ 0, continuous, and c(x) → ∞ as |x| → ∞.
+The built-in losses do by construction; a callable is checked on a grid where a
+:class:`dpdro.Problem` is made (:meth:`Loss.check_assumption_1`), and every reported lower bound
+is at least 0 (:class:`dpdro.release.LowerBound`).
 """
 
 from __future__ import annotations
