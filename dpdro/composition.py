@@ -519,6 +519,11 @@ def _compose(
     )
 
 
+def _no_design(eps0: float, delta0: float, error: str) -> dict:
+    """A history row of a per-release (ε₀, δ₀) that has no design (``error`` says why)."""
+    return {"epsilon0": eps0, "delta0": delta0, "feasible": False, "error": error, "noise": None}
+
+
 def _noise_plans(
     k, epsilon, delta, sensitivity, loss, split, *, rel_gap, time_limit, max_interval, tol, designs
 ):
@@ -526,13 +531,8 @@ def _noise_plans(
     docstring)."""
     delta0 = delta if k == 1 else split * delta / k
     if delta0 < MIN_DELTA:  # below optimal_noise's range: no design for this split
-        yield {
-            "epsilon0": epsilon / k,
-            "delta0": delta0,
-            "feasible": False,
-            "error": f"delta0 = {delta0:g} is below optimal_noise's range ({MIN_DELTA:g})",
-            "noise": None,
-        }
+        why = f"delta0 = {delta0:g} is below optimal_noise's range ({MIN_DELTA:g})"
+        yield _no_design(epsilon / k, delta0, why)
         return
     # (log ε₀, log ε_k) of the best feasible and of the smallest infeasible ε₀ tried
     ok, bad = None, None
@@ -540,14 +540,9 @@ def _noise_plans(
     for _ in range(designs):
         eps0 = math.exp(x)
         if not MIN_DESIGN_EPSILON <= eps0 <= MAX_DESIGN_EPSILON:  # no design from here on
-            yield {
-                "epsilon0": eps0,
-                "delta0": delta0,
-                "feasible": False,
-                "error": f"epsilon0 = {eps0:g} is outside optimal_noise's range "
-                f"[{MIN_DESIGN_EPSILON:g}, {MAX_DESIGN_EPSILON:g}]",
-                "noise": None,
-            }
+            bounds = f"[{MIN_DESIGN_EPSILON:g}, {MAX_DESIGN_EPSILON:g}]"
+            why = f"epsilon0 = {eps0:g} is outside optimal_noise's range {bounds}"
+            yield _no_design(eps0, delta0, why)
             return
         res = optimal_noise(
             Problem(epsilon=eps0, delta=delta0, sensitivity=sensitivity, loss=loss),
