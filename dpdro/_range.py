@@ -6,7 +6,11 @@ from __future__ import annotations
 from .problem import Problem
 
 __all__ = [
-    "MAX_DELTA", "MAX_DESIGN_EPSILON", "MAX_EPSILON", "MIN_DELTA", "MIN_DESIGN_EPSILON",
+    "MAX_DELTA",
+    "MAX_DESIGN_EPSILON",
+    "MAX_EPSILON",
+    "MIN_DELTA",
+    "MIN_DESIGN_EPSILON",
     "check_design_range",
 ]
 

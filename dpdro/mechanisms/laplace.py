@@ -94,9 +94,7 @@ class Laplace:
     def expected_loss(self, loss="l1") -> float:
         """E c(X): λ for ℓ1, 2λ² for ℓ2, adaptive quadrature for any other dpdro loss."""
         lam = self.scale
-        return unbounded_expected_loss(
-            self, loss, lambda: lam, lambda: 2.0 * lam**2, self.pdf, lam
-        )
+        return unbounded_expected_loss(self, loss, lambda: lam, lambda: 2.0 * lam**2, self.pdf, lam)
 
     @property
     def std(self) -> float:
@@ -258,9 +256,7 @@ class TruncatedLaplace:
         if k == 1.0:
             return finite_expected_loss(self, loss, lambda: self.scale * _log1p_defect(self._q))
         if k == 2.0:
-            return finite_expected_loss(
-                self, loss, lambda: self.scale**2 * _log1p_defect2(self._q)
-            )
+            return finite_expected_loss(self, loss, lambda: self.scale**2 * _log1p_defect2(self._q))
         A = self.half_width
         return finite_expected_loss(
             self, loss, lambda: integrate_loss(loss, self.pdf, -A, A, min(self.scale, A))
