@@ -189,10 +189,12 @@ def staircase_expected_loss(epsilon: float, sensitivity: float, gamma: float, lo
     keep = probs > 0
     lo, hi = edges[:-1][keep], edges[1:][keep]
     flat = ~(hi > lo)
-    both = np.asarray(loss(lo) + loss(-lo), dtype=float)
-    wide = ~flat
-    both[wide] = loss.cell_average(lo[wide], hi[wide]) + loss.cell_average(-hi[wide], -lo[wide])
-    return math.fsum(probs[keep] * both)
+    with np.errstate(over="ignore", invalid="ignore"):  # ∞ beyond the floats, refused by callers
+        both = np.asarray(loss(lo) + loss(-lo), dtype=float)
+        wide = ~flat
+        both[wide] = loss.cell_average(lo[wide], hi[wide]) + loss.cell_average(-hi[wide], -lo[wide])
+        terms = probs[keep] * both
+    return math.fsum(terms) if np.all(np.isfinite(terms)) else math.inf
 
 
 #: the most periods :func:`staircase_expected_loss` sums for a loss without a closed form (10⁷

@@ -155,10 +155,14 @@ class PowerLoss(_MonotoneSides):
         self.name = name or f"|x|^{self.k:g}"
 
     def __call__(self, x):
-        return np.abs(np.asarray(x, dtype=float)) ** self.k
+        with np.errstate(over="ignore"):  # ∞ beyond the floats, refused by name where used
+            return np.abs(np.asarray(x, dtype=float)) ** self.k
 
     def cell_average(self, a, b):
-        a, b = _pair(a, b)
+        with np.errstate(over="ignore"):  # ∞ beyond the floats, refused by name where used
+            return self._cell_average(*_pair(a, b))
+
+    def _cell_average(self, a, b):
         k = self.k
         out = np.empty(np.broadcast(a, b).shape)
         a, b = np.broadcast_arrays(a, b)
