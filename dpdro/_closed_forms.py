@@ -171,10 +171,13 @@ def staircase_expected_loss(
     its cells.
 
     The general case sums p(cell)·(average of c(x) + c(−x) over the cell) with the loss's exact
-    cell averages over ⌈50/ε⌉ + 1 periods (the neglected mass is below e^{−50}): 10⁶ cells at
+    cell averages over ⌈50/ε⌉ + 1 periods (the neglected mass is below e^{−50}), at most
+    :data:`STAIRCASE_MAX_PERIODS` of them (a ``ValueError`` below ε ≈ 1e-5): 10⁶ cells at
     ε = 1e-4, seconds for a callable loss evaluated point by point, so a ``budget`` (a
     :class:`dpdro._budget.TimeBudget`) is checked between blocks of cells
-    (:func:`dpdro.noise.cell_averages`; ``TimeoutError`` once it has expired).
+    (:func:`dpdro.noise.cell_averages`; ``TimeoutError`` once it has expired). A cell narrower than
+    a float step at its position (γ*Δf = e^{−150}Δf at ε = 300, next to kΔf) is charged c at its
+    left end, within its width times the loss's slope of the average.
     """
     loss = make_loss(loss)
     k = power_exponent(loss)
@@ -182,11 +185,32 @@ def staircase_expected_loss(
         return _staircase_l1(epsilon, sensitivity, gamma)
     if k == 2.0:
         return _staircase_l2(epsilon, sensitivity, gamma)
-    edges, probs = staircase_cells(epsilon, sensitivity, gamma, math.ceil(50.0 / epsilon) + 1)
+    periods = math.ceil(50.0 / epsilon) + 1
+    if periods > STAIRCASE_MAX_PERIODS:
+        raise ValueError(
+            f"epsilon must be at least {50.0 / STAIRCASE_MAX_PERIODS:g} for the staircase's "
+            f"expected {loss.name} loss (a sum over ceil(50/epsilon) + 1 periods, at most "
+            f"{STAIRCASE_MAX_PERIODS:g}; closed forms exist for l1 and l2 only), got {epsilon!r}"
+        )
+    edges, probs = staircase_cells(epsilon, sensitivity, gamma, periods)
     keep = probs > 0
     lo, hi = edges[:-1][keep], edges[1:][keep]
-    both = cell_averages(loss, lo, hi, budget) + cell_averages(loss, -hi, -lo, budget)
-    return math.fsum(probs[keep] * both)
+    flat = ~(hi > lo)
+    with np.errstate(over="ignore", invalid="ignore"):  # ∞ beyond the floats, refused by callers
+        both = np.empty(lo.size)
+        if flat.any():
+            both[flat] = np.asarray(loss(lo[flat]) + loss(-lo[flat]), dtype=float)
+        wide = ~flat
+        both[wide] = cell_averages(loss, lo[wide], hi[wide], budget) + cell_averages(
+            loss, -hi[wide], -lo[wide], budget
+        )
+        terms = probs[keep] * both
+    return math.fsum(terms) if np.all(np.isfinite(terms)) else math.inf
+
+
+#: the most periods :func:`staircase_expected_loss` sums for a loss without a closed form (10⁷
+#: cells, about a second)
+STAIRCASE_MAX_PERIODS = 5_000_000
 
 
 def staircase_optimal_gamma(epsilon, loss="l1", budget: TimeBudget | None = None) -> float:

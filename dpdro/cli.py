@@ -39,13 +39,13 @@ import numpy as np
 
 from . import __version__
 from . import catalog as _catalog
+from ._range import MAX_DESIGN_EPSILON
 from ._scaling import check_scale
 from .certificate import LOSSES, certificate, document, read_file
 from .composition import design_for_releases
 from .mechanisms import BASELINES, baselines, meets_delta
-from .optimal import MAX_EPSILON, SOURCE_NAMES, optimal_noise
-from .privacy import MAX_EPSILON as MAX_CERTIFIED_EPSILON
-from .privacy import certify_delta
+from .optimal import SOURCE_NAMES, optimal_noise
+from .privacy import MAX_CERTIFIED_EPSILON, certify_delta, check_epsilon
 from .problem import Problem
 from .sampling import MAX_VALUE, SecureSampler
 
@@ -53,7 +53,7 @@ __all__ = ["main", "EPSILON_RANGE", "DELTA_RANGE", "DEFAULT_TIME_LIMIT", "MAX_DR
 
 #: ε and δ a design is requested at (``design``, ``compare`` without ``--noise``, ``compose``): the
 #: range over which dpdro.optimal_noise is documented and tested (README, "Usage").
-EPSILON_RANGE = (1e-3, MAX_EPSILON)
+EPSILON_RANGE = (1e-3, MAX_DESIGN_EPSILON)
 DELTA_RANGE = (1e-12, 0.9)
 #: seconds a design may take unless ``--time-limit`` says otherwise (the best certified bracket
 #: found by then is released, and the gap reached is reported).
@@ -101,14 +101,13 @@ def _unit(name: str):
 
 
 def _epsilon(text: str) -> float:
-    """An argparse type: ε > 0, at most the largest ε a certificate is computed at."""
+    """An argparse type: ε > 0, at most the largest ε a certificate is computed at
+    (:func:`dpdro.privacy.check_epsilon`, its message naming ``text`` as typed)."""
     value = _positive("epsilon")(text)
-    if value > MAX_CERTIFIED_EPSILON:
-        raise argparse.ArgumentTypeError(
-            f"epsilon must be at most {MAX_CERTIFIED_EPSILON:g} (e^epsilon must be a finite "
-            f"float), got {text!r}"
-        )
-    return value
+    try:
+        return check_epsilon(value, given=repr(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _delta(text: str) -> float:

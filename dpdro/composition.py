@@ -115,7 +115,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._range import MIN_DELTA
+from ._range import MAX_DESIGN_EPSILON, MIN_DELTA, MIN_DESIGN_EPSILON
 from ._rounding import float_up
 from ._scaling import check_scale
 from ._validation import check_finite, check_int, check_open_unit, check_positive
@@ -524,6 +524,11 @@ def _compose(
     )
 
 
+def _no_design(eps0: float, delta0: float, error: str) -> dict:
+    """A history row of a per-release (ε₀, δ₀) that has no design (``error`` says why)."""
+    return {"epsilon0": eps0, "delta0": delta0, "feasible": False, "error": error, "noise": None}
+
+
 def _noise_plans(
     k, epsilon, delta, sensitivity, loss, split, *, rel_gap, time_limit, max_interval, tol, designs
 ):
@@ -531,19 +536,19 @@ def _noise_plans(
     docstring)."""
     delta0 = delta if k == 1 else split * delta / k
     if delta0 < MIN_DELTA:  # below optimal_noise's range: no design for this split
-        yield {
-            "epsilon0": epsilon / k,
-            "delta0": delta0,
-            "feasible": False,
-            "error": f"delta0 = {delta0:g} is below optimal_noise's range ({MIN_DELTA:g})",
-            "noise": None,
-        }
+        why = f"delta0 = {delta0:g} is below optimal_noise's range ({MIN_DELTA:g})"
+        yield _no_design(epsilon / k, delta0, why)
         return
     # (log ε₀, log ε_k) of the best feasible and of the smallest infeasible ε₀ tried
     ok, bad = None, None
     x = math.log(epsilon / k)
     for _ in range(designs):
         eps0 = math.exp(x)
+        if not MIN_DESIGN_EPSILON <= eps0 <= MAX_DESIGN_EPSILON:  # no design from here on
+            bounds = f"[{MIN_DESIGN_EPSILON:g}, {MAX_DESIGN_EPSILON:g}]"
+            why = f"epsilon0 = {eps0:g} is outside optimal_noise's range {bounds}"
+            yield _no_design(eps0, delta0, why)
+            return
         res = optimal_noise(
             Problem(epsilon=eps0, delta=delta0, sensitivity=sensitivity, loss=loss),
             rel_gap=rel_gap,
@@ -650,7 +655,9 @@ def design_for_releases(
     splits : sequence of float in (0, 1]
         Fractions f of the total δ given to the k releases' per-release δ₀ = f·δ/k (the rest is the
         slack the composition of the finite privacy losses may use); a split whose δ₀ is below
-        :data:`dpdro._range.MIN_DELTA` has no design (recorded in the history).
+        :data:`dpdro._range.MIN_DELTA`, or a per-release ε₀ outside optimal_noise's range
+        [:data:`dpdro._range.MIN_DESIGN_EPSILON`, :data:`dpdro._range.MAX_DESIGN_EPSILON`], has no
+        design (recorded in the history).
     rel_gap, time_limit : float
         Passed to every :func:`dpdro.optimal_noise` call (``time_limit`` per design, seconds).
     max_interval : float

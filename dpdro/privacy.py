@@ -385,18 +385,22 @@ def _with_atom(profile: PrivacyProfile, atom: float) -> PrivacyProfile:
     )
 
 
-#: the largest ε a certificate is computed at (e^ε and the error bounds' 1 + e^ε stay finite)
-MAX_EPSILON = 700.0
+#: the largest ε a given noise is *certified* at (e^ε and the error bounds' 1 + e^ε stay finite),
+#: and the largest a closed form in e^ε is evaluated at. Not to be confused with
+#: :data:`dpdro._range.MAX_DESIGN_EPSILON` (10), the largest ε optimal_noise *designs* for.
+MAX_CERTIFIED_EPSILON = 700.0
 
 
-def check_epsilon(epsilon) -> float:
-    """ε for a certificate (or a closed form in e^ε): finite, > 0 and at most :data:`MAX_EPSILON`
-    (a ``ValueError`` naming the range and the value, where e^ε had overflowed inside)."""
+def check_epsilon(epsilon, *, given: str | None = None) -> float:
+    """ε for a certificate (or a closed form in e^ε): finite, > 0 and at most
+    :data:`MAX_CERTIFIED_EPSILON` (a ``ValueError`` naming the range and the value, where e^ε had
+    overflowed inside). ``given``: the value as the user wrote it, for the message (the command
+    line's text; default ``repr(epsilon)``)."""
     epsilon = check_positive("epsilon", epsilon)
-    if epsilon > MAX_EPSILON:
+    if epsilon > MAX_CERTIFIED_EPSILON:
         raise ValueError(
-            f"epsilon must be at most {MAX_EPSILON:g} (e^epsilon must be a finite float), got "
-            f"{epsilon!r}"
+            f"epsilon must be at most {MAX_CERTIFIED_EPSILON:g} (e^epsilon must be a finite "
+            f"float), got {given if given is not None else repr(epsilon)}"
         )
     return epsilon
 

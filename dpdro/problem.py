@@ -13,6 +13,7 @@ import numpy as np
 
 from ._validation import check_bool, check_open_unit, check_positive, integer_ratio
 from .losses import Loss, make_loss
+from .privacy import check_epsilon
 
 __all__ = ["Problem", "InfeasibleError", "RelaxationInfeasibleError"]
 
@@ -42,10 +43,15 @@ class Problem:
 
     Parameters
     ----------
-    epsilon : privacy parameter ε, finite and > 0.
+    epsilon : privacy parameter ε, finite, > 0 and at most 700 (e^ε a finite float,
+        :func:`dpdro.privacy.check_epsilon`; optimal_noise designs up to 10).
     delta : privacy parameter δ in (0, 1).
     sensitivity : the global sensitivity Δf > 0 of the query.
     loss : ``"l1"``, ``"l2"``, a :class:`dpdro.Loss`, or a callable c(x) satisfying Assumption 1.
+        A callable (:class:`dpdro.CallableLoss`) is checked at 0 and ±Δf·10^{−6…6}: finite, ≥ 0,
+        and least at 0, non-increasing left of it and non-decreasing right of it unless it came
+        with ``tail_infimum`` (:meth:`dpdro.CallableLoss.check_assumption_1`); otherwise a
+        ``ValueError``.
     monotone : restrict the noise to densities non-increasing in |x| away from 0 (linear constraints
         in both bounding problems; see :mod:`dpdro.monotone` for why the lower bound stays valid).
     support : ``None`` (the noise may take any real value) or a closed interval ``(lo, hi)``, lo <
@@ -71,10 +77,11 @@ class Problem:
     exp_epsilon: float = field(init=False, repr=False)
 
     def __init__(self, *, epsilon, delta, sensitivity=1.0, loss="l1", monotone=False, support=None):
-        object.__setattr__(self, "epsilon", check_positive("epsilon", epsilon))
+        object.__setattr__(self, "epsilon", check_epsilon(epsilon))
         object.__setattr__(self, "delta", _check_delta(delta))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", sensitivity))
         object.__setattr__(self, "loss", make_loss(loss))
+        self.loss.check_assumption_1(self.sensitivity)  # a callable, at the scale of Δf
         object.__setattr__(self, "monotone", check_bool("monotone", monotone))
         object.__setattr__(self, "support", _check_support(support))
         object.__setattr__(self, "exp_epsilon", math.exp(self.epsilon))

@@ -28,9 +28,10 @@ Candidates without an LP
 
 Results
     One :class:`UpperBound` (a released, certified noise and its loss) and one :class:`LowerBound`
-    (a certified lower bound on the optimum) for every family; fields that only one family fills
-    are ``None`` elsewhere. :func:`best_lower_bound` keeps the best of several valid lower bounds
-    (e.g. randomized-rounding and cell-infimum coefficients) within one time budget.
+    (a certified lower bound on the optimum, never below 0, the infimum of every loss) for every
+    family; fields that only one family fills are ``None`` elsewhere. :func:`best_lower_bound`
+    keeps the best of several valid lower bounds (e.g. randomized-rounding and cell-infimum
+    coefficients) within one time budget.
 """
 
 from __future__ import annotations
@@ -119,10 +120,15 @@ class UpperBound:
 @dataclass
 class LowerBound:
     """A certified lower bound on the optimal value: the objective of a dual-feasible point of a
-    relaxation, rounded down. Fields other than ``value``, ``lp_value`` and ``seconds`` are the
-    family's details (``None`` where they do not apply)."""
+    relaxation, rounded down, and never below 0. Fields other than ``value``, ``lp_value`` and
+    ``seconds`` are the family's details (``None`` where they do not apply).
 
-    value: float  # rounded down
+    Every loss is non-negative (Assumption 1: c maps into ℝ₊; :class:`dpdro.Loss`), so every
+    optimal value is at least 0, and max(0, D) is as valid as D: ``value`` is raised to 0 where the
+    dual point's objective is negative (a grid allowance larger than the optimum, e.g. D_R for ℓ2
+    at δ = 0.999 on β = 0.5: −0.062); ``lp_value`` keeps the relaxation's own value."""
+
+    value: float  # rounded down, at least 0
     lp_value: float  # the relaxation's optimal value as reported by the solver
     seconds: float
     # the LP whose bound is ``value``: "rounding" (D_R, D′_R) or "infimum"
@@ -144,6 +150,10 @@ class LowerBound:
     grouped: bool = False  # data-dependent: a bound on mechanisms constant on the problem's pieces
     k: object = None  # uniform grid: steps per Δf
     L: int | None = None  # uniform grid: the window of events
+
+    def __post_init__(self):
+        if self.value < 0.0:  # (NaN is left as it is)
+            self.value = 0.0
 
 
 # ---------------------------------------------------------------------------- families

@@ -109,6 +109,11 @@ class HighsModel:
         self.h.setOptionValue("primal_feasibility_tolerance", tolerance)
         self.h.setOptionValue("dual_feasibility_tolerance", tolerance)
         self.h.setOptionValue("threads", threads)
+        # HiGHS takes costs from 1e20 on for infinite (a model it will not solve: status "Not
+        # Set"); dpdro's costs are finite losses, however large (|x|^60 over [−3, 3], or |x|^5 over
+        # the window of ε = 1e-3, δ = 1e-12), and the objective scaling of solve brings them into
+        # range
+        self.h.setOptionValue("infinite_cost", 1e300)
         self.n_cols = 0
         self.n_rows = 0
         self._max_cost = 0.0  # the largest |cost| ever set (for the objective scaling in solve)
@@ -205,8 +210,8 @@ class HighsModel:
         limit = INF if time_limit is None else self.h.getRunTime() + max(float(time_limit), 1e-3)
         self.h.setOptionValue("time_limit", limit)
         # HiGHS refuses costs beyond about 1e10 at tight tolerances (e.g. ℓ2 losses over a window of
-        # 1e5·Δf): scale the objective by a power of two (transparent: values and duals come back
-        # unscaled)
+        # 1e5·Δf): scale the objective by a power of two (exact and transparent: values and duals
+        # come back unscaled)
         exponent = math.ceil(math.log2(self._max_cost / 1e3)) if self._max_cost > 1e6 else 0
         self.h.setOptionValue("user_objective_scale", -exponent)
         if interior:

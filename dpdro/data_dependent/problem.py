@@ -302,15 +302,20 @@ class Problem:
         )
 
 
+#: the most pieces ``Problem(pieces=n)`` splits Φ into (each carries its own noise in the LPs;
+#: pieces=10**9 had spent minutes allocating 8 GB of edges)
+MAX_PIECES = 100_000
+
+
 def _piece_edges(pieces, lo: float, hi: float) -> np.ndarray | None:
     """``Problem(pieces=...)`` validated: ``None`` (fine pieces), or the piece edges on [lo, hi]."""
     if pieces is None:
         return None
     if isinstance(pieces, (int, np.integer)) and not isinstance(pieces, bool):
-        if pieces < 1:
+        if not 1 <= pieces <= MAX_PIECES:
             raise ValueError(
-                "pieces must be an integer >= 1, an array of piece edges or None, got "
-                f"{pieces!r}"
+                f"pieces must be an integer in [1, {MAX_PIECES}], an array of piece edges or None, "
+                f"got {pieces!r}"
             )
         return np.linspace(lo, hi, int(pieces) + 1)
     if isinstance(pieces, bool):

@@ -20,7 +20,10 @@ Every mechanism adds zero-mean noise X to a query of sensitivity Δf. Each class
 dataclass with a keyword-only constructor that validates its parameters and offers ``pdf``,
 ``cdf``, ``ppf``, ``sample``, ``expected_loss`` (closed forms for the ℓ1 loss |x| and the ℓ2 loss
 x², accurate quadrature for any other dpdro loss) and ``std``; the approximate-DP mechanisms also
-report their exact privacy parameter (``exact_delta``).
+report their exact privacy parameter (``exact_delta``). An expected loss beyond the floating-point
+range (ℓ2 at ε = 1e-300) is a ``ValueError`` naming the mechanism, never ∞ or NaN
+(:func:`~dpdro.mechanisms._common.finite_expected_loss`); so are parameters a mechanism cannot be
+built at (the truncated Laplace where q = (e^ε − 1)/(2δ) overflows, Tulap beyond 2·10⁶ cells).
 
 Sampling uses :class:`numpy.random.Generator`, which is fine for experiments; a production release
 needs a cryptographically secure source and care with floating-point attacks on the released value:

@@ -20,7 +20,8 @@ def _gaussian_log_delta(sigma: float, epsilon: float, sensitivity: float) -> flo
     r = sensitivity / (2.0 * sigma)
     s = epsilon * sigma / sensitivity
     lu, lv = special.log_ndtr(r - s), special.log_ndtr(-r - s)
-    return float(lu + np.log(-np.expm1(epsilon + lv - lu)))
+    with np.errstate(divide="ignore"):  # log 0 = −∞: δ = 0 (the two terms equal in floats)
+        return float(lu + np.log(-np.expm1(epsilon + lv - lu)))
 
 
 def gaussian_delta(*, sigma, epsilon, sensitivity=1.0) -> float:
@@ -88,8 +89,9 @@ class _Normal:
 
     def expected_loss(self, loss="l1") -> float:
         """E c(X): σ·√(2/π) for ℓ1, σ² for ℓ2, adaptive quadrature for any other dpdro loss."""
+        sigma = self.sigma
         return unbounded_expected_loss(
-            loss, self.sigma * math.sqrt(2.0 / math.pi), self.sigma**2, self.pdf, self.sigma
+            self, loss, lambda: sigma * math.sqrt(2.0 / math.pi), lambda: sigma**2, self.pdf, sigma
         )
 
     @property

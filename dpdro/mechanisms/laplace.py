@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +21,12 @@ from .._validation import check_open_unit, check_positive, check_real
 from ..losses import make_loss
 from ..noise import PiecewiseUniform
 from ..privacy import check_epsilon
-from ._common import integrate_loss, unbounded_expected_loss, unit_interval
+from ._common import (
+    finite_expected_loss,
+    integrate_loss,
+    unbounded_expected_loss,
+    unit_interval,
+)
 
 __all__ = ["Laplace", "TruncatedLaplace", "truncated_laplace_half_width"]
 
@@ -87,7 +93,8 @@ class Laplace:
 
     def expected_loss(self, loss="l1") -> float:
         """E c(X): λ for ℓ1, 2λ² for ℓ2, adaptive quadrature for any other dpdro loss."""
-        return unbounded_expected_loss(loss, self.scale, 2.0 * self.scale**2, self.pdf, self.scale)
+        lam = self.scale
+        return unbounded_expected_loss(self, loss, lambda: lam, lambda: 2.0 * lam**2, self.pdf, lam)
 
     @property
     def std(self) -> float:
@@ -122,6 +129,20 @@ def _log1p_defect2(q: float) -> float:
         terms.append((-1) ** j * (2.0 / j) * (1.0 - harmonic) * q ** (j - 1))
         harmonic += 1.0 / j
     return math.fsum(terms)
+
+
+def _check_q_delta(epsilon: float, delta) -> float:
+    """δ in (0, 1) with q = (e^ε − 1)/(2δ) a finite float (every formula of
+    :class:`TruncatedLaplace` uses q: at ε = 50, δ = 1e-300 its losses came out NaN)."""
+    delta = check_open_unit("delta", delta)
+    if not math.isfinite(truncated_laplace_q(epsilon, delta)):
+        smallest = math.expm1(epsilon) / 2.0 / sys.float_info.max
+        raise ValueError(
+            f"delta must be at least (e^epsilon - 1)/(2*1.8e308) = {smallest:.3g} for the "
+            f"truncated Laplace mechanism at epsilon = {epsilon!r} (q = (e^epsilon - 1)/(2*delta) "
+            f"must be a finite float), got {delta!r}"
+        )
+    return delta
 
 
 @dataclass(frozen=True)
@@ -178,7 +199,7 @@ class TruncatedLaplace:
 
     def __init__(self, *, epsilon, delta, sensitivity=1.0):
         object.__setattr__(self, "epsilon", check_epsilon(epsilon))
-        object.__setattr__(self, "delta", check_open_unit("delta", delta))
+        object.__setattr__(self, "delta", _check_q_delta(self.epsilon, delta))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", sensitivity))
 
     @property
@@ -233,11 +254,13 @@ class TruncatedLaplace:
         loss = make_loss(loss)
         k = power_exponent(loss)
         if k == 1.0:
-            return self.scale * _log1p_defect(self._q)
+            return finite_expected_loss(self, loss, lambda: self.scale * _log1p_defect(self._q))
         if k == 2.0:
-            return self.scale**2 * _log1p_defect2(self._q)
+            return finite_expected_loss(self, loss, lambda: self.scale**2 * _log1p_defect2(self._q))
         A = self.half_width
-        return integrate_loss(loss, self.pdf, -A, A, min(self.scale, A))
+        return finite_expected_loss(
+            self, loss, lambda: integrate_loss(loss, self.pdf, -A, A, min(self.scale, A))
+        )
 
     @property
     def std(self) -> float:

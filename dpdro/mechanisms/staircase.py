@@ -11,7 +11,7 @@ from .._closed_forms import staircase_expected_loss, staircase_noise, staircase_
 from .._validation import check_positive, check_real
 from ..noise import PiecewiseUniform
 from ..privacy import check_epsilon
-from ._common import unit_interval
+from ._common import finite_expected_loss, unit_interval
 
 __all__ = ["Staircase"]
 
@@ -142,7 +142,11 @@ class Staircase:
         The general case sums p(cell)·(average of c(x) + c(−x) over the cell) with the loss's exact
         cell averages over ⌈50/ε⌉ + 1 periods (the neglected mass is below e^{−50}).
         """
-        return staircase_expected_loss(self.epsilon, self.sensitivity, self.gamma, loss)
+        return finite_expected_loss(
+            self,
+            loss,
+            lambda: staircase_expected_loss(self.epsilon, self.sensitivity, self.gamma, loss),
+        )
 
     @property
     def std(self) -> float:

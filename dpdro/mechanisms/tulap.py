@@ -9,15 +9,35 @@ from .._closed_forms import tulap_cells as _tulap_cells
 from .._validation import check_open_unit, check_positive
 from ..noise import PiecewiseUniform
 from ..privacy import certify_delta
+from ._common import finite_expected_loss
 
 __all__ = ["Tulap"]
+
+
+#: the most cells a :class:`Tulap` is built and certified with (about 15 µs each: 30 s)
+MAX_CELLS = 2_000_000
 
 
 def _certified_tulap(
     epsilon: float, delta: float, sensitivity: float
 ) -> tuple[PiecewiseUniform, float, float]:
     """(cells, design δ′, certificate) of Tulap at the largest design δ′ ≤ δ tried whose float cells
-    certify at ≤ δ: δ′ = δ first, then δ′ ← δ − 2(certificate − δ′) (a few steps at most)."""
+    certify at ≤ δ: δ′ = δ first, then δ′ ← δ − 2(certificate − δ′) (a few steps at most).
+
+    Tulap has 2K + 1 unit cells, K ≈ log(c₁/δ)/ε with c₁ = (1 − b + 2δb)/(1 + b) the central
+    cell's mass (class notes); beyond :data:`MAX_CELLS` a ``ValueError`` (at ε = 1e-8, δ = 1e-300
+    it had asked for 500 GiB, at ε = 1e-30, δ = 1e-15 it looped for ever; at ε = 1e-8, δ = 0.5
+    c₁ ≈ δ and K = 1)."""
+    b, one_minus_b = math.exp(-epsilon), -math.expm1(-epsilon)
+    c1 = (one_minus_b + 2.0 * delta * b) / (1.0 + b)
+    cells = 2.0 * max(1.0, math.log(c1 / delta) / epsilon) + 1.0
+    if cells > MAX_CELLS:
+        raise ValueError(
+            f"Tulap at epsilon = {epsilon!r}, delta = {delta!r} needs about "
+            f"2*log(c1/delta)/epsilon = {cells:.3g} cells (c1 = {c1:.3g}, the central cell's "
+            f"mass), more than the {MAX_CELLS:g} dpdro builds and certifies; use a larger epsilon "
+            "or delta"
+        )
     design = delta
     for _ in range(30):
         noise = _tulap_cells(epsilon, design, sensitivity)
@@ -142,7 +162,7 @@ class Tulap:
 
     def expected_loss(self, loss="l1") -> float:
         """E c(X) by exact summation over the 2K + 1 cells (cell averages of the loss)."""
-        return self._noise.expected_loss(loss)
+        return finite_expected_loss(self, loss, lambda: self._noise.expected_loss(loss))
 
     @property
     def std(self) -> float:

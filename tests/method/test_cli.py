@@ -321,6 +321,20 @@ def test_bad_input_one_line_exit_2(noise_file, tmp_path, capsys, args, parameter
     assert parameter in out.err and "Traceback" not in out.err and not out.out
 
 
+def test_the_epsilon_check_is_the_packages(noise_file, capsys):
+    """One home for the certificate's ε limit: the command line's line is
+    dpdro.privacy.check_epsilon's message, naming the value as typed; the design limit has its own
+    name (dpdro._range.MAX_DESIGN_EPSILON, 10), distinct from MAX_CERTIFIED_EPSILON (700)."""
+    from dpdro import _range, privacy
+
+    assert (_range.MAX_DESIGN_EPSILON, privacy.MAX_CERTIFIED_EPSILON) == (10.0, 700.0)
+    assert cli.EPSILON_RANGE[1] == _range.MAX_DESIGN_EPSILON
+    with pytest.raises(ValueError) as exc:
+        privacy.check_epsilon(2e3, given="'2e3'")
+    assert cli.main(["certify", str(noise_file), "--epsilon", "2e3"]) == 2
+    assert capsys.readouterr().err == f"dpdro: error: argument --epsilon: {exc.value}\n"
+
+
 # ------------------------------------------------------------------------------------------ polish
 def test_version():
     out = run("--version")

@@ -402,6 +402,21 @@ def test_splits_below_the_delta_range_leave_the_gaussian():
     assert all(not row["feasible"] and "below" in row["error"] for row in design.history)
 
 
+def test_a_per_release_epsilon_below_the_range_leaves_the_gaussian():
+    """1000 releases at ε = 0.05: basic composition's ε₀ = 5e-5 is below optimal_noise's range,
+    recorded in the history (it would have taken minutes per design), and the Gaussian is the
+    plan."""
+    design = dpdro.composition.design_for_releases(1000, 0.05, 1e-3, time_limit=1.0)
+    assert design.mechanism == "analytic_gaussian" and design.noise is None
+    assert all(not row["feasible"] and "epsilon0" in row["error"] for row in design.history)
+    # above the range too (2 releases at ε = 100 had raised optimal_noise's 'at most 10' for ε₀ =
+    # 50, at ε = 1e6 an OverflowError from Problem)
+    for epsilon in (100.0, 1e6):
+        design = dpdro.composition.design_for_releases(2, epsilon, 1e-5, time_limit=1.0)
+        assert design.mechanism == "analytic_gaussian"
+        assert all("outside optimal_noise's range" in row["error"] for row in design.history)
+
+
 def test_design_rejects_bad_input():
     with pytest.raises(ValueError, match=r"k must be a positive integer \(>= 1\), got 0"):
         design_for_releases(0, 1.0, 1e-5)

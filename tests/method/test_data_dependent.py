@@ -623,6 +623,9 @@ def test_mechanism_sampling():
         (dict(phi_lo=float("-inf")), ValueError, "finite"),
         (dict(phi_lo="a"), TypeError, "phi_lo"),
         (dict(pieces=0), ValueError, "pieces"),
+        # had spent minutes allocating 8 GB of piece edges
+        (dict(pieces=10**9), ValueError, r"pieces must be an integer in \[1, 100000\]"),
+        (dict(epsilon=1000.0), ValueError, "epsilon must be at most 700"),  # had: OverflowError
         (dict(pieces=[0.0, 1.0, 0.5, 1.5]), ValueError, "strictly increasing"),
         (dict(pieces=[0.0, 1.0]), ValueError, "end at phi_hi"),
         (dict(pieces=True), TypeError, "pieces"),

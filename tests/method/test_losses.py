@@ -158,6 +158,16 @@ def test_excess_beyond_a_share_of_the_loss_bounds_a_dense_scan(k, beta, eta):
     assert numeric - 1e-12 * max(1.0, abs(numeric)) <= e <= 1.1 * numeric
 
 
+def test_excess_beyond_the_floats_is_no_finite_bound():
+    """|x|^60, η = 1e-10: the excess near x = 1e6 is about 442·x^58 − 1e-10·x^60 ≈ 1e351, both
+    terms beyond the floats (inf − inf was NaN, skipped: a finite 1.8e177 was reported, too small,
+    so the rounding bound was invalid). No finite bound is known there: ``None``. Where the terms
+    stay finite (|x|^40) the bound is finite."""
+    assert dpdro.PowerLoss(60).grid_interpolation_excess(1.0, 1e-10) is None
+    assert dpdro.PowerLoss(100).grid_interpolation_excess(0.01, 1e-3) is None
+    assert math.isfinite(dpdro.PowerLoss(40).grid_interpolation_excess(1.0, 1e-10))
+
+
 @pytest.mark.parametrize("k, beta", [(1.5, 1 / 69), (1.2, 0.5), (1.8, 3.0)])
 def test_grid_excess_credit_keeps_the_rounding_bound_valid(k, beta):
     """|x|^k, 1 < k < 2: D_R charges point i c(iβ) + κ_i and subtracts e_β, valid iff the excess

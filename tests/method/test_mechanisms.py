@@ -5,6 +5,7 @@ rounded variants of the lower bound are tested with the book (tests/repro/test_l
 """
 
 import math
+import warnings
 
 import numpy as np
 import opendp.prelude as dp
@@ -598,3 +599,63 @@ def test_tulap_rejects_a_delta_below_the_certificates_rounding_allowance():
         r"epsilon = 1.0 .* got 1e-15",
     ):
         Tulap(epsilon=1.0, delta=1e-15)
+
+
+# ---------------------------------------------------------------------------- extreme parameters
+EXTREME_MECHANISMS = {
+    "Laplace": lambda e, d: Laplace(epsilon=e),
+    "Gaussian": lambda e, d: Gaussian(epsilon=e, delta=d),
+    "AnalyticGaussian": lambda e, d: AnalyticGaussian(epsilon=e, delta=d),
+    "TruncatedLaplace": lambda e, d: TruncatedLaplace(epsilon=e, delta=d),
+    "Staircase": lambda e, d: Staircase(epsilon=e),
+    "Tulap": lambda e, d: Tulap(epsilon=e, delta=d),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXTREME_MECHANISMS))
+@pytest.mark.parametrize("epsilon", [1e-300, 1e-30, 1e-8, 50.0, 700.0])
+@pytest.mark.parametrize("delta", [1e-300, 0.5])
+def test_extreme_parameters_give_a_finite_value_or_a_clear_error(name, epsilon, delta):
+    """Issue 28: every mechanism at extreme ε (and δ) gives, for ℓ1, ℓ2, pinball and |x|^3, a finite
+    expected loss or a ValueError naming what is out of range, and warns of nothing (Laplace's ℓ2
+    at ε = 1e-300 had raised OverflowError, truncated Laplace at ε = 50, δ = 1e-300 returned NaN,
+    the staircase's pinball loss at ε = 1e-8 asked for 37 GiB and at ε = 300 raised 'cell endpoints
+    must satisfy a < b', Tulap at ε = 1e-30 looped for ever, the Gaussians warned of log(0))."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            mech = EXTREME_MECHANISMS[name](epsilon, delta)
+        except ValueError as exc:
+            assert "delta" in str(exc) or "epsilon" in str(exc)
+            return
+        for loss in ("l1", "l2", dpdro.Pinball(0.3), dpdro.PowerLoss(3.0)):
+            try:
+                value = mech.expected_loss(loss)
+            except ValueError as exc:
+                assert "epsilon" in str(exc) or "floating-point range" in str(exc)
+                continue
+            assert isinstance(value, float) and math.isfinite(value) and value >= 0.0
+
+
+def test_tulap_counts_its_cells_before_building_them():
+    """K = log(c₁/δ)/ε cells a side, c₁ the central cell's mass: at ε = 1e-8, δ = 0.5, c₁ ≈ δ and
+    Tulap has 3 cells (not 2·log(1/δ)/ε = 1.4e8); at δ = 1e-15 it would need 3e9 and is refused by
+    name before anything is built (it had asked for 500 GiB at δ = 1e-300)."""
+    assert Tulap(epsilon=1e-8, delta=0.5).to_piecewise_uniform().probs.size == 3
+    with pytest.raises(ValueError, match=r"Tulap at epsilon = 1e-08, delta = 1e-15 needs about"):
+        Tulap(epsilon=1e-8, delta=1e-15)
+
+
+def test_quadrature_at_a_large_scale_is_accurate():
+    """The quadrature runs in units of the noise's scale: E ρ_τ(X) = λ/2 and E|X|³ = 6λ³ for
+    Laplace(λ), λ = 1e30 (at λ = 1e8 quad had warned 'probably divergent'); the staircase at ε = 300
+    (γ* = e^{−150}, cells narrower than a float step) gives c at the cells' left ends."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lap = Laplace(epsilon=1e-30)
+        assert lap.expected_loss(dpdro.Pinball(0.3)) == pytest.approx(0.5e30, rel=1e-10)
+        assert lap.expected_loss(dpdro.PowerLoss(3.0)) == pytest.approx(6e90, rel=1e-10)
+        # mass b^k/2 at ±k on each side (k ≥ 1, b = e^{−300}), the rest below e^{−450}: E|X|³ ≈ b
+        stair = Staircase(epsilon=300.0)
+        cubic = stair.expected_loss(dpdro.PowerLoss(3.0))
+        assert cubic == pytest.approx(math.exp(-300.0), rel=1e-9)

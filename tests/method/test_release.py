@@ -254,6 +254,19 @@ def test_best_lower_bound_and_time():
     assert spent.value == 1.0 and spent.candidates == {"rounding": 1.0}
 
 
+def test_a_lower_bound_is_never_below_the_losses_infimum():
+    """Every loss is >= 0 (Assumption 1), so max(0, D) is as valid as D: D_R for ℓ2 at δ = 0.999
+    on β = 0.5 subtracts e_β = β²/4 from an optimum near 4e-4 (it reported −0.062, an infinite
+    gap); the LP's own value is kept, and so are bounds above 0."""
+    prob = dpdro.Problem(epsilon=1.0, delta=0.999, loss="l2")
+    part = dpdro.Partition.uniform(L=10, beta=0.5)
+    lb = dpdro.lower_bound(prob, part, coefficients="rounding")
+    assert lb.value == 0.0 and lb.lp_value < 0.0625
+    assert lb.value <= dpdro.upper_bound(prob, part).value
+    assert _lb(-1e-5, "rounding")(TimeBudget(None)).value == 0.0
+    assert _lb(0.25, "rounding")(TimeBudget(None)).value == 0.25
+
+
 def test_every_family_reports_the_same_result_types():
     prob = dpdro.Problem(epsilon=1.0, delta=0.2)
     part = dpdro.Partition.uniform(8, 0.25)

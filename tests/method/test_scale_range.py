@@ -3,6 +3,7 @@ optimal_noise accepts, δ = 0 refused with a pointer to the staircase, and time 
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -109,6 +110,15 @@ def test_epsilon_above_the_range_is_refused_with_one_line():
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize("epsilon", [1e-5, 1e-300])
+def test_epsilon_below_the_range_is_refused_with_one_line(epsilon):
+    """At δ = 1e-12, time_limit = 3 s, ε = 1e-5 had taken 42 s and ε = 1e-6 over 120 s (Tulap's
+    2·log(1/δ)/ε cells among the literature references)."""
+    problem = dpdro.Problem(epsilon=epsilon, delta=1e-12)
+    with pytest.raises(ValueError, match=r"epsilon must be at least 0.0001 .*TruncatedLaplace"):
+        dpdro.optimal_noise(problem, time_limit=1)
+
+
 @pytest.mark.parametrize("delta", [1e-15, 1e-100])
 def test_delta_below_the_range_is_refused_with_one_line(delta):
     """Had failed inside: 'atom must lie in [0, 1), got 1.0' (1e-15), ZeroDivisionError (1e-100)."""
@@ -116,6 +126,23 @@ def test_delta_below_the_range_is_refused_with_one_line(delta):
     with pytest.raises(ValueError, match=r"delta must be at least 1e-12 .*Staircase") as info:
         dpdro.optimal_noise(problem, time_limit=1)
     assert "\n" not in str(info.value)
+
+
+def test_delta_within_roundoff_of_one_is_refused_with_one_line():
+    """δ = 1 − 1.1e-16 (the largest float below 1) had failed inside: 'atom must lie in [0, 1),
+    got 1.0'; 1 − 1e-12 is still designed (a lower bound of 0 there)."""
+    problem = dpdro.Problem(epsilon=1.0, delta=float(np.nextafter(1.0, 0.0)))
+    with pytest.raises(ValueError, match=r"delta must be at most 1 - 1e-12 "):
+        dpdro.optimal_noise(problem, time_limit=1)
+    res = dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=1 - 1e-12), time_limit=2)
+    assert dpdro.certify_delta(res.noise, 1.0, 1.0) <= 1 - 1e-12 and res.lower.value >= 0.0
+
+
+def test_epsilon_beyond_the_floats_is_refused_by_problem():
+    """Problem computes e^ε: at ε = 1000 it raised OverflowError ('math range error')."""
+    with pytest.raises(ValueError, match=r"epsilon must be at most 700 .*got 1000\.0"):
+        dpdro.Problem(epsilon=1000.0, delta=0.1)
+    assert math.isfinite(dpdro.Problem(epsilon=700.0, delta=0.1).exp_epsilon)
 
 
 def test_pure_dp_points_to_the_staircase():

@@ -168,6 +168,30 @@ def test_privacy_lp_cross_check_with_ecos():
     assert alt.objective == pytest.approx(ref.objective, abs=1e-6)
 
 
+def test_costs_beyond_highs_infinity_are_solved_as_finite():
+    """Costs from 1e20 on are HiGHS's infinity by default (it stopped with status "Not Set", a
+    SolverError): a loss that large is finite and is solved as such, values and duals unscaled."""
+    m = HighsModel([1e25, 3e25, 2e30])
+    m.add_rows(sp.csr_matrix([[1.0, 1.0, 1.0]]), 1.0, 1.0)
+    m.add_rows(sp.csr_matrix([[1.0, 0.0, 0.0]]), -INF, 0.25)
+    sol = m.solve()
+    assert sol.status == "optimal" and np.allclose(sol.x, [0.25, 0.75, 0.0])
+    assert sol.objective == pytest.approx(2.5e25, rel=1e-12)
+    assert sol.row_duals == pytest.approx([3e25, -2e25], rel=1e-9)
+
+
+def test_a_steep_power_loss_releases_a_certified_noise():
+    """|x|^60 on cells out to ±3 costs up to 4e28 (issue 28: PowerLoss(k ≥ 50) raised SolverError):
+    the upper bound releases a noise certified at δ, the lower bound stays below it."""
+    prob = dpdro.Problem(epsilon=1.0, delta=0.1, loss=dpdro.PowerLoss(60))
+    part = dpdro.Partition.uniform(L=60, beta=0.05)
+    ub = dpdro.upper_bound(prob, part)
+    assert dpdro.certify_delta(ub.noise, epsilon=1.0, sensitivity=1.0) <= 0.1
+    loss = ub.noise.expected_loss(prob.loss)
+    assert loss <= ub.value <= loss * (1 + 1e-9)
+    assert dpdro.lower_bound(prob, part).value <= ub.value
+
+
 def test_time_limit_is_per_solve_not_cumulative():
     """HiGHS accumulates its run time over re-solves; a time limit passed to one solve must still
     give that solve its own budget (regression: later solves of a long cutting plane used to stop

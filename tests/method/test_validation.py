@@ -131,3 +131,27 @@ def test_loss_validation():
         dpdro.CallableLoss(lambda x: x)
     with pytest.raises(TypeError, match="func must be callable"):
         dpdro.CallableLoss(3.0)
+    # a class is callable (it had become a CallableLoss: 'k must be finite and > 0, got -1000000.0')
+    with pytest.raises(TypeError, match=r"got the class PowerLoss; pass an instance"):
+        dpdro.Problem(epsilon=1.0, delta=0.1, loss=dpdro.PowerLoss)
+
+
+def test_a_callable_loss_is_checked_at_the_scale_of_the_sensitivity():
+    """Assumption 1 at Problem creation, on a grid scaled by Δf (issue 28): c(x) = |x − 2e-9| −
+    1e-9 is negative on (1e-9, 3e-9), unseen at the scale 1 (CallableLoss accepts it), but where
+    the noise of Δf = 1e-8 lives; lower bounds are raised to 0 on the strength of c ≥ 0, so it must
+    be refused there, naming the point. Least at 2e-9 rather than 0 (and not monotone on each
+    side) is refused the same way unless tail_infimum is given."""
+    dip = dpdro.CallableLoss(lambda x: np.abs(x - 2e-9) - 1e-9, name="dip")
+    dpdro.Problem(epsilon=1.0, delta=0.1, loss=dip)  # at Δf = 1 the grid does not reach 1e-9
+    negative = r"loss 'dip' must be finite and >= 0 .* got c\(1\.\d*e-09\)"
+    with pytest.raises(ValueError, match=negative):
+        dpdro.Problem(epsilon=1.0, delta=0.1, sensitivity=1e-8, loss=dip)
+    shifted = dpdro.CallableLoss(lambda x: np.abs(x - 2e-9), name="shifted")
+    with pytest.raises(ValueError, match="loss 'shifted' is not non-increasing on"):
+        dpdro.Problem(epsilon=1.0, delta=0.1, sensitivity=1e-8, loss=shifted)
+    tail = lambda a, b: float(min(abs(min(a, 2e-9) - 2e-9), abs(max(b, 2e-9) - 2e-9)))  # noqa: E731
+    told = dpdro.CallableLoss(lambda x: np.abs(x - 2e-9), name="told", tail_infimum=tail)
+    assert dpdro.Problem(epsilon=1.0, delta=0.1, sensitivity=1e-8, loss=told).loss is told
+    with pytest.raises(ValueError, match=r"got c\(0\) = inf"):
+        dpdro.CallableLoss(lambda x: np.where(x == 0, np.inf, np.abs(x)), name="pole")
