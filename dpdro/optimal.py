@@ -64,10 +64,11 @@ Never worse than the literature: the release is the best of the LPs' noises and 
 of the truncated Laplace, staircase (with an atom at 0) and Tulap mechanisms
 (:func:`dpdro.reference.reference_upper_bound`), and the refinement goes on below ``rel_gap`` (down
 to a tenth of it) while the release does not beat the best literature mechanism valid for the
-problem (:func:`dpdro.reference.literature_losses`) but the staircase, within a tenth of any
-time limit. The result says what was released (``source``), the best literature mechanism
-(``best_known``) and by how much the release beats it (``advantage``). Where shifts matter (an
-asymmetric loss or a support) the mechanisms are also translated by their best shifts. Under a
+problem (:func:`dpdro.reference.literature_losses`) but the staircase, within a tenth of the
+time limit (2 s without one). The result says what was released (``source``), the best
+literature mechanism (``best_known``) and by how much the release beats it (``advantage``). Where
+shifts matter (an asymmetric loss or a support) the mechanisms are also translated by their best
+shifts. Under a
 ``time_limit`` the literature values, best shifts, the plateau's search
 (:func:`dpdro._schedule._plateau`) and the certified candidates get a fifth of it each (quick for
 the built-in losses; for a callable loss evaluated point by point they can take seconds, and a
@@ -440,11 +441,12 @@ class _Search:
 
     def target(self, seconds: float) -> float:
         """The requested gap once the release beats the best literature mechanism, or equals the
-        staircase, or Tulap or truncated Laplace after a tenth of the time limit (chasing cost 18
-        of 20 s at ε = 2.03); until then (the LP beat Tulap by 0.9% at ε = 1, δ = 0.02, 2% gap)
-        one small enough that the upper bound falls below it (10% spare), but ≥ a tenth of it."""
+        staircase, or Tulap or truncated Laplace after a tenth of the time limit (2 s without one;
+        chasing cost 18 of 20 s at ε = 2.03); until then (the LP beat Tulap by 0.9% at ε = 1,
+        δ = 0.02, 2% gap) one small enough that the upper bound falls below it (10% spare), but
+        not below a tenth of it."""
         upper, lower, tol = self.best_ub.value, self.best_lb.value, LITERATURE_TOLERANCE
-        spare = self.share is None or seconds <= 0.5 * self.share  # a share is a fifth of the limit
+        spare = seconds <= (2.0 if self.share is None else 0.5 * self.share)  # a share: a fifth
         equal = upper <= self.beat * (1 + tol) and not (self.chase and spare)
         if upper < self.beat * (1 - tol) or equal or lower <= 0:
             return self.goal
