@@ -63,12 +63,12 @@ refused by :class:`dpdro.Problem` with a pointer to the staircase mechanism, opt
 Never worse than the literature: the release is the best of the LPs' noises and the certified cells
 of the truncated Laplace, staircase (with an atom at 0) and Tulap mechanisms
 (:func:`dpdro.reference.reference_upper_bound`), and the refinement goes on below ``rel_gap`` (down
-to a tenth of it) while the release does not beat the best literature mechanism valid for the
-problem (:func:`dpdro.reference.literature_losses`) but the staircase, within a tenth of the
-time limit (2 s without one). The result says what was released (``source``), the best
-literature mechanism (``best_known``) and by how much the release beats it (``advantage``). Where
-shifts matter (an asymmetric loss or a support) the mechanisms are also translated by their best
-shifts. Under a
+to a tenth of it) while the release costs more than the best literature mechanism valid for the
+problem (:func:`dpdro.reference.literature_losses`), and while it equals Tulap or truncated Laplace
+for a tenth of the time limit (2 s without one), in case the LP's noise beats them. The result
+says what was released (``source``), the best literature mechanism (``best_known``) and by how
+much the release beats it (``advantage``). Where shifts matter (an asymmetric loss or a support)
+the mechanisms are also translated by their best shifts. Under a
 ``time_limit`` the literature values, best shifts, the plateau's search
 (:func:`dpdro._schedule._plateau`) and the certified candidates get a fifth of it each (quick for
 the built-in losses; for a callable loss evaluated point by point they can take seconds, and a
