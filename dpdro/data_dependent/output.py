@@ -43,6 +43,8 @@ Mirror symmetry
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -103,7 +105,12 @@ class OutputLP(PrivacyLP):
         self.lam = np.arange(g.K + 1) if fine else g.lam
         self.M = int(self.lam.size - 1)
         self.n_c = self.K + 3
-        self.modes = ("lower", "upper") if fine and problem.cap is None else (mode,)
+        # n float steps β short of Δf (β = float(Δf/3) < Δf/3): pieces n apart hold query
+        # values closer than Δf, pairs of the upper mode (as in the certificate) but not shifts of
+        # the lower mode's D′_R (|s|β ≤ Δf), so the two modes no longer share their rows
+        self.near = n_short = self.n * Fraction(self.beta) < Fraction(problem.sensitivity)
+        shared = fine and problem.cap is None and not n_short
+        self.modes = ("lower", "upper") if shared else (mode,)
         if mode not in self.modes:  # pragma: no cover - guarded above
             raise ValueError(f"mode {mode!r} needs fine pieces")
         self.symmetric = self._symmetric() if symmetric is None else bool(symmetric)
@@ -199,12 +206,13 @@ class OutputLP(PrivacyLP):
         return delta * (1.0 - RELEASE_MARGIN) if mode == "upper" else delta
 
     def _set_groups(self) -> None:
-        """Every ordered pair of pieces with a gap < Δf (one of each mirror pair if symmetric)."""
+        """Every ordered pair of pieces with a gap < Δf (one of each mirror pair if symmetric): a
+        gap of fewer than n steps, or of n steps when n steps fall short of Δf (``near``)."""
         lam, n = self.lam, self.n
         L1, L2 = np.meshgrid(np.arange(self.M), np.arange(self.M), indexing="ij")
         L1, L2 = L1.ravel(), L2.ravel()
         gap = np.maximum(lam[L2] - lam[L1 + 1], lam[L1] - lam[L2 + 1])
-        keep = gap < n
+        keep = gap <= n if self.near and self.modes == ("upper",) else gap < n
         if self.symmetric:
             keep &= L1 * self.M + L2 <= (self.M - 1 - L1) * self.M + (self.M - 1 - L2)
         self.t_l, self.t_m = L1[keep], L2[keep]

@@ -231,6 +231,23 @@ def test_families_on_a_float_rounded_up_grid_vs_brute_force():
     check_certificate(ub.mechanism, beta / 2, prob.delta)
 
 
+def test_output_family_on_a_float_rounded_down_grid_counts_the_near_pairs():
+    """β = float(Δf/3), a float just *below* Δf/3: pieces three steps apart hold query values
+    closer than Δf, so the LP must compare their laws as the certificate does. It had not: its
+    optimum violated the certificate and the released mechanism was mixed with the constant one
+    (repair weight 0.74, released loss 0.41; on Figure 3's (5, 0.25) at β = 1/12: weight 0.74,
+    loss 0.765 against 0.0998 one float up). The driver rounds such a β up, as its default path."""
+    prob = problem("l1", epsilon=5.0, delta=0.25)
+    beta, up = 1 / 3, float(np.nextafter(1 / 3, 1))
+    assert 3 * Fraction(beta) < Fraction(prob.sensitivity) <= 3 * Fraction(up)
+    _, ub = output_bounds(prob, beta, lower=False)
+    assert ub.repair_weight == 0.0 and ub.value < 0.1
+    check_certificate(ub.mechanism, beta / 2, prob.delta)
+    rows = [dd.optimal_noise(prob, betas=[b]).history[0] for b in (beta, up)]
+    assert rows[0]["beta"] == up
+    assert rows[0]["output"] == rows[1]["output"] < ub.value
+
+
 @pytest.mark.parametrize("name", sorted(INSTANCES))
 def test_anchor_certificates_vs_brute_force(name):
     prob = problem(name)
