@@ -36,7 +36,7 @@ from .._scaling import check_scale, scaled_noise, scaled_record
 from ..noise import PiecewiseUniform
 from ..privacy import certify_delta as certify_single
 from ..release import LowerBound, UpperBound
-from .costs import clamped_noise_cost, output_costs, query_atom_costs
+from .costs import clamped_noise_cost, output_costs, output_point_costs, query_atom_costs
 from .mechanism import Mechanism
 from .problem import Problem
 
@@ -212,7 +212,8 @@ def _mapped_mechanism(mech: Mechanism, problem: Problem, exact: bool) -> Mechani
     lattice, :func:`dpdro._scaling.scaled_noise`), its edges φ_lo + ticks·step."""
     scale = problem.sensitivity
     laws = tuple(_moved_law(scaled_noise(n, scale, exact=exact), problem) for n in mech.noises)
-    options = dict(kind=mech.kind, query_atoms=mech.query_atoms, clamp=mech.clamp)
+    options = dict(kind=mech.kind, query_atoms=mech.query_atoms, clamp=mech.clamp,
+                   grid_masses=mech.grid_masses)
     args = (problem.epsilon, problem.delta, scale)
     if mech.edge_ticks is None:  # one piece, Φ itself (the clamped data-independent noise)
         if mech.n_pieces != 1:
@@ -271,7 +272,12 @@ def _objective(mech: Mechanism, problem: Problem) -> tuple[np.ndarray, np.ndarra
     at_query = np.add.reduceat(query_atom_costs(problem, beta, K, fine_losses), lam[:-1])
     a = mech.query_atoms
     laws = np.array([law.probs for law in mech.noises])
-    cost = np.sum(cells * laws, axis=1) * (1.0 - a) + a * at_query
+    g = np.zeros((a.size, 0)) if mech.grid_masses is None else mech.grid_masses
+    rest = 1.0 - a if g.size == 0 else np.clip(1.0 - a - g.sum(axis=1), 0.0, None)
+    cost = np.sum(cells * laws, axis=1) * rest + a * at_query
+    if g.size:
+        points = output_point_costs(problem, beta, K, fine_losses)[:, 1:K]
+        cost = cost + np.sum(np.add.reduceat(points, lam[:-1], axis=0) * g, axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         losses = np.where(weights > 0, cost / weights, 0.0)
     return losses, weights, float(np.sum(cost))

@@ -5,7 +5,8 @@ through the one release path of :mod:`dpdro.release`:
 
 * ``family="noise"``: the paper's P′(π, β) (one noise per piece, Appendix C.3, Algorithm G.1);
 * ``family="output"``: one output law per piece plus the query value itself
-  (:mod:`dpdro.data_dependent.output`), on the output cells of width β.
+  (:mod:`dpdro.data_dependent.output`), on the output cells of width β, or on the grid points
+  (the driver's family "output points"; the released mechanism's ``grid_masses``).
 
 Lower bounds: the randomized-rounding bound D′_R (in output coordinates and on the clamped problem
 where the losses allow, :mod:`~dpdro.data_dependent.output`; otherwise in noise coordinates,
@@ -35,9 +36,10 @@ from ..release import (
     mix_noises,
     release,
 )
+from .costs import point_columns
 from .lp import DDBoundingLP
 from .mechanism import Mechanism
-from .output import OutputLP
+from .output import UPPER_MODES, OutputLP, output_obstacle
 from .privacy import privacy_profile
 from .problem import Problem
 
@@ -428,32 +430,41 @@ def _lower_attempt(
 
 # ---------------------------------------------------------------------------- the output family
 class _OutputRelease(ReleaseFamily):
-    """The output family (:class:`OutputLP` in upper mode) as a
-    :class:`dpdro.release.ReleaseFamily`:
-    the released object is a :class:`Mechanism` of kind "output" (clamped), certified by
-    :func:`privacy_profile`; the anchor without a solve is the constant law (0-DP)."""
+    """The output family (:class:`OutputLP` in the upper mode ``mode``: "upper" on cells, "points"
+    on the grid points) as a :class:`dpdro.release.ReleaseFamily`:
+    the released object is a :class:`Mechanism` of kind "output" (clamped; the grid points as its
+    ``grid_masses``, the two ends as its end cells), certified by :func:`privacy_profile`; the
+    anchor without a solve is the constant law (0-DP)."""
 
-    def __init__(self, lp: OutputLP, *, tol: float):
-        self.lp, self.problem, self.tol = lp, lp.problem, tol
-        self.lp.use("upper")
+    def __init__(self, lp: OutputLP, *, tol: float, mode: str = "upper"):
+        self.lp, self.problem, self.tol, self.mode = lp, lp.problem, tol, mode
+        self.lp.use(mode)
         # the exact costs of every piece (not the symmetrised ones of the LP), for the release
-        self._costs = lp.full_costs("upper")
+        self._costs = lp.full_costs(mode)
 
     def _mechanism(self, P: np.ndarray) -> Mechanism:
         lp, prob = self.lp, self.problem
         K, beta = lp.K, lp.beta
         P = np.clip(P, 0.0, None)
-        total = P.sum(axis=1, keepdims=True)
-        P = P / total
+        P = P / P.sum(axis=1, keepdims=True)
+        grid = None
+        if self.mode == "points":  # the columns' grid points; 0 and K as the clamped end cells
+            pc = point_columns(K)
+            grid = np.zeros((lp.M, K - 1))
+            for c in np.nonzero((pc > 0) & (pc < K))[0]:
+                grid[:, pc[c] - 1] += P[:, c]
+            P = P.copy()
+            P[:, 1: K + 1] = 0.0
         edges = np.arange(-1, K + 2) * beta
-        laws = [
-            PiecewiseUniform(edges, P[i, : K + 2] / P[i, : K + 2].sum(), grid=beta)
-            for i in range(lp.M)
-        ]
+        cells = P[:, : K + 2]
+        mass = cells.sum(axis=1, keepdims=True)
+        # a piece with all its mass on the query value and the grid points: any law, weight 0
+        cells = np.where(mass > 0, cells / np.where(mass > 0, mass, 1.0), np.eye(1, K + 2))
+        laws = [PiecewiseUniform(edges, cells[i], grid=beta) for i in range(lp.M)]
         return Mechanism(
             tuple(laws), np.array([prob.phi_lo]), prob.epsilon, prob.delta, prob.sensitivity,
             kind="output", query_atoms=P[:, K + 2], clamp=True, edge_ticks=lp.lam,
-            edge_step=beta,
+            edge_step=beta, grid_masses=grid,
         )
 
     def noise(self, x: np.ndarray) -> Mechanism:
@@ -472,9 +483,17 @@ class _OutputRelease(ReleaseFamily):
         return self._mechanism((1.0 - weight) * self._table(a) + weight * self._table(b))
 
     def _table(self, mech: Mechanism) -> np.ndarray:
-        """The LP's (q_l(−1) … q_l(K), a_l) of a released mechanism."""
+        """The LP's (q_l(−1) … q_l(K), a_l) of a released mechanism (points mode: the grid point i
+        in the first column of :func:`point_columns` that has it)."""
         a = mech.query_atoms[:, None]
-        return np.hstack([(1.0 - a) * np.array([nz.probs for nz in mech.noises]), a])
+        g = mech.grid_masses
+        rest = 1.0 - a if g is None else np.clip(1.0 - a - g.sum(axis=1, keepdims=True), 0.0, None)
+        table = np.hstack([rest * np.array([nz.probs for nz in mech.noises]), a])
+        if g is not None:
+            pc = point_columns(self.lp.K)
+            first = [int(np.argmax(pc == i)) for i in range(1, self.lp.K)]
+            table[:, first] += g
+        return table
 
     def piece_losses(self, mech: Mechanism) -> np.ndarray:
         """The w-average loss over each piece (its share of the objective over its weight)."""
@@ -487,7 +506,10 @@ class _OutputRelease(ReleaseFamily):
         """The constant law on the cheapest output cell: 0-DP (every pair's δ is 0)."""
         if self.problem.cap is not None:
             return None
-        j = int(np.argmin(self._costs[:, : self.lp.K + 2].sum(axis=0)))
+        costs = self._costs[:, : self.lp.K + 2].sum(axis=0)
+        if self.mode == "points":
+            costs[point_columns(self.lp.K) < 0] = np.inf  # fixed at 0
+        j = int(np.argmin(costs))
         P = np.zeros((self.lp.M, self.lp.n_c))
         P[:, j] = 1.0
         return self._mechanism(P)
@@ -508,10 +530,10 @@ class _OutputRelease(ReleaseFamily):
             )
 
 
-def _output_upper(lp: OutputLP, res, budget: TimeBudget, tol: float) -> UpperBound:
-    """Release the output family's LP point ``res.x`` (Algorithm 1 converged)."""
+def _output_upper(lp: OutputLP, res, budget: TimeBudget, tol: float, mode: str) -> UpperBound:
+    """Release the output family's LP point ``res.x`` in ``mode`` (Algorithm 1 converged)."""
     return release(
-        _OutputRelease(lp, tol=tol), res.x, budget, lp_value=res.objective,
+        _OutputRelease(lp, tol=tol, mode=mode), res.x, budget, lp_value=res.objective,
         iterations=res.iterations, simplex_iterations=res.simplex_iterations, history=res.history,
     )
 
@@ -535,10 +557,12 @@ def output_bounds(
     lower: bool = True,
     tol: float = 1e-9,
     time_limit: float | None = None,
+    families=UPPER_MODES,
 ) -> tuple[LowerBound | None, UpperBound | None]:
-    """The clamped D′_R lower bound and the output family's certified mechanism on the grid β,
-    from one shared model (:mod:`dpdro.data_dependent.output`): Algorithm 1 on the lower bound's
-    costs, then again from the same rows and basis on the upper bound's.
+    """The clamped D′_R lower bound and the output family's best certified mechanism on the grid β
+    (on the output cells, and on the grid points), from one shared model
+    (:mod:`dpdro.data_dependent.output`): Algorithm 1 on the lower bound's costs, then again from
+    the same rows and basis on each upper bound's.
 
     Parameters
     ----------
@@ -547,6 +571,8 @@ def output_bounds(
     beta : the grid: fine pieces and output cells of width β (β divides |Φ| and Δf).
     upper, lower : which bounds to compute (both share one model only without caps and with the
         fine pieces; otherwise each has its own).
+    families : the upper modes to solve, of ``("upper", "points")`` (the output family on cells,
+        on the grid points; the grid points take no caps).
     tol : the largest privacy shortfall accepted by Algorithm 1.
     time_limit : seconds for the whole call. When it runs out during the lower bound, the bound of
         the last relaxation solved is returned (valid, possibly weaker) and no upper bound;
@@ -554,7 +580,7 @@ def output_bounds(
 
     Returns
     -------
-    (LowerBound or None, UpperBound or None).
+    (LowerBound or None, UpperBound or None: the better of the families').
 
     References
     ----------
@@ -562,7 +588,8 @@ def output_bounds(
        optimization", Observation 2 (problem P′), Section 3.2 and Appendix C.3.
     """
     budget = TimeBudget(check_optional_positive("time_limit", time_limit))
-    return output_rounds(problem, beta, budget=budget, lower=lower, upper=lambda: upper, tol=tol)
+    return output_rounds(problem, beta, budget=budget, lower=lower, upper=lambda: upper, tol=tol,
+                         families=families)
 
 
 def output_rounds(
@@ -578,6 +605,7 @@ def output_rounds(
     on_upper=None,
     pause=None,
     resume=lambda: True,
+    families=UPPER_MODES,
 ) -> tuple[LowerBound | None, UpperBound | None]:
     """:func:`output_bounds` within ``budget``, for the driver.
 
@@ -588,7 +616,9 @@ def output_rounds(
     lower bound's rounds resume afterwards from the same rows if ``resume()`` says so (the next
     round of a slowly converging relaxation can cost more than all the others together).
     ``on_lower`` and ``on_upper`` receive each bound as soon as it is known; ``upper()`` says,
-    once the lower bound is known, whether the upper bound is still wanted."""
+    once the lower bound is known and after each family, whether an upper bound is still wanted.
+    The families are solved in turn on one model (the grid points where the problem allows them),
+    and the better certified mechanism is returned."""
     lb = ub = low = None
     paused = False
     if lower:
@@ -597,10 +627,15 @@ def output_rounds(
         lb = _output_lower(low, res, budget)
         if on_lower is not None:
             on_lower(lb)
-    if upper() and not budget.expired():
-        ub = _output_upper_solve(problem, beta, low, budget, tol)
-        if ub is not None and on_upper is not None:
-            on_upper(ub)
+    model = low
+    for mode in families:
+        if not upper() or budget.expired() or mode == "points" and output_obstacle(problem, mode):
+            continue
+        new, model = _output_upper_solve(problem, beta, model, budget, tol, mode)
+        if new is not None and on_upper is not None:
+            on_upper(new)
+        if new is not None and (ub is None or new.value < ub.value):
+            ub = new
     if paused and resume() and not budget.expired():
         low.use("lower")
         res, _ = _lower_rounds(low, budget, stall, tol, None, res)
@@ -610,22 +645,23 @@ def output_rounds(
     return lb, ub
 
 
-def _output_upper_solve(problem, beta, lp, budget: TimeBudget, tol: float) -> UpperBound | None:
-    """The output family on the lower bound's model ``lp`` where it has the upper mode (its rows
-    serve both), on a model of its own otherwise; ``None`` when it is not released in time."""
-    if lp is None or "upper" not in lp.modes:
-        lp = OutputLP(problem, beta, "upper")
-    lp.use("upper")
+def _output_upper_solve(problem, beta, lp, budget: TimeBudget, tol: float, mode: str):
+    """The output family in the upper ``mode`` on the model ``lp`` where it has that mode (its rows
+    serve every mode), on a model of its own otherwise: (the certified bound, ``None`` when it is
+    not released in time; the model used)."""
+    if lp is None or mode not in lp.modes:
+        lp = OutputLP(problem, beta, mode)
+    lp.use(mode)
     try:
         res = run_cutting_plane(lp, tol=tol, time_limit=budget.left(), **_cp_defaults(lp))
     except (TimeoutError, InfeasibleError):  # (no output family within the caps: the others try)
-        return None
+        return None, lp
     if not res.converged:
-        return None
+        return None, lp
     try:
-        return _output_upper(lp, res, budget, tol)
+        return _output_upper(lp, res, budget, tol, mode), lp
     except (ReleaseError, TimeoutError):
-        return None
+        return None, lp
 
 
 def _lower_rounds(lp: OutputLP, budget: TimeBudget, stall: float, tol: float, pause=None,

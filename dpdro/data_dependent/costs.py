@@ -13,9 +13,11 @@ Output cells
     The output grid of step β is the cells J_j = [φ_lo + jβ, φ_lo + (j + 1)β) for j = −1 … K, K =
     |Φ|/β; the two end cells J_{−1} and J_K lie outside Φ and are released clamped, as the atoms
     φ_lo and φ_hi. A piece Λ_l of Φ whose law is q_l on these cells (and that releases the query
-    value itself with probability a_l) costs
+    value itself with probability a_l, the interior grid point φ_lo + iβ with probability p_l(i))
+    costs
 
-        ∫_{Λ_l} w(ϕ) [a_l c(0) + Σ_j q_l(j) E_{Y ~ U(J_j)} c(clamp(Y) − ϕ)] dϕ,
+        ∫_{Λ_l} w(ϕ) [a_l c(0) + Σ_i p_l(i) c(iβ − ϕ)
+                       + Σ_j q_l(j) E_{Y ~ U(J_j)} c(clamp(Y) − ϕ)] dϕ,
 
     computed here per fine piece Φ_k (sub-interval by sub-interval of constant weight) as an
     average over ϕ of :meth:`dpdro.Loss.cell_average` (or of c at the clamped end), by
@@ -36,7 +38,8 @@ import numpy as np
 
 from ..losses import CallableLoss, Loss, PiecewiseLinear, PowerLoss
 
-__all__ = ["unimodal", "convex", "output_costs", "rounding_costs", "query_atom_costs"]
+__all__ = ["unimodal", "convex", "output_costs", "output_point_costs", "point_columns",
+           "rounding_costs", "query_atom_costs"]
 
 # Gauss–Legendre nodes and weights on [0, 1] (exact for polynomials of degree ≤ 9)
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(5)
@@ -131,6 +134,39 @@ def _segment_cost(loss: Loss, j: int, K: int, beta: float, a: float, b: float) -
     if j == K:
         return _point_cost(loss, K * beta, a, b)
     return _cell_cost(loss, j * beta, (j + 1) * beta, a, b)
+
+
+def output_point_costs(problem, beta: float, K: int, loss_of_fine) -> np.ndarray:
+    """C[k, i] = ∫_{Φ_k} w(ϕ) c_k(iβ − ϕ) dϕ (w normalised): the cost of releasing the grid point
+    φ_lo + iβ, i = 0 … K (relative to φ_lo), for fine piece k; weights as in
+    :func:`output_costs`."""
+    out = np.zeros((K, K + 1))
+    cache: dict = {}
+    for k in range(K):
+        loss, left = loss_of_fine[k], k * beta
+        for s0, s1, dens in problem.weight_segments(left, left + beta):
+            for i in range(K + 1):
+                key = (id(loss), i - k, round((s0 - left) / beta, 12),
+                       round((s1 - left) / beta, 12))
+                if key not in cache:
+                    cache[key] = _point_cost(loss, i * beta, s0, s1)
+                out[k, i] += dens * (s1 - s0) * cache[key]
+    return out
+
+
+def point_columns(K: int) -> np.ndarray:
+    """The grid point i of each of the K + 2 columns c of a law in points mode (−1: the column is
+    fixed at 0): i = c up to the middle m and c − 1 beyond, so that the mirror image c ↦ K + 1 − c
+    of the columns is that of the points, i ↦ K − i. For even K the middle point K/2 has two
+    columns (c = m, m + 1; counting them apart only overstates δ); for odd K the column m =
+    (K + 1)/2, its own mirror image, has no point. Columns 0 and K + 1 are the points 0 and K,
+    released as the clamped end cells."""
+    c = np.arange(K + 2)
+    m = (K + 1) // 2
+    out = np.where(c <= K // 2, c, c - 1)
+    if K % 2:
+        out[m] = -1
+    return out
 
 
 def query_atom_costs(problem, beta: float, K: int, loss_of_fine) -> np.ndarray:

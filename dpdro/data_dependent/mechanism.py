@@ -24,8 +24,10 @@ class Mechanism:
 
     ``kind="noise"`` (the paper's P′(π, β)): release ϕ + X_l, X_l ~ ``noises[l]``.
     ``kind="output"`` (:mod:`dpdro.data_dependent.output`): release ϕ itself with probability
-    ``query_atoms[l]`` and otherwise e_0 + Z_l, Z_l ~ ``noises[l]`` in coordinates relative to the
-    first edge e_0 (the output law does not follow ϕ inside its piece).
+    ``query_atoms[l]``, the grid point e_0 + i·``edge_step`` with probability
+    ``grid_masses[l, i − 1]`` (i = 1 … K − 1, K = ``edge_ticks[-1]``), and otherwise e_0 + Z_l,
+    Z_l ~ ``noises[l]`` in coordinates relative to the first edge e_0 (the output law does not
+    follow ϕ inside its piece).
     With ``clamp=True`` the release is clamped to [e_0, e_M] (post-processing: the certificate is
     unchanged, and for losses non-increasing on (−∞, 0] and non-decreasing on [0, ∞) the loss only
     falls).
@@ -40,6 +42,8 @@ class Mechanism:
     epsilon, delta, sensitivity : the privacy parameters the mechanism was built for.
     kind : ``"noise"`` or ``"output"``.
     query_atoms : per piece, the probability of releasing the query value itself (output kind).
+    grid_masses : per piece, the probabilities of the interior grid points (output kind with
+        ``edge_ticks``; shape (M, K − 1); ``None``: none).
     clamp : clamp the release to [piece_edges[0], piece_edges[-1]].
     edge_ticks, edge_step : the piece edges relative to the first, exactly, as integers times
         ``edge_step`` (then ``piece_edges`` is computed from them and the certificate does not
@@ -62,6 +66,7 @@ class Mechanism:
     clamp: bool = False
     edge_ticks: np.ndarray | None = None
     edge_step: float | None = None
+    grid_masses: np.ndarray | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "noises", tuple(self.noises))
@@ -106,8 +111,26 @@ class Mechanism:
                 raise ValueError(f"query_atoms must be {len(self.noises)} values in [0, 1]")
             a.setflags(write=False)
             object.__setattr__(self, "query_atoms", a)
-        elif self.query_atoms is not None:
-            raise ValueError("query_atoms belong to output mechanisms (a noise has its own atom)")
+            self._check_grid_masses(a)
+        elif self.query_atoms is not None or self.grid_masses is not None:
+            raise ValueError(
+                "query_atoms and grid_masses belong to output mechanisms (a noise has its own atom)"
+            )
+
+    def _check_grid_masses(self, a: np.ndarray) -> None:
+        if self.grid_masses is None:
+            return
+        if self.edge_ticks is None:
+            raise ValueError("grid_masses need the piece edges in edge_ticks (their grid)")
+        g = np.asarray(self.grid_masses, dtype=float)
+        shape = (len(self.noises), int(self.edge_ticks[-1]) - 1)
+        if g.shape != shape or np.any(~(g >= 0)) or np.any(a + g.sum(axis=1) > 1 + 1e-12):
+            raise ValueError(
+                f"grid_masses must be an array of shape {shape} of probabilities whose sum per "
+                "piece, with the query atom, is at most 1"
+            )
+        g.setflags(write=False)
+        object.__setattr__(self, "grid_masses", g)
 
     @property
     def n_pieces(self) -> int:
@@ -171,12 +194,25 @@ class Mechanism:
             draw = self.noises[piece_index].sample(int(sel.sum()), rng=rng)
             if self.kind == "noise":
                 out[sel] = flat[sel] + draw if add else draw
-            else:
+            elif self.grid_masses is None:
                 at_query = rng.random(draw.size) < self.query_atoms[piece_index]
                 out[sel] = np.where(at_query, flat[sel], self.origin + draw)
+            else:
+                out[sel] = self._output_draw(piece_index, flat[sel], draw, rng)
         if self.clamp:
             out = np.clip(out, self.piece_edges[0], self.piece_edges[-1])
         return float(out[0]) if v.ndim == 0 else out.reshape(v.shape)
+
+    def _output_draw(self, piece: int, values, draw, rng) -> np.ndarray:
+        """The query value, a grid point or the law's draw, by their probabilities."""
+        g = self.grid_masses[piece]
+        a = float(self.query_atoms[piece])
+        choice = np.searchsorted(np.cumsum(np.concatenate(([a], g))), rng.random(draw.size),
+                                 side="right")
+        points = self.origin + np.arange(g.size + 1) * self.edge_step  # index 0 unused
+        return np.where(choice == 0, values,
+                        np.where(choice <= g.size, points[np.minimum(choice, g.size)],
+                                 self.origin + draw))
 
     def release(self, value, rng=None):
         """The private answer for each query value (array or scalar)."""
@@ -199,6 +235,8 @@ class Mechanism:
 
     def _certificate_options(self) -> dict:
         out = dict(kind=self.kind, query_atoms=self.query_atoms)
+        if self.grid_masses is not None:
+            out["grid_masses"] = self.grid_masses
         if self.edge_ticks is not None:
             out.update(edge_ticks=self.edge_ticks, edge_step=self.edge_step)
         return out
@@ -219,7 +257,7 @@ class Mechanism:
         return Mechanism(
             self.noises, np.array([float(origin)]), self.epsilon, self.delta, self.sensitivity,
             kind=self.kind, query_atoms=self.query_atoms, clamp=self.clamp, edge_ticks=ticks,
-            edge_step=step,
+            edge_step=step, grid_masses=self.grid_masses,
         )
 
     def to_dict(self) -> dict:
@@ -236,6 +274,8 @@ class Mechanism:
             out["query_atoms"] = self.query_atoms.tolist()
         if self.edge_ticks is not None:
             out.update(edge_ticks=self.edge_ticks.tolist(), edge_step=self.edge_step)
+        if self.grid_masses is not None:
+            out["grid_masses"] = self.grid_masses.tolist()
         return out
 
     @classmethod
@@ -252,4 +292,5 @@ class Mechanism:
             clamp=data.get("clamp", False),
             edge_ticks=data.get("edge_ticks"),
             edge_step=data.get("edge_step"),
+            grid_masses=data.get("grid_masses"),
         )

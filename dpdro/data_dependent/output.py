@@ -17,6 +17,18 @@ Output family (a restriction of P′)
     ordered pair of pieces containing neighbouring query values (gap between the pieces < Δf,
     l = l′ included): no shifts at all. The loss is computed exactly (:func:`costs.output_costs`).
 
+Grid-point family (a second upper mode, "points", on the same model)
+    The same restriction with the laws on the grid points φ_lo + iβ, i = 0 … K, instead of the
+    cells (the points 0 and K released as the clamped end cells; :func:`costs.point_columns` maps
+    the K + 2 columns to the points so that the mirror symmetry is kept). Its δ_{l,l′} is the same
+    sum over the points, so the rows of every mode serve it: only the costs and the bounds
+    change. At large ε the optimal laws put most of their mass on a few outputs shared by the
+    query values around them; a point there costs the mean distance to those values, a cell of
+    width β more. On Figure 3's (5, 0.25) the grid points give 0.1020 at K = 24 and 0.0982 at K =
+    32 (0.8 s), where the cells gave 0.1128 and 0.1079 (0.0997 at K = 64); cells and points
+    together give nothing more (brute force, K = 24 and 32), and K = 64 gives the K = 32 value
+    again. The released mechanism carries the points as its ``grid_masses``.
+
 Clamped D′_R (a relaxation of P′)
     For losses and cap losses that are unimodal (:func:`costs.unimodal`), P′ keeps its value when
     outputs are restricted to [φ_lo, φ_hi] (clamping, :mod:`~dpdro.data_dependent.costs`), and the
@@ -53,10 +65,21 @@ from .._rounding import round_up as _round_up
 from ..lp import PrivacyLP
 from ..release import RELEASE_MARGIN
 from ..solvers import INF
-from .costs import convex, output_costs, query_atom_costs, rounding_costs, unimodal
+from .costs import (
+    convex,
+    output_costs,
+    output_point_costs,
+    point_columns,
+    query_atom_costs,
+    rounding_costs,
+    unimodal,
+)
 from .problem import Problem
 
-__all__ = ["OutputLP", "output_obstacle"]
+__all__ = ["OutputLP", "output_obstacle", "UPPER_MODES"]
+
+# the two upper bounds of the model: the output family on cells, and on the grid points
+UPPER_MODES = ("upper", "points")
 
 
 def output_obstacle(problem: Problem, mode: str = "upper") -> str:
@@ -72,6 +95,8 @@ def output_obstacle(problem: Problem, mode: str = "upper") -> str:
         if problem.rounding_excess(1.0) is None:
             return "the losses need a finite grid interpolation excess (randomized rounding)"
         return ""
+    if mode == "points" and problem.cap is not None:
+        return "the grid-point family takes no caps"
     if problem.cap is not None and not convex(problem.cap_loss or problem.loss or losses[0]):
         return "caps need a convex cap loss (checked at the two ends of each piece)"
     if problem.cap is not None and problem.losses is not None and problem.cap_loss is None:
@@ -94,8 +119,8 @@ class OutputLP(PrivacyLP):
         why = output_obstacle(problem, mode)
         if why:
             raise ValueError(f"the output-space LP does not apply: {why}")
-        if mode not in ("upper", "lower"):
-            raise ValueError(f"mode must be 'upper' or 'lower', got {mode!r}")
+        if mode not in ("lower",) + UPPER_MODES:
+            raise ValueError(f"mode must be 'lower', 'upper' or 'points', got {mode!r}")
         self.problem, self.beta = problem, float(beta)
         g = problem.grouping(beta)
         self.K, self.grouping = g.K, g
@@ -106,20 +131,28 @@ class OutputLP(PrivacyLP):
         self.M = int(self.lam.size - 1)
         self.n_c = self.K + 3
         # n float steps β short of Δf (β = float(Δf/3) < Δf/3): pieces n apart hold query
-        # values closer than Δf, pairs of the upper mode (as in the certificate) but not shifts of
-        # the lower mode's D′_R (|s|β ≤ Δf), so the two modes no longer share their rows
-        self.near = n_short = self.n * Fraction(self.beta) < Fraction(problem.sensitivity)
-        shared = fine and problem.cap is None and not n_short
-        self.modes = ("lower", "upper") if shared else (mode,)
+        # values closer than Δf, pairs of the upper modes (as in the certificate) but not shifts of
+        # the lower mode's D′_R (|s|β ≤ Δf), so the lower mode no longer shares their rows
+        self.near = self.n * Fraction(self.beta) < Fraction(problem.sensitivity)
+        if problem.cap is not None:
+            self.modes = (mode,)
+        elif fine and not self.near:
+            self.modes = ("lower",) + UPPER_MODES
+        else:
+            self.modes = UPPER_MODES if mode in UPPER_MODES else (mode,)
         if mode not in self.modes:  # pragma: no cover - guarded above
             raise ValueError(f"mode {mode!r} needs fine pieces")
         self.symmetric = self._symmetric() if symmetric is None else bool(symmetric)
         self._set_orbits()
+        # the columns without a grid point in points mode (odd K)
+        spare = np.nonzero(point_columns(self.K) < 0)[0]
+        self._spare_cols = np.unique(self._orbit[(np.arange(self.M)[:, None] * self.n_c
+                                                  + spare).ravel()])
         edges = problem.phi_lo + beta * self.lam
         edges[-1] = problem.phi_hi
         self.weights = problem.weight_masses(edges)  # ω_l, the mass of each piece
         self._full_costs: dict = {}
-        self._costs = {m: self._cost_vector(m) for m in self.modes}
+        self._costs = {mode: self._cost_vector(mode)}  # the other modes' when first used
         self.mode = mode
         super().__init__(self._costs[mode][0], delta=self._delta(mode))
         self._set_groups()
@@ -171,8 +204,12 @@ class OutputLP(PrivacyLP):
         losses = self._loss_of_fine()
         full = np.zeros((self.M, self.n_c))
         excess = 0.0
-        if mode == "upper":
-            C = output_costs(p, beta, K, losses)
+        if mode in UPPER_MODES:
+            if mode == "upper":
+                C = output_costs(p, beta, K, losses)
+            else:  # the columns' grid points (point_columns), 0 for a column without one
+                pc = point_columns(K)
+                C = np.where(pc >= 0, output_point_costs(p, beta, K, losses)[:, pc], 0.0)
             atom = query_atom_costs(p, beta, K, losses)
             for piece in range(self.M):
                 a, b = self.lam[piece], self.lam[piece + 1]
@@ -186,7 +223,7 @@ class OutputLP(PrivacyLP):
         self._full_costs[mode] = full
         flat = full.ravel()
         if self.symmetric:  # exact symmetry: the larger (upper) or smaller (lower) of the two
-            pick = np.maximum if mode == "upper" else np.minimum
+            pick = np.maximum if mode in UPPER_MODES else np.minimum
             flat = pick(flat, flat[self._mirror()])
         if not np.all(np.isfinite(flat)) or np.any(flat < 0):
             raise ValueError("the loss gave negative or non-finite output-space coefficients")
@@ -203,7 +240,7 @@ class OutputLP(PrivacyLP):
 
     def _delta(self, mode: str) -> float:
         delta = self.problem.delta
-        return delta * (1.0 - RELEASE_MARGIN) if mode == "upper" else delta
+        return delta * (1.0 - RELEASE_MARGIN) if mode in UPPER_MODES else delta
 
     def _set_groups(self) -> None:
         """Every ordered pair of pieces with a gap < Δf (one of each mirror pair if symmetric): a
@@ -212,7 +249,7 @@ class OutputLP(PrivacyLP):
         L1, L2 = np.meshgrid(np.arange(self.M), np.arange(self.M), indexing="ij")
         L1, L2 = L1.ravel(), L2.ravel()
         gap = np.maximum(lam[L2] - lam[L1 + 1], lam[L1] - lam[L2 + 1])
-        keep = gap <= n if self.near and self.modes == ("upper",) else gap < n
+        keep = gap <= n if self.near and "lower" not in self.modes else gap < n
         if self.symmetric:
             keep &= L1 * self.M + L2 <= (self.M - 1 - L1) * self.M + (self.M - 1 - L2)
         self.t_l, self.t_m = L1[keep], L2[keep]
@@ -261,21 +298,30 @@ class OutputLP(PrivacyLP):
 
     # ------------------------------------------------------------------ modes
     def use(self, mode: str) -> None:
-        """Switch the model to the costs, δ and atom bounds of ``mode``; the rows stay."""
+        """Switch the model to the costs, δ and bounds of ``mode`` (the query atoms are 0 in lower
+        mode; in points mode so is a column without a grid point, :func:`costs.point_columns`);
+        the rows stay."""
         if mode not in self.modes:
             raise ValueError(f"this LP has the mode(s) {self.modes}, not {mode!r}")
+        if mode not in self._costs:
+            self._costs[mode] = self._cost_vector(mode)
         cost, self.excess = self._costs[mode]
         self.mode = mode
         self.set_costs(np.arange(cost.size), cost)
         atoms = np.unique(self._orbit[np.arange(self.M) * self.n_c + self.K + 2])
-        self.model.set_col_bounds(atoms, 0.0, 1.0 if mode == "upper" else 0.0)
-        self._atom_upper = 1.0 if mode == "upper" else 0.0
+        self._atom_upper = 1.0 if mode in UPPER_MODES else 0.0
+        self.model.set_col_bounds(atoms, 0.0, self._atom_upper)
         self._atom_cols = atoms
+        upper = 0.0 if mode == "points" else INF
+        if upper != getattr(self, "_spare_upper", INF) and self._spare_cols.size:
+            self.model.set_col_bounds(self._spare_cols, 0.0, upper)
+        self._spare_upper = upper
         self.set_delta(self._delta(mode))
 
     def column_upper_bounds(self) -> np.ndarray:
         out = super().column_upper_bounds()
         out[self._atom_cols] = self._atom_upper
+        out[self._spare_cols] = np.minimum(out[self._spare_cols], self._spare_upper)
         return out
 
     def dual_bound(self, row_duals: np.ndarray) -> float:

@@ -9,11 +9,21 @@ Noise mechanisms (``kind="noise"``, the paper's P′(π, β))
     them of δ_{l,l′}(φ) = ∫ (p_l(y) − e^ε p_l′(y − φ))_+ dy.
 
 Output mechanisms (``kind="output"``, :mod:`dpdro.data_dependent.output`)
-    For ϕ in piece l the mechanism releases ϕ itself with probability a_l (``query_atoms``) and
-    otherwise e_0 + Z_l, Z_l ~ ``noises[l]`` (coordinates relative to the first edge). For query
-    values ϕ ≠ ϕ′ in pieces l and l′ (gap between the pieces < Δf, l = l′ included) the smallest δ
-    is a_l + ∫ (q_l − e^ε q_l′)₊ with no shift at all (the point mass at ϕ is in every worst
-    event; the laws q do not depend on where ϕ lies in its piece).
+    For ϕ in piece l the mechanism releases ϕ itself with probability a_l (``query_atoms``), the
+    grid point g_i = e_0 + i·step with probability p_l(i) (``grid_masses``, i = 1 … K − 1) and
+    otherwise e_0 + Z_l, Z_l ~ ``noises[l]`` (coordinates relative to the first edge, no atom at
+    a grid point: the laws' own atoms sit at e_0). For query values ϕ ≠ ϕ′ in pieces l and l′ (gap
+    between the pieces < Δf, l = l′ included) the smallest δ is
+
+        δ_{l,l′} = a_l + Σ_i (p_l(i) − e^ε p_l′(i))₊ + ∫ (q_l − e^ε q_l′)₊
+
+    with no shift at all (q_l the continuous part with its mass 1 − a_l − Σ_i p_l(i)). Proof: ∫ (dμ
+    − e^ε dμ′)₊ of the two release laws splits into their atoms and their continuous parts. At a
+    point other than ϕ the atoms are those of the grid (at ϕ′ the law μ′ has a′ more, which only
+    lowers the term); at ϕ the term is (a_l + [ϕ = g_i](p_l(i) − e^ε p_l′(i)))₊ ≤ a_l + (p_l(i) −
+    e^ε p_l′(i))₊. So the sum bounds every pair, and pairs off the grid (an open set of them in
+    every pair of pieces with a gap < Δf) attain it. The laws q do not depend on where ϕ lies in
+    its piece.
 
 Both are computed with the lattice sum of :mod:`dpdro.privacy`
 (:func:`~dpdro.privacy.hockey_stick_sums` on the masses per lattice cell, with its rigorous
@@ -97,6 +107,7 @@ def privacy_profile(
     query_atoms=None,
     edge_ticks=None,
     edge_step: float | None = None,
+    grid_masses=None,
 ) -> PrivacyProfile:
     """Exact privacy profile of a data-dependent mechanism (module docstring): the largest δ of
     every ordered pair of pieces.
@@ -114,6 +125,8 @@ def privacy_profile(
     epsilon, sensitivity : ε > 0 and Δf > 0.
     kind : ``"noise"`` (Y = ϕ + X_l) or ``"output"`` (Y = e_0 + Z_l, or ϕ with probability a_l).
     query_atoms : a_l per piece (output mechanisms; default 0).
+    grid_masses : p_l(i) of the grid points e_0 + i·``edge_step``, i = 1 … K − 1 (output
+        mechanisms with ``edge_ticks``, K their last; default none).
     edge_ticks, edge_step : the piece edges relative to the first one exactly, as integers times
         ``edge_step`` (default: inferred from the floats, their offset charged to the error bound).
 
@@ -127,6 +140,8 @@ def privacy_profile(
         raise TypeError("noises must be a non-empty sequence of dpdro.PiecewiseUniform")
     if kind not in ("noise", "output"):
         raise ValueError(f"kind must be 'noise' or 'output', got {kind!r}")
+    if kind == "noise" and (query_atoms is not None or grid_masses is not None):
+        raise ValueError("query_atoms and grid_masses belong to output mechanisms")
     e = np.asarray(piece_edges, dtype=float)
     # given exactly in ticks, the edges may round to equal floats far from 0
     increasing = np.diff(e) >= 0 if edge_ticks is not None else np.diff(e) > 0
@@ -161,24 +176,36 @@ def privacy_profile(
             sensitivity
         )
         L1, L2 = _output_pairs(et, len(noises), kd, strict=strict)
-        # the release law is a_l·(point ϕ) + (1 − a_l)·Z_l
-        G = G * (1.0 - a)[:, None]
-        atoms = atoms * (1.0 - a)
-        best, best_err = np.zeros(L1.size), np.zeros(L1.size)
-        step = max(1, 4_000_000 // max(1, n))
-        for c in range(0, L1.size, step):
-            sl = slice(c, c + step)
-            best[sl], best_err[sl] = hockey_stick_sums(G[L1[sl]], G[L2[sl]], e_lo)
+        g = _grid_masses(grid_masses, a, edge_ticks)
+        # the release law is a_l·(point ϕ) + Σ_i p_l(i)·(point g_i) + (1 − a_l − Σ_i p_l(i))·Z_l
+        rest = np.clip(1.0 - a - g.sum(axis=1), 0.0, None)
+        G = G * rest[:, None]
+        atoms = atoms * rest
+        best, best_err = _output_sums(G, g, L1, L2, e_lo)
         # the laws' own atoms sit at the same point e_0 for every piece
         best = best + np.maximum(atoms[L1] - e_lo * atoms[L2], 0.0) + a[L1]
         best_s, eta_phi = np.zeros(L1.size, dtype=np.int64), 0.0
-        # the scaling by 1 − a_l: one more rounding per term, at most u·(1 + e^ε) in every sum
-        best_err = best_err + _U * (1.0 + math.exp(epsilon))
+        # the scaling by 1 − a_l − Σ p_l: a few more roundings per term, and the sum over the grid
+        # points (terms of at most p + e^ε p′, p and p′ summing to at most 1), each within
+        # (P + 4)·u·(1 + e^ε) in every sum
+        best_err = best_err + (g.shape[1] + 4) * _U * (1.0 + math.exp(epsilon))
         atoms = np.maximum(atoms, a)
     err = _error_bound(noises, ticks, h, best, best_err, n, kd, epsilon, sensitivity, eta_phi)
     if np.any(atoms > 0):
         err += 2 * _U * (float(np.max(best)) + 1.0)  # the addition of the atoms
     return PrivacyProfile(np.column_stack((L1, L2)), best, best_s * h, float(err))
+
+
+def _output_sums(G: np.ndarray, g: np.ndarray, L1, L2, e_lo: float):
+    """Σ_cells (G_l − e^ε G_l′)₊ + Σ_i (p_l(i) − e^ε p_l′(i))₊ for every pair (l, l′) = (L1, L2),
+    and the lattice sums' error bounds, in chunks of a few million terms."""
+    best, best_err = np.zeros(L1.size), np.zeros(L1.size)
+    step = max(1, 4_000_000 // max(1, G.shape[1] + g.shape[1]))
+    for c in range(0, L1.size, step):
+        sl = slice(c, c + step)
+        best[sl], best_err[sl] = hockey_stick_sums(G[L1[sl]], G[L2[sl]], e_lo)
+        best[sl] += np.maximum(g[L1[sl]] - e_lo * g[L2[sl]], 0.0).sum(axis=1)
+    return best, best_err
 
 
 def _edge_ticks(e: np.ndarray, h: float, edge_ticks, edge_step) -> tuple[np.ndarray, float]:
@@ -230,6 +257,22 @@ def _common_lattice(
             raise ValueError("the noises' lattices are incommensurable")
         ticks.append(t * int(round(r)))
     return ticks, h
+
+
+def _grid_masses(grid_masses, a: np.ndarray, edge_ticks) -> np.ndarray:
+    """The grid masses p_l(i) checked (M × (K − 1), K the last edge tick; none: M × 0)."""
+    M = a.size
+    if grid_masses is None:
+        return np.zeros((M, 0))
+    if edge_ticks is None:
+        raise ValueError("grid_masses need the piece edges in edge_ticks (their grid)")
+    g = np.asarray(grid_masses, dtype=float)
+    shape = (M, int(edge_ticks[-1]) - int(edge_ticks[0]) - 1)
+    if g.shape != shape or np.any(~(g >= 0)) or np.any(a + g.sum(axis=1) > 1 + 1e-12):
+        raise ValueError(
+            f"grid_masses must be {shape} probabilities, at most 1 with the query atom per piece"
+        )
+    return g
 
 
 def _pairs(et: np.ndarray, M: int, kd: int):

@@ -590,7 +590,7 @@ def test_the_driver_handles_callable_weights_and_too_strict_caps():
     from dpdro.data_dependent.bounds import _output_upper_solve
 
     strict = dd.Problem(**small, cap=0.2)
-    assert _output_upper_solve(strict, 0.5, None, TimeBudget(10), 1e-9) is None
+    assert _output_upper_solve(strict, 0.5, None, TimeBudget(10), 1e-9, "upper")[0] is None
 
 
 def test_mechanism_sampling():

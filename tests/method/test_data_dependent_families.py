@@ -55,8 +55,12 @@ def release_law(mech: dd.Mechanism, phi: float, clamp: bool | None = None):
         base, scale = phi, 1.0
     else:
         a = float(mech.query_atoms[piece])
-        base, scale = mech.origin, 1.0 - a
+        g = np.zeros(0) if mech.grid_masses is None else mech.grid_masses[piece]
+        base, scale = mech.origin, 1.0 - a - float(g.sum())
         atoms[phi] = a
+        for i, m in enumerate(g, start=1):  # the grid points e_0 + i·step
+            y = mech.origin + i * mech.edge_step
+            atoms[y] = atoms.get(y, 0.0) + float(m)
     if nz.atom > 0:
         atoms[base] = atoms.get(base, 0.0) + scale * nz.atom
     segments = [(base + lo, base + hi, scale * p)
@@ -175,11 +179,13 @@ def integrated_loss(mech: dd.Mechanism, loss: dpdro.Loss, step: float) -> float:
 # ------------------------------------------------------------------ each family's certificate
 @pytest.mark.parametrize("name", sorted(INSTANCES))
 @pytest.mark.parametrize("pieces", [None, 2])
-def test_output_family_certificate_vs_brute_force(name, pieces):
+@pytest.mark.parametrize("family", ["upper", "points"])
+def test_output_family_certificate_vs_brute_force(name, pieces, family):
     prob = problem(name, pieces=pieces)
-    _, ub = output_bounds(prob, 0.25, lower=False)
+    _, ub = output_bounds(prob, 0.25, lower=False, families=(family,))
     mech = ub.mechanism
     assert mech.kind == "output" and mech.clamp
+    assert (mech.grid_masses is not None) == (family == "points")
     assert mech.n_pieces == (prob.grouping(0.25).K if pieces is None else pieces)
     check_certificate(mech, 0.125, prob.delta)
 
@@ -229,6 +235,50 @@ def test_families_on_a_float_rounded_up_grid_vs_brute_force():
     ub = dd.upper_bound(prob, dpdro.Partition.uniform(L=math.ceil(A / beta), beta=beta),
                         centred=True, atom=True)
     check_certificate(ub.mechanism, beta / 2, prob.delta)
+
+
+@pytest.mark.parametrize("K", range(1, 10))
+def test_point_columns_mirror_the_grid_points(K):
+    """Column c ↦ K + 1 − c is point i ↦ K − i; every point 0 … K has a column; odd K leaves the
+    middle column without one."""
+    from dpdro.data_dependent.costs import point_columns
+
+    pc = point_columns(K)
+    assert pc.size == K + 2 and set(pc[pc >= 0]) == set(range(K + 1))
+    for c in range(K + 2):
+        assert (pc[c] < 0) == (pc[K + 1 - c] < 0)
+        if pc[c] >= 0:
+            assert pc[K + 1 - c] == K - pc[c]
+    assert np.sum(pc < 0) == K % 2
+
+
+def test_grid_point_mechanism_serialises_moves_and_samples_its_law():
+    """The grid-point family's mechanism: the same certificate after to_dict/from_dict and moved(),
+    and releases at the grid points with their probabilities (20 000 draws, within 5σ)."""
+    prob = problem("l1", epsilon=5.0, delta=0.25)
+    _, ub = output_bounds(prob, 0.25, lower=False, families=("points",))
+    mech = ub.mechanism
+    assert mech.grid_masses is not None and mech.grid_masses.sum() > 0
+    for other in (dd.Mechanism.from_dict(mech.to_dict()), mech.moved(1e6)):
+        assert other.certify() == mech.certify()
+        np.testing.assert_array_equal(other.grid_masses, mech.grid_masses)
+    phi, n = 0.6, 20_000
+    piece = mech.piece(phi)
+    out = mech.release(np.full(n, phi), rng=7)
+    for i, p in enumerate(mech.grid_masses[piece], start=1):
+        hits = np.mean(out == mech.origin + i * mech.edge_step)
+        assert abs(hits - p) <= 5 * math.sqrt(p * (1 - p) / n) + 1e-12
+    assert abs(np.mean(out == phi) - mech.query_atoms[piece]) < 0.02
+
+
+def test_grid_points_only_on_grids_that_refine_the_best_one():
+    from dpdro.data_dependent.optimal import _PathState
+
+    state = _PathState()
+    assert state.families(24) == ("upper", "points")
+    state.points, state.points_K = 0.1, 32
+    assert state.families(48) == ("upper",)
+    assert state.families(64) == ("upper", "points")
 
 
 def test_output_family_on_a_float_rounded_down_grid_counts_the_near_pairs():
@@ -294,7 +344,7 @@ def test_output_certificate_detects_a_violation():
     """Moving mass of one piece's law onto cells the neighbouring piece does not use breaks the
     certificate, and the brute force sees the same δ."""
     prob = problem("l1")
-    _, ub = output_bounds(prob, 0.5, lower=False)
+    _, ub = output_bounds(prob, 0.5, lower=False, families=("upper",))
     mech = ub.mechanism
     laws = list(mech.noises)
     probs = np.zeros_like(laws[0].probs)
@@ -342,14 +392,24 @@ def test_piecewise_constant_weight_output_costs():
 
 # ---------------------------------------------------------------------------- LPs vs brute force
 def _brute_output_lp(prob, beta, mode):
-    """The output-space LP with every event of every pair of (fine) pieces, by scipy's HiGHS."""
+    """The output-space LP with every event of every pair of (fine) pieces, by scipy's HiGHS: laws
+    on the output cells ("upper"; the two end cells released clamped), on the K + 1 grid points
+    ("points"; costs by quadrature) or the rounded laws of D′_R ("lower")."""
     K, n = prob.grouping(beta).K, round(prob.sensitivity / beta)
     losses = [prob.loss] * K
-    n_c = K + 3
+    n_s = K + 1 if mode == "points" else K + 2  # the parts of an event
+    n_c = n_s + 1
+    excess = 0.0
     if mode == "upper":
         cost = np.hstack([output_costs(prob, beta, K, losses),
                           query_atom_costs(prob, beta, K, losses)[:, None]])
-        excess = 0.0
+    elif mode == "points":
+        def point(k, i):
+            return integrate.quad(lambda f: float(prob.loss(np.array([i * beta - f]))[0]),
+                                  k * beta, (k + 1) * beta, points=[i * beta])[0]
+
+        points = np.array([[point(k, i) for i in range(K + 1)] for k in range(K)])
+        cost = np.hstack([points / (K * beta), query_atom_costs(prob, beta, K, losses)[:, None]])
     else:
         C, wts = rounding_costs(prob, beta, K, losses)
         cost = np.hstack([C, np.zeros((K, 1))])
@@ -359,19 +419,19 @@ def _brute_output_lp(prob, beta, mode):
     for k, m in itertools.product(range(K), repeat=2):
         if k == m and mode == "lower" or abs(k - m) > n:
             continue
-        for A in itertools.product([0, 1], repeat=K + 2):
+        for A in itertools.product([0, 1], repeat=n_s):
             if k == m and not any(A):
                 continue
             row = np.zeros(K * n_c)
-            row[k * n_c: k * n_c + K + 2] += A
-            row[m * n_c: m * n_c + K + 2] -= e * np.array(A)
-            row[k * n_c + K + 2] += 1.0
+            row[k * n_c: k * n_c + n_s] += A
+            row[m * n_c: m * n_c + n_s] -= e * np.array(A)
+            row[k * n_c + n_s] += 1.0
             rows.append(row)
     eq = np.kron(np.eye(K), np.ones((1, n_c)))
     bounds = [(0, None)] * (K * n_c)
     if mode == "lower":
         for k in range(K):
-            bounds[k * n_c + K + 2] = (0, 0)
+            bounds[k * n_c + n_s] = (0, 0)
     res = scipy.optimize.linprog(cost.ravel(), A_ub=np.array(rows),
                                  b_ub=np.full(len(rows), prob.delta), A_eq=eq, b_eq=np.ones(K),
                                  bounds=bounds, method="highs")
@@ -388,8 +448,12 @@ def test_output_lps_vs_brute_force(name):
     brute_lower = _brute_output_lp(prob, 0.5, "lower")
     assert lb.value <= brute_lower + 1e-12
     assert lb.value == pytest.approx(brute_lower, rel=1e-6)
-    # the upper LP runs at δ(1 − margin); the released value is within the margin's effect
-    assert ub.value == pytest.approx(_brute_output_lp(prob, 0.5, "upper"), rel=1e-5)
+    # the upper LPs run at δ(1 − margin); the released value is within the margin's effect
+    brute = {f: _brute_output_lp(prob, 0.5, f) for f in ("upper", "points")}
+    assert ub.value == pytest.approx(min(brute.values()), rel=1e-5)
+    for f in brute:
+        _, ub = output_bounds(prob, 0.5, lower=False, families=(f,))
+        assert ub.value == pytest.approx(brute[f], rel=1e-5)
     assert OutputLP(prob, 0.5, "lower").symmetric
 
 
@@ -410,7 +474,7 @@ def test_lower_bounds_below_every_certified_upper_bound(name):
         uppers.append(dd.upper_bound(prob, part, centred=True, atom=True).value)
     uppers.append(constant_mechanism(prob, 0.25).value)
     uppers.append(clamped_independent_noise(prob, 0.05, TimeBudget(60.0)).value)
-    uppers.append(_brute_output_lp(prob, 0.5, "upper"))
+    uppers += [_brute_output_lp(prob, 0.5, f) for f in ("upper", "points")]
     assert max(lowers) <= min(uppers)
     assert max(lowers) > 0
 
@@ -431,7 +495,8 @@ def test_driver_keeps_the_best_of_every_step():
     solved = [r[k] for r in h for k in ("output", "noise") if r[k] is not None]
     assert res.upper.value <= min(solved)
     assert res.mechanism.certify() <= prob.delta
-    kind = {"output": "output", "constant": "output", "noise": "noise", "clamped noise": "noise"}
+    kind = {"output": "output", "output points": "output", "constant": "output", "noise": "noise",
+            "clamped noise": "noise"}
     assert res.mechanism.kind == kind[res.family]
     assert res.lower.value <= res.upper.value
 
