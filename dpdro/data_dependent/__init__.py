@@ -16,7 +16,8 @@ target gap or a time limit), :mod:`~dpdro.data_dependent.oracle` (Algorithms 3 a
 :mod:`~dpdro.data_dependent.privacy` (exact certificates of both kinds of mechanism),
 :mod:`~dpdro.data_dependent.mechanism` (the released mechanism, of kind "noise" or "output"),
 :mod:`~dpdro.data_dependent.output` (the output family, a second restriction of P′ with one output
-law per piece, and the clamped D′_R in output coordinates), :mod:`~dpdro.data_dependent.costs`
+law per piece, on cells or on the grid points, and the clamped D′_R in output coordinates),
+:mod:`~dpdro.data_dependent.costs`
 (their exact objective coefficients) and :mod:`~dpdro.data_dependent.anchors` (the constant
 mechanism and the clamped data-independent noise).
 
