@@ -10,7 +10,7 @@ import numpy as np
 
 from .._validation import check_open_unit, check_positive
 from ..noise import PiecewiseUniform
-from .privacy import certify_delta
+from .privacy import certify_delta, check_grid_masses
 
 __all__ = ["KINDS", "Mechanism"]
 
@@ -111,26 +111,14 @@ class Mechanism:
                 raise ValueError(f"query_atoms must be {len(self.noises)} values in [0, 1]")
             a.setflags(write=False)
             object.__setattr__(self, "query_atoms", a)
-            self._check_grid_masses(a)
+            if self.grid_masses is not None:
+                g = check_grid_masses(self.grid_masses, a, self.edge_ticks)
+                g.setflags(write=False)
+                object.__setattr__(self, "grid_masses", g)
         elif self.query_atoms is not None or self.grid_masses is not None:
             raise ValueError(
                 "query_atoms and grid_masses belong to output mechanisms (a noise has its own atom)"
             )
-
-    def _check_grid_masses(self, a: np.ndarray) -> None:
-        if self.grid_masses is None:
-            return
-        if self.edge_ticks is None:
-            raise ValueError("grid_masses need the piece edges in edge_ticks (their grid)")
-        g = np.asarray(self.grid_masses, dtype=float)
-        shape = (len(self.noises), int(self.edge_ticks[-1]) - 1)
-        if g.shape != shape or np.any(~(g >= 0)) or np.any(a + g.sum(axis=1) > 1 + 1e-12):
-            raise ValueError(
-                f"grid_masses must be an array of shape {shape} of probabilities whose sum per "
-                "piece, with the query atom, is at most 1"
-            )
-        g.setflags(write=False)
-        object.__setattr__(self, "grid_masses", g)
 
     @property
     def n_pieces(self) -> int:

@@ -73,7 +73,7 @@ from ..privacy import (
     total_variation,
 )
 
-__all__ = ["PrivacyProfile", "privacy_profile", "certify_delta"]
+__all__ = ["PrivacyProfile", "privacy_profile", "certify_delta", "check_grid_masses"]
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,7 @@ def privacy_profile(
             sensitivity
         )
         L1, L2 = _output_pairs(et, len(noises), kd, strict=strict)
-        g = _grid_masses(grid_masses, a, edge_ticks)
+        g = check_grid_masses(grid_masses, a, edge_ticks)
         # the release law is a_l·(point ϕ) + Σ_i p_l(i)·(point g_i) + (1 − a_l − Σ_i p_l(i))·Z_l
         rest = np.clip(1.0 - a - g.sum(axis=1), 0.0, None)
         G = G * rest[:, None]
@@ -259,14 +259,16 @@ def _common_lattice(
     return ticks, h
 
 
-def _grid_masses(grid_masses, a: np.ndarray, edge_ticks) -> np.ndarray:
-    """The grid masses p_l(i) checked (M × (K − 1), K the last edge tick; none: M × 0)."""
+def check_grid_masses(grid_masses, a: np.ndarray, edge_ticks) -> np.ndarray:
+    """The grid masses p_l(i) of an output mechanism checked against its query atoms ``a`` and
+    edge ticks: M × (K − 1) probabilities, K the last edge tick, at most 1 per piece with the
+    query atom (``None``: M × 0)."""
     M = a.size
     if grid_masses is None:
         return np.zeros((M, 0))
     if edge_ticks is None:
         raise ValueError("grid_masses need the piece edges in edge_ticks (their grid)")
-    g = np.asarray(grid_masses, dtype=float)
+    g = np.array(grid_masses, dtype=float)  # a copy: the mechanism freezes it
     shape = (M, int(edge_ticks[-1]) - int(edge_ticks[0]) - 1)
     if g.shape != shape or np.any(~(g >= 0)) or np.any(a + g.sum(axis=1) > 1 + 1e-12):
         raise ValueError(

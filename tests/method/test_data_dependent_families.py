@@ -271,6 +271,20 @@ def test_grid_point_mechanism_serialises_moves_and_samples_its_law():
     assert abs(np.mean(out == phi) - mech.query_atoms[piece]) < 0.02
 
 
+def test_invalid_grid_masses_are_refused():
+    law = dpdro.PiecewiseUniform(np.arange(-1, 4) * 0.5, np.full(4, 0.25), grid=0.5)
+    kw = dict(kind="output", query_atoms=np.array([0.5, 0.0]), clamp=True,
+              edge_ticks=np.array([0, 1, 2]), edge_step=0.5)
+    args = ((law, law), np.array([0.0]), 1.0, 0.1, 1.0)
+    assert dd.Mechanism(*args, **kw, grid_masses=np.array([[0.5], [1.0]])).certify() >= 0.5
+    for bad in ([[0.6], [0.0]], [[-0.1], [0.0]], [[0.1, 0.1], [0.0, 0.0]], [[np.nan], [0.0]]):
+        with pytest.raises(ValueError, match="grid_masses"):
+            dd.Mechanism(*args, **kw, grid_masses=np.array(bad))
+    with pytest.raises(ValueError, match="grid_masses"):
+        dd.Mechanism((law, law), np.array([0.0, 0.5, 1.0]), 1.0, 0.1, 1.0, kind="noise",
+                     grid_masses=np.zeros((2, 1)))
+
+
 def test_grid_points_only_on_grids_that_refine_the_best_one():
     from dpdro.data_dependent.optimal import _PathState
 
