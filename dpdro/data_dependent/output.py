@@ -148,6 +148,7 @@ class OutputLP(PrivacyLP):
         spare = np.nonzero(point_columns(self.K) < 0)[0]
         self._spare_cols = np.unique(self._orbit[(np.arange(self.M)[:, None] * self.n_c
                                                   + spare).ravel()])
+        self._spare_upper = INF  # their bound now
         edges = problem.phi_lo + beta * self.lam
         edges[-1] = problem.phi_hi
         self.weights = problem.weight_masses(edges)  # ω_l, the mass of each piece
@@ -313,7 +314,7 @@ class OutputLP(PrivacyLP):
         self.model.set_col_bounds(atoms, 0.0, self._atom_upper)
         self._atom_cols = atoms
         upper = 0.0 if mode == "points" else INF
-        if upper != getattr(self, "_spare_upper", INF) and self._spare_cols.size:
+        if upper != self._spare_upper and self._spare_cols.size:
             self.model.set_col_bounds(self._spare_cols, 0.0, upper)
         self._spare_upper = upper
         self.set_delta(self._delta(mode))
