@@ -189,6 +189,9 @@ class PrivacyLP:
         # solve the first relaxation by the interior-point method (set when it holds many cuts)
         self.interior_first = False
         self._solved = False
+        #: re-solve by the interior-point method without crossover once the LP has this many rows
+        #: (``None``: never; for lower bounds only, whose duals need only be near-optimal)
+        self.interior_rows: int | None = None
 
     # ------------------------------------------------------------------ subclass interface
     def group_segments(self, r: int) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
@@ -413,8 +416,13 @@ class PrivacyLP:
     # ------------------------------------------------------------------ solving
     def solve(self, time_limit: float | None = None) -> LPSolution:
         """Re-solve warm from the last basis; the first solve by the interior-point method with
-        crossover when :attr:`interior_first` is set (:meth:`dpdro.solvers.HighsModel.solve`)."""
-        sol = self.model.solve(time_limit, interior=self.interior_first and not self._solved)
+        crossover when :attr:`interior_first` is set, and every solve of an LP with at least
+        :attr:`interior_rows` rows by the interior-point method without crossover
+        (:meth:`dpdro.solvers.HighsModel.solve`)."""
+        if self.interior_rows is not None and self.model.n_rows >= self.interior_rows:
+            sol = self.model.solve(time_limit, interior=True, crossover=False)
+        else:
+            sol = self.model.solve(time_limit, interior=self.interior_first and not self._solved)
         self._solved = self._solved or sol.status == "optimal"
         return sol
 

@@ -22,6 +22,9 @@ import scipy.sparse as sp
 __all__ = ["INF", "LPSolution", "HighsModel", "SolverError", "new_highs", "solve_with_cvxpy"]
 
 INF = highspy.kHighsInf
+# the statuses an interior point without crossover is taken with (others: again with crossover)
+_ANSWERED = (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeasible,
+             highspy.HighsModelStatus.kTimeLimit)
 
 
 class SolverError(RuntimeError):
@@ -195,7 +198,8 @@ class HighsModel:
             cols.size, cols, np.broadcast_to(np.asarray(costs, float), (cols.size,)).copy()
         )
 
-    def solve(self, time_limit: float | None = None, *, interior: bool = False) -> LPSolution:
+    def solve(self, time_limit: float | None = None, *, interior: bool = False,
+              crossover: bool = True) -> LPSolution:
         """Re-solve from the current basis; with ``time_limit`` (seconds) a solve that runs out of
         time returns status "time_limit", no primal solution and the row duals where it stopped
         (``None`` if HiGHS has none).
@@ -203,7 +207,11 @@ class HighsModel:
         ``interior=True`` solves from scratch by HiGHS's interior-point method followed by
         crossover: the solution is basic (a vertex, as from the simplex method) and its basis is
         kept, so later re-solves are warm dual simplex again. On a large LP solved at once (every
-        cut of Algorithm 1 present) this is several times faster than the simplex method."""
+        cut of Algorithm 1 present) this is several times faster than the simplex method. With
+        ``crossover=False`` the solution is the interior point's (no basis is left: the next
+        simplex solve starts cold), for a lower bound whose duals need only be near-optimal
+        (:func:`dpdro.lp.safe_lower_bound` makes any duals a valid bound); an interior point
+        HiGHS does not call optimal (imprecise) is solved again with crossover."""
         # HiGHS compares its time_limit with the run time accumulated over every run() of this
         # object (getRunTime), not with the time of this solve: offset the limit by the time already
         # used
@@ -215,12 +223,9 @@ class HighsModel:
         exponent = math.ceil(math.log2(self._max_cost / 1e3)) if self._max_cost > 1e6 else 0
         self.h.setOptionValue("user_objective_scale", -exponent)
         if interior:
-            self.h.setOptionValue("solver", "ipm")
-            self.h.setOptionValue("run_crossover", "on")
-            try:
-                self.h.run()
-            finally:
-                self.h.setOptionValue("solver", "choose")
+            self._run_interior(crossover)
+            if not crossover and self.h.getModelStatus() not in _ANSWERED:
+                self._run_interior(True)
         else:
             self.h.run()
         status = self.h.getModelStatus()
@@ -259,6 +264,15 @@ class HighsModel:
             float(self.h.getInfo().objective_function_value),
             self.simplex_iterations,
         )
+
+    def _run_interior(self, crossover: bool) -> None:
+        self.h.setOptionValue("solver", "ipm")
+        self.h.setOptionValue("run_crossover", "on" if crossover else "off")
+        try:
+            self.h.run()
+        finally:
+            self.h.setOptionValue("solver", "choose")
+            self.h.setOptionValue("run_crossover", "on")
 
     def matrix(self) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray, np.ndarray]:
         """The current LP as (cost, A, row_lower, row_upper), for other solvers."""

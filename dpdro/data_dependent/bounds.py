@@ -615,18 +615,26 @@ def output_rounds(
     last raise times the ratio of the last two): the upper bound is then solved first, and the
     lower bound's rounds resume afterwards from the same rows if ``resume()`` says so (the next
     round of a slowly converging relaxation can cost more than all the others together).
-    ``on_lower`` and ``on_upper`` receive each bound as soon as it is known; ``upper()`` says,
-    once the lower bound is known and after each family, whether an upper bound is still wanted.
-    The families are solved in turn on one model (the grid points where the problem allows them),
-    and the better certified mechanism is returned."""
+    ``on_lower`` receives the bound of every round as soon as it is known, and the rounds stop
+    once ``resume()`` says no more is wanted; ``on_upper`` receives each upper bound; ``upper()``
+    says, once the lower bound is known and after each family, whether an upper bound is still
+    wanted. The families are solved in turn on one model (the grid points where the problem allows
+    them), and the better certified mechanism is returned."""
     lb = ub = low = None
     paused = False
+
+    def report(res) -> bool:
+        nonlocal lb
+        lb = _output_lower(low, res, budget)
+        on_lower(lb)
+        return not resume()
+
+    rounds = partial(_lower_rounds, report=None if on_lower is None else report)
     if lower:
         low = OutputLP(problem, beta, "lower")
-        res, paused = _lower_rounds(low, budget, stall, tol, pause)
-        lb = _output_lower(low, res, budget)
-        if on_lower is not None:
-            on_lower(lb)
+        res, paused = rounds(low, budget, stall, tol, pause)
+        if on_lower is None:
+            lb = _output_lower(low, res, budget)
     model = low
     for mode in families:
         if not upper() or budget.expired() or mode == "points" and output_obstacle(problem, mode):
@@ -638,10 +646,9 @@ def output_rounds(
             ub = new
     if paused and resume() and not budget.expired():
         low.use("lower")
-        res, _ = _lower_rounds(low, budget, stall, tol, None, res)
-        lb = _output_lower(low, res, budget)
-        if on_lower is not None:
-            on_lower(lb)
+        res, _ = rounds(low, budget, stall, tol, None, res)
+        if on_lower is None:
+            lb = _output_lower(low, res, budget)
     return lb, ub
 
 
@@ -665,11 +672,12 @@ def _output_upper_solve(problem, beta, lp, budget: TimeBudget, tol: float, mode:
 
 
 def _lower_rounds(lp: OutputLP, budget: TimeBudget, stall: float, tol: float, pause=None,
-                  res=None):
+                  res=None, report=None):
     """Rounds of Algorithm 1 (one per call of :func:`run_cutting_plane`, continuing ``res``) until
     it converges, the time is spent, a round raises the objective by less than ``stall`` relative
-    to it, or ``pause`` says so (:func:`output_rounds`). Returns the last result and whether it
-    was paused."""
+    to it, ``report(res)`` (given every round's result) says the bound is good enough, or
+    ``pause`` says so (:func:`output_rounds`). Returns the last result and whether it was
+    paused."""
     raises: list[float] = []
     while True:
         try:
@@ -685,6 +693,8 @@ def _lower_rounds(lp: OutputLP, budget: TimeBudget, stall: float, tol: float, pa
             new.simplex_iterations = max(new.simplex_iterations, res.simplex_iterations)
             raises.append(new.objective - res.objective)
         res = new
+        if report is not None and report(res):
+            return res, False
         if res.converged or budget.expired():
             return res, False
         if raises and raises[-1] <= stall * abs(res.objective):

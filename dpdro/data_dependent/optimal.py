@@ -10,22 +10,22 @@ Lower bound
     clamped problem (:mod:`dpdro.data_dependent.output`) when the losses are non-increasing on
     (−∞, 0] and non-decreasing on [0, ∞), in noise coordinates otherwise
     (:func:`dpdro.data_dependent.lower_bound`). Every relaxation Algorithm 1 solves is itself a
-    valid bound, so the rounds stop once an extra round raises the bound by less than a twentieth of
-    the target gap, or when the time is spent: the bound is then that of the last relaxation.
-    They pause, for the output family to be solved first, once the next round is predicted (the
-    last raise times the ratio of the last two) to raise the bound by less than a quarter of the
-    bracket's width, and resume after it while the gap is above the target: on Figure 3's (5,
-    0.25) at K = 64 the fifth round alone took 46 s of the lower bound's 73 s and raised it by
-    0.1%.
+    valid bound, so each round's bound is offered to the bracket as soon as it is known, and the
+    rounds stop once the bracket is within the target, once an extra round raises the bound by less
+    than a twentieth of the target gap, or when the time is spent: the bound is then that of the
+    last relaxation. They pause, for the output family to be solved first, once the next round is
+    predicted (the last raise times the ratio of the last two) to raise the bound by less than a
+    quarter of the bracket's width, and resume after it while the gap is above the target.
 
-    What the rounds cost (Figure 3's (5, 0.25), measured): the warm dual simplex re-solves take
-    over 95% of the time (the oracle and the cuts a few percent); a heavy round needs at least as
-    many simplex iterations as the LP has rows (K = 72: 28–31k at 27–31k rows, about 3 ms each;
-    K = 80: 70k at 51k rows), so a converged D′_R took 2.6 CPU-s at K = 48, 25 at K = 64, 240 at
-    K = 72 and 580 at K = 80 (0.09331, 0.09577, 0.09626, 0.09628), and K = 96's fifth round did
-    not end within 320 CPU-s. Fewer groups or fewer segments per round, interior-point re-solves
-    and seeding the rows from the grid 2β were all slower. The bound is not monotone in K (K = 36
-    gives 0.09441, K = 48 0.09331); the best one solved is kept.
+    What the rounds cost (Figure 3's (5, 0.25), measured): re-solving the model takes over 95% of
+    the time (the oracle and the cuts a few percent). By the warm dual simplex method a heavy
+    round needs at least as many simplex iterations as the LP has rows (K = 72: 28–31k at 27–31k
+    rows, about 3 ms each), so a converged D′_R took 25 CPU-s at K = 64 and 240 at K = 72, and
+    K = 96's fifth round did not end within 320 CPU-s; the lower mode therefore re-solves models
+    of 8 000 rows or more by the interior-point method without crossover
+    (:mod:`~dpdro.data_dependent.output`, "Solving"): K = 72 in 48 s, K = 96's fifth round
+    (0.09646, within 2% of the grid-point family's 0.09817) after 119 s. The bound is not
+    monotone in K (K = 36 gives 0.09441, K = 48 0.09331); the best one solved is kept.
 
 Upper bounds (each a restriction of P′, each released certified; neither dominates)
     * the output family (:mod:`~dpdro.data_dependent.output`): one output law per piece plus the

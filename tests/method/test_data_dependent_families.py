@@ -564,12 +564,56 @@ def test_paused_lower_rounds_resume_to_the_same_bound():
     prob = dd.Problem(epsilon=5.0, delta=0.25, sensitivity=2.0, phi_lo=0.0, phi_hi=4.0)
     seen = []
     lb, ub = output_rounds(prob, 0.25, budget=TimeBudget(120.0), pause=lambda obj, pred: True,
-                           on_lower=lambda b: seen.append(b.value))
+                           on_lower=lambda b: seen.append(("lower", b.value)),
+                           on_upper=lambda b: seen.append(("upper", b.value)))
     plain_lb, plain_ub = output_bounds(prob, 0.25)
-    assert len(seen) == 2 and seen[0] <= seen[1] == lb.value
+    kinds = [k for k, _ in seen]
+    # every round's bound reported, the upper bounds between the paused and the resumed rounds
+    assert kinds[0] == "lower" and "upper" in kinds and kinds[-1] == "lower"
+    lows = [v for k, v in seen if k == "lower"]
+    assert lows == sorted(lows) and lows[-1] == lb.value
     assert lb.value == pytest.approx(plain_lb.value, rel=1e-7)
     assert ub.value == pytest.approx(plain_ub.value, rel=1e-7)
     assert ub.mechanism.certify() <= prob.delta
+
+
+def test_lower_rounds_stop_once_the_bound_is_good_enough():
+    """The rounds report every relaxation's bound and stop as soon as ``resume()`` says no more is
+    wanted: here after the first round whose bound reaches a threshold, well before they
+    converge."""
+    from dpdro.data_dependent.bounds import output_rounds
+
+    prob = dd.Problem(epsilon=5.0, delta=0.25, sensitivity=2.0, phi_lo=0.0, phi_hi=4.0)
+    every = []
+    output_rounds(prob, 0.125, budget=TimeBudget(120.0), upper=lambda: False,
+                  on_lower=lambda b: every.append(b.value))
+    threshold = every[2]
+    assert threshold < every[-1]  # (more rounds follow without the stop)
+    seen = []
+    lb, _ = output_rounds(prob, 0.125, budget=TimeBudget(120.0), upper=lambda: False,
+                          on_lower=lambda b: seen.append(b.value),
+                          resume=lambda: not seen or seen[-1] < threshold)
+    assert seen == every[:3] and lb.value == threshold
+
+
+def test_interior_point_lower_rounds_give_the_same_bound():
+    """The lower mode re-solves large models by the interior-point method without crossover
+    (output module, "Solving"): from the first round on (``INTERIOR_ROWS`` patched to 0) the
+    clamped D′_R bound is the one of the warm dual simplex rounds, within the interior point's
+    tolerance, and it is a certified bound of the same LP."""
+    from dpdro.data_dependent import output
+
+    prob = dd.Problem(epsilon=5.0, delta=0.25, sensitivity=2.0, phi_lo=0.0, phi_hi=4.0)
+    simplex, _ = output_bounds(prob, 0.125, upper=False)
+    original = output.INTERIOR_ROWS
+    try:
+        output.INTERIOR_ROWS = 0
+        interior, _ = output_bounds(prob, 0.125, upper=False)
+    finally:
+        output.INTERIOR_ROWS = original
+    assert original > 0
+    assert interior.value == pytest.approx(simplex.value, rel=1e-6)
+    assert interior.value <= simplex.lp_value + 1e-9
 
 
 # ---------------------------------------------------------------- scale-free certificates

@@ -1,5 +1,6 @@
 """The solver wrapper (dpdro.solvers): the incremental HiGHS model and the cvxpy cross-check."""
 
+import highspy
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -59,6 +60,45 @@ def test_warm_resolve_after_adding_rows_matches_a_cold_solve():
     # the simplex iteration count is cumulative over re-solves (the machine-independent work
     # measure)
     assert warm.iterations >= first.iterations
+
+
+def test_interior_point_without_crossover_then_a_cold_simplex_resolve():
+    """An interior-point solve without crossover gives the optimum (no basis is kept); a row
+    added after it is then solved by the simplex method from scratch, with the same answer as a
+    cold model; an imprecise interior point (HiGHS's status not optimal) is solved again with
+    crossover."""
+    m = small_model()
+    sol = m.solve(interior=True, crossover=False)
+    assert sol.status == "optimal" and sol.objective == pytest.approx(1.75, abs=1e-7)
+    assert np.allclose(sol.x, [0.25, 0.75, 0.0], atol=1e-7)
+    assert sol.row_duals[0] == pytest.approx(2.0, abs=1e-6)
+    assert m.h.getOptionValue("solver")[1] == "choose"
+    assert m.h.getOptionValue("run_crossover")[1] == "on"
+    m.add_rows(sp.csr_matrix([[0.0, 1.0, 0.0]]), -INF, 0.5)
+    again = m.solve()
+    assert again.status == "optimal" and again.objective == pytest.approx(2.0)
+
+    class Imprecise:  # HiGHS as if its interior point without crossover were imprecise
+        def __init__(self, h):
+            self.h, self.crossovers = h, []
+
+        def __getattr__(self, name):
+            return getattr(self.h, name)
+
+        def run(self):
+            self.crossovers.append(self.h.getOptionValue("run_crossover")[1])
+            return self.h.run()
+
+        def getModelStatus(self):
+            if self.crossovers[-1] == "off":
+                return highspy.HighsModelStatus.kUnknown
+            return self.h.getModelStatus()
+
+    m = small_model()
+    m.h = Imprecise(m.h)
+    sol = m.solve(interior=True, crossover=False)
+    assert m.h.crossovers == ["off", "on"] and sol.status == "optimal"
+    assert sol.objective == pytest.approx(1.75)
 
 
 def test_set_row_upper_changes_the_right_hand_side():
