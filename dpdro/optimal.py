@@ -331,6 +331,11 @@ class _Search:
         self.f_up, self.f_low = (
             (2 * _UPPER_WINDOW, 2 * _LOWER_WINDOW) if one_sided else (_UPPER_WINDOW, _LOWER_WINDOW)
         )
+        # a support away from 0 moves the noise as far: both windows [−L, L] reach that far
+        # further (support [10, ∞) at ε = 1, δ = 0.1: the lower bound's window ±0.72Δf held no
+        # point of it, and the upper bound's window had tripled, to 4.3M segments, until a 3 s
+        # limit ran past 60 s)
+        self.away = 0.0 if sup is None else max(0.0, sup[0], -sup[1])
         if one_sided and k_start is None:
             # twice the shifts and twice the window: the first grid at most Δf/16 (measured at
             # ε = 5.96, δ = 2.4e-6, ℓ1 on [0, ∞): both LPs at k = 16 in 1.6 s; the lower bound's
@@ -355,14 +360,14 @@ class _Search:
         weights = self.edge_weights
         k_up = int(_aligned(max(1, k), plateau, 0.5, weights))
         k_low = _aligned(k, plateau, 0.0, weights) if k >= 1 else k
-        L_up = max(k_up, math.ceil(self.f_up * a * k_up / sens))
+        L_up = max(k_up, math.ceil((self.f_up * a + self.away) * k_up / sens))
         # at large ε the noise lies within a few plateaus of 0: a smaller window holds it (tail
         # blocks and padding carry the rest), which keeps the lower-bound LP small at the fine grids
         # it needs; not with a support, which keeps the noise away from 0 (one-sided noise at
         # ε = 5.96, δ = 2.4e-6 lies on [0, 2A], A = 3.1Δf: the window ±1.6Δf had halved the bound)
         near_zero = plateau is not None and self.problem.support is None
         reach = max(abs(plateau[0]), abs(plateau[1])) if near_zero else None
-        w_low = self.f_low * (min(a, 16 * reach * sens) if reach is not None else a)
+        w_low = self.f_low * (min(a, 16 * reach * sens) if reach is not None else a) + self.away
         return _Grids(k, k_up, L_up, k_low, max(1, math.ceil(w_low * k_low / sens)), w_low)
 
     def solve_round(self, g: _Grids, budget: TimeBudget) -> tuple[UpperBound | None, LowerBound]:

@@ -129,6 +129,23 @@ def test_optimal_noise_with_one_sided_support():
     assert res.upper.value < TruncatedLaplace(epsilon=2.0, delta=1e-3).half_width  # the tight shift
 
 
+@pytest.mark.parametrize("support", [(10.0, math.inf), (-math.inf, -10.0), (10.0, 30.0)])
+def test_optimal_noise_on_a_support_away_from_zero(support):
+    """Both windows reach as far as the support lies from 0: the lower bound's window ±0.72Δf
+    had held no point of [10, ∞), and the upper bound's window had tripled to 4.3M segments,
+    past a 3 s limit by more than a minute."""
+    prob = dpdro.Problem(epsilon=1.0, delta=0.1, loss="l1", support=support)
+    res = dpdro.optimal_noise(prob, time_limit=3.0)
+    nz = res.noise.probs > 0
+    assert res.noise.edges[:-1][nz].min() >= support[0]
+    assert res.noise.edges[1:][nz].max() <= support[1]
+    assert res.gap <= 0.01 and res.seconds <= 3.3
+    assert res.lower.value <= res.upper.value
+    assert dpdro.certify_delta(res.noise, prob.epsilon, prob.sensitivity) <= prob.delta
+    # the noise sits on the support's near edge: the loss is its distance from 0 and more
+    assert res.upper.value >= 10.0 and res.lower.value >= 10.0 - 1e-9
+
+
 # ---------------------------------------------------------- δ → 0: optimal noise → staircase
 @pytest.mark.parametrize("loss", ["l1", "l2"])
 def test_optimal_noise_approaches_staircase(loss):
