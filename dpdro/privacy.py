@@ -173,6 +173,9 @@ def lattice_offset(values, ticks: np.ndarray, h: float, origin: float = 0.0) -> 
     r = np.abs(v - on)
     e = 4.5 * _U * (np.abs(t.astype(float) * float(h)) + np.abs(on) + r) + 3 * 5e-324
     candidates = np.nonzero(r + e >= np.max(r - e))[0]
+    candidates = candidates[~_exactly_on(v[candidates], t[candidates], float(h), float(origin))]
+    if candidates.size == 0:
+        return 0.0
     parts = [_dyadic(float(x)) for x in (origin, h)] + [_dyadic(float(v[j])) for j in candidates]
     low = min(ex for _, ex in parts)
     (mo, eo), (mh, eh) = parts[:2]
@@ -184,6 +187,38 @@ def lattice_offset(values, ticks: np.ndarray, h: float, origin: float = 0.0) -> 
     if worst == 0:
         return 0.0
     return float(np.nextafter(float(Fraction(worst) * Fraction(2) ** low), np.inf))
+
+
+# |x| within which Veltkamp's splitting and the error-free sum and product below are exact
+_EFT_RANGE = (2.0**-900, 2.0**900)
+
+
+def _exactly_on(v: np.ndarray, t: np.ndarray, h: float, origin: float) -> np.ndarray:
+    """Where v_j = origin + t_j·h exactly, proven in floats (False: not proven, either way).
+
+    Error-free transformations (Dekker's product with Veltkamp's splitting, Knuth's sum) give
+    t_j·h = p + e_p and origin + p = s + e_s exactly while no intermediate leaves
+    :data:`_EFT_RANGE` and t_j is an exact float: then e_p = e_s = 0 and v_j = s prove it. This
+    settles in vectorised arithmetic the common case of edges exactly on their lattice (the
+    truncated Laplace candidate at ε = 1e-4, δ = 1e-9 has 354k of them, which took 0.5 s one by one
+    in integers)."""
+    tf = t.astype(float)
+    p = tf * h
+    lo, hi = _EFT_RANGE
+    ok = tf.astype(t.dtype) == t
+    for x in (tf, np.full_like(tf, h), p, np.full_like(tf, origin), v):
+        a = np.abs(x)
+        ok &= (a < hi) & ((a > lo) | (a == 0.0))
+    with np.errstate(all="ignore"):
+        c = 134217729.0  # 2^27 + 1
+        t_hi = c * tf - (c * tf - tf)
+        h_hi = c * h - (c * h - h)
+        t_lo, h_lo = tf - t_hi, h - h_hi
+        e_p = ((t_hi * h_hi - p) + t_hi * h_lo + t_lo * h_hi) + t_lo * h_lo
+        s = origin + p
+        bb = s - origin
+        e_s = (origin - (s - bb)) + (p - bb)
+    return ok & (e_p == 0.0) & (e_s == 0.0) & (v == s)
 
 
 def _dyadic(x: float) -> tuple[int, int]:

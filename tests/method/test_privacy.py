@@ -280,6 +280,36 @@ def test_lattice_offset_equals_exact_rationals(seed):
     assert lattice_offset(np.arange(5) / 1024, np.arange(5), 1 / 1024) == 0.0
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_exactly_on_never_claims_a_value_off_its_lattice(seed):
+    """The vectorised proof of v = origin + t·h (error-free product and sum) against rationals:
+    never True where it is false, and True for most values that are exactly on a lattice of
+    dyadic steps (the case it is there for), at scales from 1e-280 to 1e280."""
+    from dpdro.privacy import _exactly_on
+
+    rng = np.random.default_rng(seed)
+    proven = on_lattice = 0
+    for trial in range(300):
+        if trial % 2:
+            scale = 10.0 ** int(rng.integers(-280, 280))
+        else:
+            scale = 2.0 ** -int(rng.integers(0, 40))
+        h = scale * (rng.uniform(0.1, 1) if trial % 3 else 1.0)
+        t = rng.integers(-(10**9), 10**9, size=50)
+        origin = [0.0, h * int(rng.integers(-100, 100)), h * rng.normal()][trial % 3]
+        v = origin + t * h
+        v[::7] = np.nextafter(v[::7], np.inf)
+        got = _exactly_on(v, t, h, origin)
+        truth = np.array([Fraction(float(x)) == Fraction(origin) + int(j) * Fraction(h)
+                          for x, j in zip(v, t, strict=True)])
+        assert not np.any(got & ~truth)
+        proven, on_lattice = proven + int(got.sum()), on_lattice + int(truth.sum())
+    assert proven >= 0.5 * on_lattice
+    assert _exactly_on(np.arange(5) / 1024, np.arange(5), 1 / 1024, 0.0).all()
+    assert not _exactly_on(np.array([np.inf, np.nan, 1e-310]), np.array([1, 1, 1]), 1e-310,
+                           0.0).any()
+
+
 @pytest.mark.parametrize(("n", "sensitivity"), [(2, 10.0), (60, 0.3), (300, 1.0), (300, 5.0),
                                                  (100, 1e-3)])
 def test_edge_differences_are_those_of_the_full_table(n, sensitivity):
