@@ -280,7 +280,7 @@ def test_lattice_offset_equals_exact_rationals(seed):
     assert lattice_offset(np.arange(5) / 1024, np.arange(5), 1 / 1024) == 0.0
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(1))
 def test_exactly_on_never_claims_a_value_off_its_lattice(seed):
     """The vectorised proof of v = origin + t·h (error-free product and sum) against rationals:
     never True where it is false, and True for most values that are exactly on a lattice of
