@@ -32,6 +32,7 @@ cells) at most.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -287,8 +288,36 @@ def _lattice_profile(
     # g on each cell's run
     values = noise.probs / (noise.probs.sum() / (1.0 - noise.atom)) / np.diff(ticks)
     n = int(ticks[-1] - ticks[0])
-    e_lo = exp_down(epsilon)
     shifts = lattice_shifts(ticks, k)
+    deltas, term_err = _run_sums(values, np.asarray(ticks), exp_down(epsilon), shifts)
+    err = lattice_error_bound(
+        term_err,
+        deltas,
+        n,
+        lattice_offset(noise.edges, ticks, h) + sensitivity_shortfall(sensitivity, k, h),
+        edge_drift_weight(noise, math.exp(epsilon)),
+    )
+    return _with_atom(PrivacyProfile(shifts * h, deltas, err, "lattice"), noise.atom)
+
+
+# the last few results of _run_sums (a noise certified at Δf = 1 and again once rescaled to Δf
+# has the same ticks and lattice values: the same sums)
+_RUN_SUMS: dict = {}
+_RUN_SUMS_KEPT = 8
+_RUN_SUMS_LOCK = threading.Lock()
+
+
+def _run_sums(values: np.ndarray, ticks: np.ndarray, e_lo: float, shifts: np.ndarray):
+    """:func:`hockey_stick_sums` over the runs of every shift (:func:`_lattice_profile`): the
+    deltas and their term errors. They depend on the lattice values, the integer ticks, e^ε
+    rounded down and the shifts only, not on the lattice's step, so the last few are kept: the
+    certificate of a rescaled noise repeats them (measured: Tulap on a lattice of Δf/1024, 660
+    edges, 2,049 shifts: 0.2 s at Δf = 7.5 after 0.4 s at Δf = 1)."""
+    key = (values.tobytes(), ticks.tobytes(), str(ticks.dtype), e_lo, shifts.tobytes())
+    with _RUN_SUMS_LOCK:
+        kept = _RUN_SUMS.get(key)
+    if kept is not None:
+        return kept[0].copy(), kept[1].copy()
     deltas = np.empty(shifts.size)
     term_err = np.empty(shifts.size)
 
@@ -308,14 +337,11 @@ def _lattice_profile(
         a, b = mass_at(start), mass_at(start - s)
         sums, errs = hockey_stick_sums(a, b, e_lo, weights=length)
         deltas[c0 : c0 + per_chunk], term_err[c0 : c0 + per_chunk] = sums, errs
-    err = lattice_error_bound(
-        term_err,
-        deltas,
-        n,
-        lattice_offset(noise.edges, ticks, h) + sensitivity_shortfall(sensitivity, k, h),
-        edge_drift_weight(noise, math.exp(epsilon)),
-    )
-    return _with_atom(PrivacyProfile(shifts * h, deltas, err, "lattice"), noise.atom)
+    with _RUN_SUMS_LOCK:  # (the bounds of a round are solved and released in two threads)
+        while len(_RUN_SUMS) >= _RUN_SUMS_KEPT:
+            del _RUN_SUMS[next(iter(_RUN_SUMS))]
+        _RUN_SUMS[key] = (deltas.copy(), term_err.copy())
+    return deltas, term_err
 
 
 #: the most candidate shifts (differences of edges within Δf) the breakpoint method takes on
@@ -472,6 +498,17 @@ def privacy_profile(noise: PiecewiseUniform, epsilon: float, sensitivity: float)
     if lat is not None:
         return _lattice_profile(noise, epsilon, sensitivity, *lat)
     return _breakpoint_profile(noise, epsilon, sensitivity)
+
+
+def lattice_work(noise: PiecewiseUniform, sensitivity: float) -> int | None:
+    """The run points the lattice certificate of ``noise`` visits, 2 · edges · shifts
+    (:func:`_lattice_profile`, whose time grows with them: Tulap on Δf/1024, 660 edges and 2,049
+    shifts, 2.7M points in 0.4 s here); ``None`` when it has no lattice."""
+    lat = find_lattice(noise, sensitivity)
+    if lat is None:
+        return None
+    ticks, k, _ = lat
+    return 2 * int(ticks.size) * int(lattice_shifts(ticks, k).size)
 
 
 def certify_delta(noise: PiecewiseUniform, epsilon: float, sensitivity: float) -> float:

@@ -57,7 +57,7 @@ from ._closed_forms import (
 )
 from .losses import PiecewiseLinear, make_loss
 from .noise import PiecewiseUniform
-from .privacy import certify_delta, lattice_shifts
+from .privacy import certify_delta, lattice_shifts, lattice_work
 from .problem import Problem
 from .release import RELEASE_MARGIN, UpperBound, certified_release
 
@@ -472,6 +472,13 @@ def _certified_shifted(
     return noise, d
 
 
+# the least time a lattice certificate takes per run point (privacy.lattice_work), for skipping
+# a candidate whose certificate cannot end within the time limit: a third of what was measured
+# here (0.4 s for 2.7M points: Tulap at ε = 0.0128, δ = 9.7e-5 on Δf/1024, 660 edges, 2,049
+# shifts), so that a faster machine skips no candidate it could certify in time
+_SECONDS_PER_RUN_POINT = 5e-8
+
+
 def reference_upper_bound(
     problem: Problem, cell_width: float, *, atom: bool = True, time_limit: float | None = None
 ) -> UpperBound | None:
@@ -488,9 +495,10 @@ def reference_upper_bound(
         there is a certified release (the centred ones in the order staircase, truncated Laplace,
         Tulap, then the shifted ones); a limit shorter than that one takes is exceeded by it
         (measured: the truncated Laplace candidate at ε = 1e-4, δ = 1e-12, Δf/1 cells, 354,552 of
-        them: 1.4 s, its certificate nearly all of it). A shifted candidate's certificate is
-        predicted from what its centred candidate took and its lattice refined only as far as the
-        time left allows (:func:`_refinement_within`).
+        them: 1.4 s, its certificate nearly all of it). Tulap, when not the first, is certified
+        only if its certificate's predicted time fits in the time left. A shifted candidate's
+        certificate is predicted from what its centred candidate took and its lattice refined only
+        as far as the time left allows (:func:`_refinement_within`).
 
     Returns
     -------
@@ -507,14 +515,23 @@ def reference_upper_bound(
     budget = TimeBudget(time_limit)
     atom = atom and not problem.monotone
     loss = problem.loss
-    makers = {
-        "staircase": partial(staircase_candidate, problem, atom=atom),
-        "truncated_laplace": partial(truncated_laplace_candidate, problem, cell_width),
-        "tulap": partial(tulap_candidate, problem),
-    }
     # (expected loss, name, noise, certified δ or None, the noise's maker at a level δ′ or None):
     # a shifted noise is certified only if it is the best
     pool, base = [], {}
+
+    def affordable(noise) -> bool:
+        # with a certified candidate in hand, Tulap is certified only when its certificate's
+        # predicted time fits in what is left
+        if not pool or budget.seconds is None:
+            return True
+        work = lattice_work(noise, problem.sensitivity)
+        return work is None or work * _SECONDS_PER_RUN_POINT <= budget.left()
+
+    makers = {
+        "staircase": partial(staircase_candidate, problem, atom=atom),
+        "truncated_laplace": partial(truncated_laplace_candidate, problem, cell_width),
+        "tulap": partial(tulap_candidate, problem, affordable=affordable),
+    }
     for name, make in makers.items():
         if pool and budget.expired():
             break
@@ -565,7 +582,7 @@ def reference_upper_bound(
     )
 
 
-def tulap_candidate(problem: Problem) -> tuple[PiecewiseUniform, float] | None:
+def tulap_candidate(problem: Problem, affordable=None) -> tuple[PiecewiseUniform, float] | None:
     """Tulap designed at the largest δ′ ≤ δ whose outer edges lie on a lattice Δf/N (its inner
     edges (k + ½)Δf do already), so that the noise has a lattice as every released noise does: the
     coarsest N of :data:`_TULAP_LATTICES` that costs at most 1e-7 more than Tulap at δ, else the
@@ -574,6 +591,7 @@ def tulap_candidate(problem: Problem) -> tuple[PiecewiseUniform, float] | None:
     costlier than Tulap). The lattice is chosen by the designs' costs, and only the chosen design is
     certified (a certificate per lattice had taken 2.6 s at ε ≈ 0.02, 700 cells); few edges make
     it cheap on any lattice (δ(φ) at their differences only, :func:`dpdro.privacy.privacy_profile`).
+    A design that ``affordable(noise)`` (if given) rejects is not certified.
     (noise, certified δ), or ``None`` (more than :data:`_TULAP_CELLS` cells, or none ≤ δ)."""
     p = problem
     if tulap_cell_count(p.epsilon, p.delta) > _TULAP_CELLS:
@@ -589,20 +607,21 @@ def tulap_candidate(problem: Problem) -> tuple[PiecewiseUniform, float] | None:
     # certified in turn: the coarsest design within the target, then the others, cheapest first
     met = designs[-1:] if designs and designs[-1][0] <= target else []
     for _, lattice in met + sorted(designs[: len(designs) - len(met)]):
-        found = _certified_tulap(p, lattice)
+        found = _certified_tulap(p, lattice, affordable)
         if found is not None:
             return found
     return None
 
 
-def _certified_tulap(p: Problem, lattice: int) -> tuple[PiecewiseUniform, float] | None:
+def _certified_tulap(p: Problem, lattice: int, affordable=None):
     """(Tulap on the lattice Δf/``lattice``, certified δ ≤ δ), or ``None``: designed at δ, and
     again at a δ′ lowered by twice the excess while the certificate exceeds δ (three tries;
-    measured at ε = 0.05, δ = 1e-10: 1.0000002e-10 at the first)."""
+    measured at ε = 0.05, δ = 1e-10: 1.0000002e-10 at the first); ``None`` as well when
+    ``affordable`` rejects the first design."""
     level = p.delta
-    for _ in range(4):
+    for attempt in range(4):
         noise = _tulap_on_lattice(p, lattice, level)
-        if noise is None:
+        if noise is None or attempt == 0 and affordable is not None and not affordable(noise):
             return None
         d = certify_delta(noise, p.epsilon, p.sensitivity)
         if d <= p.delta:

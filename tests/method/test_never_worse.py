@@ -259,6 +259,39 @@ def test_with_no_time_left_only_the_first_certified_candidate_is_built(monkeypat
     assert ub.source == "truncated_laplace" and dpdro.certify_delta(ub.noise, 0.1, 1.0) <= 1e-4
 
 
+def test_tulap_is_certified_only_if_its_certificate_fits_in_the_time_left(monkeypatch):
+    """With a certified candidate in hand, Tulap is certified only when its certificate's
+    predicted time (run points times the least seconds per point) fits in the time left: at
+    ε = 0.0128, δ = 9.7e-5, Δf = 7.5 its certificate on Δf/1024 (2.7M run points) had taken 0.4 s
+    of a 0.1 s limit (the asymmetric loss of the time-limit benchmark; ℓ1 here, without shifted
+    candidates). Without a limit, or with time enough, it is certified as before."""
+    from dpdro import privacy, reference
+
+    problem = dpdro.Problem(epsilon=0.0128, delta=9.7e-5, sensitivity=7.5)
+    certified = []
+    real = privacy.certify_delta
+
+    def counted(noise, epsilon, sensitivity):
+        certified.append(noise.metadata.get("mechanism"))
+        return real(noise, epsilon, sensitivity)
+
+    monkeypatch.setattr(reference, "certify_delta", counted)
+    full = reference.reference_upper_bound(problem, 7.5)
+    assert "tulap" in certified
+    # as if the machine were 10⁷ times slower: no time for any of its certificates, Tulap skipped
+    monkeypatch.setattr(reference, "_SECONDS_PER_RUN_POINT", 1.0)
+    certified.clear()
+    ub = reference.reference_upper_bound(problem, 7.5, time_limit=30.0)
+    assert "tulap" not in certified and certified
+    assert ub.value >= full.value
+    assert dpdro.certify_delta(ub.noise, problem.epsilon, problem.sensitivity) <= problem.delta
+    certified.clear()
+    reference.reference_upper_bound(problem, 7.5)  # no limit: certified whatever it costs
+    assert "tulap" in certified
+    # the design on Δf/1024 (the coarsest within 1e-7 of Tulap) has the 2.7M run points
+    assert privacy.lattice_work(reference._tulap_on_lattice(problem, 1024, 9.7e-5), 7.5) > 2e6
+
+
 def test_with_no_time_left_a_one_sided_problem_still_gets_a_certified_shifted_candidate():
     """No centred candidate fits a support on one side of 0: the shifted ones are then the first
     release and are built and certified whatever the time (it had raised TimeoutError at a limit of

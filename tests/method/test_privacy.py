@@ -280,6 +280,28 @@ def test_lattice_offset_equals_exact_rationals(seed):
     assert lattice_offset(np.arange(5) / 1024, np.arange(5), 1 / 1024) == 0.0
 
 
+def test_a_rescaled_certificate_reuses_the_run_sums_bit_for_bit():
+    """The run sums depend on the lattice values and the integer ticks only: a noise certified at
+    Δf = 1 and rescaled to Δf = 7.5 repeats them (kept, privacy._RUN_SUMS), and the profile is
+    the one computed afresh, bit for bit; another δ-level noise does not hit the kept sums."""
+    from dpdro import privacy
+    from dpdro.reference import tulap_candidate
+
+    unit = tulap_candidate(dpdro.Problem(epsilon=0.3, delta=1e-3))[0]
+    scaled = dpdro.PiecewiseUniform(unit.edges * 7.5, unit.probs, grid=unit.grid * 7.5,
+                                    atom=unit.atom)
+    privacy._RUN_SUMS.clear()
+    first = privacy.privacy_profile(unit, 0.3, 1.0)
+    kept = len(privacy._RUN_SUMS)
+    again = privacy.privacy_profile(scaled, 0.3, 7.5)
+    assert kept >= 1 and len(privacy._RUN_SUMS) == kept  # a hit: nothing new kept
+    privacy._RUN_SUMS.clear()
+    fresh = privacy.privacy_profile(scaled, 0.3, 7.5)
+    assert np.array_equal(again.deltas, fresh.deltas) and again.delta == fresh.delta
+    assert np.array_equal(again.error_bound, fresh.error_bound)
+    assert np.array_equal(first.deltas, fresh.deltas)
+
+
 @pytest.mark.parametrize("seed", range(1))
 def test_exactly_on_never_claims_a_value_off_its_lattice(seed):
     """The vectorised proof of v = origin + t·h (error-free product and sum) against rationals:
