@@ -307,13 +307,11 @@ class _Search:
 
     def __init__(
         self, problem: Problem, rel_gap: float, atom: bool, k_start: int | None, max_k: int,
-        budget: TimeBudget | None = None,
-        share: float | None = None,
+        budget: TimeBudget | None = None, share: float | None = None,
     ):
         self.problem, self.rel_gap, self.atom, self.share = problem, rel_gap, atom, share
         self.goal = rel_gap  # the requested gap; rel_gap is the round's target (:meth:`target`)
-        # the expected loss of every literature mechanism valid for the problem, and the best
-        # the literature values and the plateau's search: each a ``share`` of ``budget``
+        # the literature mechanisms' losses and the plateau's search, each a ``share`` of ``budget``
         budget = TimeBudget(None) if budget is None else budget
         self.literature = literature_losses(problem, time_limit=budget.part(share).left())
         self.beat = min(self.literature.values(), default=math.inf)
@@ -331,10 +329,7 @@ class _Search:
         self.f_up, self.f_low = (
             (2 * _UPPER_WINDOW, 2 * _LOWER_WINDOW) if one_sided else (_UPPER_WINDOW, _LOWER_WINDOW)
         )
-        # a support away from 0 moves the noise as far: both windows [−L, L] reach that far
-        # further (support [10, ∞) at ε = 1, δ = 0.1: the lower bound's window ±0.72Δf held no
-        # point of it, and the upper bound's window had tripled, to 4.3M segments, until a 3 s
-        # limit ran past 60 s)
+        # windows reach as far again as the support lies from 0 (test_support: [10, ∞) had hung)
         self.away = 0.0 if sup is None else max(0.0, sup[0], -sup[1])
         if one_sided and k_start is None:
             # twice the shifts and twice the window: the first grid at most Δf/16 (measured at
