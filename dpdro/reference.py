@@ -518,19 +518,12 @@ def reference_upper_bound(
     # (expected loss, name, noise, certified δ or None, the noise's maker at a level δ′ or None):
     # a shifted noise is certified only if it is the best
     pool, base = [], {}
-
-    def affordable(noise) -> bool:
-        # with a certified candidate in hand, Tulap is certified only when its certificate's
-        # predicted time fits in what is left
-        if not pool or budget.seconds is None:
-            return True
-        work = lattice_work(noise, problem.sensitivity)
-        return work is None or work * _SECONDS_PER_RUN_POINT <= budget.left()
-
     makers = {
         "staircase": partial(staircase_candidate, problem, atom=atom),
         "truncated_laplace": partial(truncated_laplace_candidate, problem, cell_width),
-        "tulap": partial(tulap_candidate, problem, affordable=affordable),
+        # with a certified candidate in hand, Tulap only if its certificate fits in the time left
+        "tulap": partial(tulap_candidate, problem, affordable=lambda noise: not pool or (
+            _certificate_fits(noise, problem.sensitivity, budget))),
     }
     for name, make in makers.items():
         if pool and budget.expired():
@@ -559,27 +552,24 @@ def reference_upper_bound(
             break
     else:
         return None  # a support no candidate fits
-    meta = dict(
-        noise.metadata,
-        mechanism=source,
-        epsilon=problem.epsilon,
-        delta=problem.delta,
-        sensitivity=problem.sensitivity,
-        loss=problem.loss.name,
-    )  # what every released noise records (SecureSampler.from_file reads it)
+    # what every released noise records (SecureSampler.from_file reads it)
+    meta = dict(noise.metadata, mechanism=source, epsilon=problem.epsilon, delta=problem.delta,
+                sensitivity=problem.sensitivity, loss=problem.loss.name)
     noise = PiecewiseUniform(
         noise.edges, noise.probs, grid=noise.grid, metadata=meta, atom=noise.atom
     )
-    return certified_release(
-        value,
-        d,
-        budget.elapsed(),
-        noise=noise,
-        k=0,
-        L=0,
-        boundary_mass=0.0,
-        source=source,
-    )
+    return certified_release(value, d, budget.elapsed(), noise=noise, k=0, L=0,
+                             boundary_mass=0.0, source=source)
+
+
+def _certificate_fits(noise: PiecewiseUniform, sensitivity: float, budget: TimeBudget) -> bool:
+    """Whether the lattice certificate of ``noise`` is predicted to end within ``budget``: its run
+    points (:func:`dpdro.privacy.lattice_work`) times :data:`_SECONDS_PER_RUN_POINT` (always
+    without a limit or a lattice)."""
+    if budget.seconds is None:
+        return True
+    work = lattice_work(noise, sensitivity)
+    return work is None or work * _SECONDS_PER_RUN_POINT <= budget.left()
 
 
 def tulap_candidate(problem: Problem, affordable=None) -> tuple[PiecewiseUniform, float] | None:
