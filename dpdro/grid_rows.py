@@ -104,7 +104,7 @@ class SegmentRows:
         free = sp.csr_matrix(
             (relax(lp.scale[self.f_c] * w), (self.f_g, self.f_c)), shape=(lp.n_groups, lp.n_p)
         )
-        self.budgets = np.array([lp.add_delta_row(free[g]) for g in range(lp.n_groups)])
+        self.budgets = lp.add_delta_rows(free)
         self._add_tail_rows()
 
     def _segments(self) -> None:
@@ -182,13 +182,10 @@ class SegmentRows:
             budget=self.budgets[groups],
             weights=self._relax(np.full(groups.size, self.weight)),
         )
-        parts = []
-        for idx, (_, row) in enumerate(tail_rows):
-            tcol = sp.csr_matrix(([-1.0], ([0], [t[idx]])), shape=(1, lp.model.n_cols))
-            parts.append(
-                sp.hstack([row, sp.csr_matrix((1, lp.model.n_cols - lp.n_p))]).tocsr() + tcol
-            )
-        rows = sp.vstack(parts).tocsr()
+        n, n_cols = groups.size, lp.model.n_cols
+        forms = sp.vstack([row for _, row in tail_rows]).tocsr()
+        rows = (sp.hstack([forms, sp.csr_matrix((n, n_cols - lp.n_p))]).tocsr()
+                + sp.csr_matrix((np.full(n, -1.0), (np.arange(n), t)), shape=(n, n_cols))).tocsr()
         rows.data = self._relax(rows.data)
         lp.add_fixed_rows(rows, -INF, 0.0)
 

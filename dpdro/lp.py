@@ -258,15 +258,21 @@ class PrivacyLP:
 
     def add_delta_row(self, row) -> int:
         """A privacy row ``row @ x + a ≤ δ`` (``row``: one sparse row; the atom is added here)."""
-        row = sp.csr_matrix(row)
-        cols = np.concatenate((row.indices.astype(np.int64), self._extra_cols))
-        vals = np.concatenate((row.data, self._extra_vals))
-        full = sp.csr_matrix(
-            (vals, (np.zeros(cols.size, dtype=np.int64), cols)), shape=(1, self.model.n_cols)
-        )
-        b = int(self.model.add_rows(full, -INF, self._rhs)[0])
-        self._delta_rows.append(b)
-        return b
+        return int(self.add_delta_rows(row)[0])
+
+    def add_delta_rows(self, rows) -> np.ndarray:
+        """Privacy rows ``rows @ x + a ≤ δ``, one per row of the sparse ``rows`` (the atom added
+        to each), in one call of the model; their indices."""
+        rows = sp.csr_matrix(rows)
+        n, extra = rows.shape[0], self._extra_cols.size
+        coo = rows.tocoo()
+        r = np.concatenate((coo.row.astype(np.int64), np.repeat(np.arange(n), extra)))
+        c = np.concatenate((coo.col.astype(np.int64), np.tile(self._extra_cols, n)))
+        v = np.concatenate((coo.data, np.tile(self._extra_vals, n)))
+        full = sp.csr_matrix((v, (r, c)), shape=(n, self.model.n_cols))
+        idx = self.model.add_rows(full, -INF, self._rhs)
+        self._delta_rows.extend(int(b) for b in idx)
+        return idx
 
     def ensure_budget(self, r: int) -> int:
         """The budget row Σ_q t_q + f_r(p) + a ≤ δ of group r (created on first use)."""
