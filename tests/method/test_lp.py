@@ -148,3 +148,32 @@ def test_exact_lp_minimum_reference():
     assert exact_lp_minimum([-1, -1], [[1, 1]], [-INF], [1.5], [1, 1]) == Fraction(-3, 2)
     assert exact_lp_minimum([1.0], [[1.0]], [2.0], [INF], [1.0]) is None
     assert exact_lp_minimum([0.1], [[1.0]], [0.5], [0.5], [1.0]) == Fraction(0.1) * Fraction(0.5)
+
+
+def test_delta_rows_at_once_are_the_rows_one_by_one():
+    """PrivacyLP.add_delta_rows (one model call) adds the rows add_delta_row adds one at a time:
+    the same matrix, bounds and privacy rows, the atom column in every row (summed where a row
+    has it already), an empty row included."""
+    from dpdro.lp import PrivacyLP
+
+    rng = np.random.default_rng(3)
+    dense = rng.uniform(0, 1, size=(6, 5)) * (rng.uniform(size=(6, 5)) < 0.5)
+    dense[2] = 0.0  # a row with no entry: the atom only
+    dense[4, 4] = 0.25  # the atom column itself
+    models = []
+    for batch in (True, False):
+        lp = PrivacyLP(np.ones(5), delta=0.1, budget_extra=([4], [1.0]))
+        lp.model.add_cols(np.zeros(2))  # columns beyond the first n_p
+        idx = (lp.add_delta_rows(sp.csr_matrix(dense)) if batch
+               else [lp.add_delta_row(sp.csr_matrix(row[None, :])) for row in dense])
+        m = lp.model.h.getLp()
+        a = m.a_matrix_
+        models.append((list(idx), list(lp._delta_rows), np.array(a.start_), np.array(a.index_),
+                       np.array(a.value_), np.array(m.row_lower_), np.array(m.row_upper_)))
+    for x, y in zip(*models, strict=True):
+        assert np.array_equal(np.asarray(x), np.asarray(y))
+    assert models[0][0] == list(range(6))
+    _, mat, _, hi = lp.model.matrix()
+    expected = dense.copy()
+    expected[:, 4] += 1.0  # the atom in every row, 1.25 where the row had 0.25
+    assert np.array_equal(mat.toarray()[:, :5], expected) and np.all(hi == 0.1)
