@@ -39,6 +39,7 @@ __all__ = [
     "truncated_laplace_noise",
     "tulap_cell_count",
     "tulap_cells",
+    "tulap_outer_edge",
 ]
 
 
@@ -286,22 +287,39 @@ def tulap_cells(epsilon: float, delta: float, sensitivity: float) -> PiecewiseUn
     """Tulap(0, e^{−ε}, q) scaled by Δf as cells (see :class:`Tulap`). A partial cell narrower than
     a float step at its position is dropped: its mass, below 1e-16 of its neighbour's, is
     renormalised away."""
-    one_minus_b = -math.expm1(-epsilon)
-    c1, big_k = _tulap_centre_and_count(epsilon, delta)
+    c1, big_k, partial_len = _tulap_partial(epsilon, delta)
     k = np.arange(1, big_k)
     full = c1 * np.exp(-epsilon * k)  # cells [k − ½, k + ½), k = 1 … K − 1
-    # of [K − ½, t)
-    partial_len = -math.expm1(math.log(delta / c1) + epsilon * (big_k - 1)) / one_minus_b
-    partial = c1 * math.exp(-epsilon * big_k) * partial_len
+    partial = c1 * math.exp(-epsilon * big_k) * partial_len  # of [K − ½, t)
     inner = np.concatenate(([0.5], k + 0.5))  # ½, 3/2, …, K − ½
     t = big_k - 0.5 + partial_len
-    if t * sensitivity > (big_k - 0.5) * sensitivity:
+    if _tulap_keeps_partial(t, big_k, sensitivity):
         right_edges, right_probs = np.append(inner, t), np.append(full, partial)
     else:
         right_edges, right_probs = inner, full
     edges = np.concatenate((-right_edges[::-1], right_edges)) * sensitivity
     probs = np.concatenate((right_probs[::-1], [c1], right_probs))
     return PiecewiseUniform(edges, probs / math.fsum(probs))
+
+
+def _tulap_partial(epsilon: float, delta: float) -> tuple[float, int, float]:
+    """(c₁, K, ℓ) of :func:`tulap_cells`: ℓ the length of its partial outer cell [K − ½, t)."""
+    c1, big_k = _tulap_centre_and_count(epsilon, delta)
+    one_minus_b = -math.expm1(-epsilon)
+    return c1, big_k, -math.expm1(math.log(delta / c1) + epsilon * (big_k - 1)) / one_minus_b
+
+
+def _tulap_keeps_partial(t: float, big_k: int, sensitivity: float) -> bool:
+    """Whether :func:`tulap_cells` keeps its partial cell: wider than a float step at Δf·t."""
+    return t * sensitivity > (big_k - 0.5) * sensitivity
+
+
+def tulap_outer_edge(epsilon: float, delta: float, sensitivity: float) -> float:
+    """The last edge of :func:`tulap_cells` (the support's half-width, Δf·t), the same float,
+    without building the cells (a bisection over δ evaluates it some 60 times)."""
+    _, big_k, partial_len = _tulap_partial(epsilon, delta)
+    t = big_k - 0.5 + partial_len
+    return (t if _tulap_keeps_partial(t, big_k, sensitivity) else big_k - 0.5) * sensitivity
 
 
 def truncated_laplace_centre(epsilon: float, delta: float, sensitivity: float, support) -> float:

@@ -54,6 +54,7 @@ from ._closed_forms import (
     truncated_laplace_noise,
     tulap_cell_count,
     tulap_cells,
+    tulap_outer_edge,
 )
 from .losses import PiecewiseLinear, make_loss
 from .noise import PiecewiseUniform
@@ -285,7 +286,11 @@ def _shifted_cost(distribution, loss):
         nz = distribution.probs > 0
         edges, probs = distribution.edges, distribution.probs[nz]
         lo, hi = edges[:-1][nz], edges[1:][nz]
-        return lambda s: math.fsum(probs * loss.cell_average(lo + s, hi + s))
+        # non-negative terms (c ≥ 0): numpy's pairwise sum is within log₂(n)·u of the exact sum,
+        # as accurate as math.fsum is needed here and 60× faster (measured at 50,000 cells: the
+        # truncated Laplace noise of ε = 0.0014, δ = 7.8e-12, shifted into [0, ∞), whose search
+        # took 0.23 s of a 0.1 s limit)
+        return lambda s: float(np.sum(probs * loss.cell_average(lo + s, hi + s)))
     if not isinstance(loss, PiecewiseLinear):
         raise TypeError(
             "best_shift of a literature mechanism needs a PiecewiseLinear loss (its knots are "
@@ -627,13 +632,13 @@ def _tulap_on_lattice(p: Problem, lattice: int, level: float) -> PiecewiseUnifor
     Δf/lattice: t grows continuously as δ′ falls, so δ′ is found by bisection."""
     eps, sens = p.epsilon, p.sensitivity
     h = sens / lattice
-    target = math.ceil(tulap_cells(eps, level, sens).edges[-1] / h) * h
+    target = math.ceil(tulap_outer_edge(eps, level, sens) / h) * h
     lo, hi = 0.5 * level, level  # t(lo) ≥ target ≥ t(hi)
-    if tulap_cells(eps, lo, sens).edges[-1] < target:
+    if tulap_outer_edge(eps, lo, sens) < target:
         return None  # pragma: no cover - halving δ lengthens the support by more than h
     for _ in range(60):
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if tulap_cells(eps, mid, sens).edges[-1] >= target else (lo, mid)
+        lo, hi = (mid, hi) if tulap_outer_edge(eps, mid, sens) >= target else (lo, mid)
     cells = tulap_cells(eps, lo, sens)
     ticks = np.round(cells.edges / h)
     if np.any(np.abs(cells.edges / h - ticks) > 1e-6):

@@ -497,6 +497,32 @@ def test_tulap_certified_delta_is_tight(eps, delta):
     assert tulap.to_piecewise_uniform().metadata["certified_delta"] == certified
 
 
+@pytest.mark.parametrize("sens", [1.0, 7.5, 1e-9, 3e8])
+def test_tulap_outer_edge_is_the_cells_last_edge_bit_for_bit(sens):
+    """tulap_outer_edge (the δ bisection of the lattice Tulap evaluates it ~60 times) equals
+    tulap_cells(...).edges[-1] exactly, partial outer cell kept or dropped, over ε and δ spanning
+    the domain and δ′ near each cell boundary (where the partial cell vanishes)."""
+    from dpdro._closed_forms import tulap_cells, tulap_outer_edge
+
+    rng = np.random.default_rng(7)
+    eps_all = np.exp(rng.uniform(math.log(1e-4), math.log(10.0), 60))
+    delta_all = np.exp(rng.uniform(math.log(1e-12), math.log(0.9), 60))
+    pairs = list(zip(eps_all, delta_all, strict=True))
+    for eps in (0.3, 2.0):  # δ at which the cell count changes (c₁(δ)e^{−ε(K−1)} = δ) ± ulps
+        b = math.exp(-eps)
+        for big_k in (2, 4, 8):
+            d = (1 - b) * b ** (big_k - 1) / (1 + b - 2 * b**big_k)
+            pairs += [(eps, d * (1 + i * 1e-16)) for i in range(-40, 41, 2)]
+    dropped = 0
+    for eps, delta in pairs:
+        if dpdro._closed_forms.tulap_cell_count(eps, delta) > 20_000:
+            continue
+        cells = tulap_cells(eps, delta, sens)
+        assert tulap_outer_edge(eps, delta, sens) == cells.edges[-1]
+        dropped += cells.edges[-1] == (cells.edges.size / 2 - 0.5) * sens  # the partial dropped
+    assert dropped > 0
+
+
 def test_tulap_tiny_delta_is_certified_but_not_tight():
     """At δ = 1e-10 the certificate's rounding allowance (~1e-12 here) is visible: still <= δ, and
     the design δ gives up about 2% of it."""
