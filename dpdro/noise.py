@@ -12,6 +12,7 @@ a·β/2.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,24 +22,37 @@ from .losses import make_loss
 __all__ = ["PiecewiseUniform", "cell_averages", "check_noise"]
 
 
-#: the cells whose loss averages :func:`cell_averages` computes between two looks at the clock (a
-#: callable loss evaluated point by point takes about 30 ms for them; a built-in one microseconds)
+#: the cells whose loss averages :func:`cell_averages` computes first between two looks at the
+#: clock (a callable loss evaluated point by point takes about 30 ms for them; a built-in one tens
+#: of microseconds, mostly numpy's per-call overhead)
 AVERAGES_PER_CHECK = 1024
+
+#: a block of cell averages that took less than this many seconds is followed by one twice as large
+#: (so a look at the clock comes at least every 2 ms of work, and a built-in loss's 10⁵ cells take a
+#: few blocks: with 1024-cell blocks throughout, the staircase's pinball loss at ε = 0.0016, 62,000
+#: cells, cost 0.67 s over the 70 evaluations of its γ search, 0.07 s with growing blocks)
+_FAST_BLOCK = 1e-3
 
 
 def cell_averages(loss, lo: np.ndarray, hi: np.ndarray, budget=None) -> np.ndarray:
     """The loss's averages over the cells [lo_j, hi_j] (``loss.cell_average``), computed
-    :data:`AVERAGES_PER_CHECK` cells at a time while ``budget`` (a
-    :class:`dpdro._budget.TimeBudget`, or ``None``: in one go) lasts: ``TimeoutError`` once it has
-    expired. Each average is computed on its own, so the values do not depend on the blocks."""
+    :data:`AVERAGES_PER_CHECK` cells at a time at first, twice as many after a block that took less
+    than :data:`_FAST_BLOCK` seconds, while ``budget`` (a :class:`dpdro._budget.TimeBudget`, or
+    ``None``: in one go) lasts: ``TimeoutError`` once it has expired. Each average is computed on
+    its own, so the values do not depend on the blocks."""
     if budget is None:
         return loss.cell_average(lo, hi)
     out = np.empty(np.shape(lo))
-    for c0 in range(0, out.size, AVERAGES_PER_CHECK):
+    c0, step = 0, AVERAGES_PER_CHECK
+    while c0 < out.size:
         if budget.expired():
             raise TimeoutError("the loss's cell averages ran out of their time budget")
-        block = slice(c0, c0 + AVERAGES_PER_CHECK)
+        t0 = time.perf_counter()
+        block = slice(c0, c0 + step)
         out[block] = loss.cell_average(lo[block], hi[block])
+        c0 += step
+        if time.perf_counter() - t0 < _FAST_BLOCK:
+            step *= 2
     return out
 
 

@@ -149,3 +149,21 @@ def test_atom_validation():
         dpdro.PiecewiseUniform([0.0, 1.0], [1.0], atom=-0.1)
     with pytest.raises(ValueError, match="probs must sum to 1 - atom"):
         dpdro.PiecewiseUniform([0.0, 1.0], [1.0], atom=0.2)
+
+
+def test_cell_averages_in_growing_blocks_equal_one_call_and_stop_at_the_budget():
+    """dpdro.noise.cell_averages with a budget: blocks of 1024 cells, doubled after a fast one,
+    give the values of one vectorised call exactly (every average is computed on its own), for a
+    fast built-in loss and a slow point-by-point callable; an expired budget raises TimeoutError
+    before any block."""
+    from dpdro._budget import TimeBudget
+    from dpdro.noise import cell_averages
+
+    edges = np.linspace(-50.0, 50.0, 100_001)
+    lo, hi = edges[:-1], edges[1:]
+    for loss in (dpdro.Pinball(tau=0.8), dpdro.make_loss(lambda x: min(abs(x), 3.0))):
+        n = 100_000 if isinstance(loss, dpdro.Pinball) else 5_000
+        whole = loss.cell_average(lo[:n], hi[:n])
+        assert np.array_equal(cell_averages(loss, lo[:n], hi[:n], TimeBudget(60.0)), whole)
+    with pytest.raises(TimeoutError):
+        cell_averages(dpdro.Pinball(tau=0.8), lo, hi, TimeBudget(1e-9))
