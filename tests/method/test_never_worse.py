@@ -292,6 +292,33 @@ def test_tulap_is_certified_only_if_its_certificate_fits_in_the_time_left(monkey
     assert privacy.lattice_work(reference._tulap_on_lattice(problem, 1024, 9.7e-5), 7.5) > 2e6
 
 
+def test_the_shifted_tulap_is_certified_only_if_its_certificate_fits_in_the_time_left(monkeypatch):
+    """The same rule for the shifted pool (the asymmetric loss of the time-limit benchmark, where
+    the centred Tulap was skipped and the shifted one's certificate then took 0.42 s of a 0.1 s
+    limit): with no time for its certificate no Tulap is certified, centred or shifted; without a
+    limit both are."""
+    from dpdro import privacy, reference
+
+    problem = dpdro.Problem(
+        epsilon=0.0128, delta=9.7e-5, sensitivity=7.5, loss=dpdro.asymmetric_loss()
+    )
+    certified = []
+    real = privacy.certify_delta
+
+    def counted(noise, epsilon, sensitivity):
+        certified.append(noise.metadata.get("mechanism"))
+        return real(noise, epsilon, sensitivity)
+
+    monkeypatch.setattr(reference, "certify_delta", counted)
+    monkeypatch.setattr(reference, "_SECONDS_PER_RUN_POINT", 1.0)
+    ub = reference.reference_upper_bound(problem, 7.5, time_limit=30.0)
+    assert "tulap" not in certified and certified
+    assert dpdro.certify_delta(ub.noise, problem.epsilon, problem.sensitivity) <= problem.delta
+    certified.clear()
+    reference.reference_upper_bound(problem, 7.5)  # no limit: certified whatever it costs
+    assert certified.count("tulap") >= 2  # the centred one and the shifted one (same mechanism)
+
+
 def test_with_no_time_left_a_one_sided_problem_still_gets_a_certified_shifted_candidate():
     """No centred candidate fits a support on one side of 0: the shifted ones are then the first
     release and are built and certified whatever the time (it had raised TimeoutError at a limit of
