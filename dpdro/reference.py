@@ -47,6 +47,7 @@ from scipy import optimize
 
 from ._budget import TimeBudget
 from ._closed_forms import (
+    power_exponent,
     staircase_expected_loss,
     staircase_noise,
     staircase_optimal_gamma,
@@ -257,6 +258,9 @@ def best_shift(
         r, left = loss.right_slope, loss.left_slope
         s = min(max(float(loss.knots[0]) - float(distribution.ppf(r / (r - left))), a), b)
         return s, float(cost(s))  # convex, minimised at the quantile (clipped to [a, b])
+    end = _end_minimiser(cost, a, b) if a < b and (power_exponent(loss) or 0.0) >= 1.0 else None
+    if end is not None:
+        return end, float(cost(end))
     candidates = [a, b]
     if a < b:
         res = optimize.minimize_scalar(
@@ -265,6 +269,19 @@ def best_shift(
         candidates.append(float(res.x))
     s = min(candidates, key=cost)
     return s, float(cost(s))
+
+
+def _end_minimiser(cost, a: float, b: float) -> float | None:
+    """``a`` (or ``b``) where the convex ``cost`` does not fall from it over 1e-9 of [a, b]: for
+    x ≥ a + d convexity gives cost(x) ≥ cost(a + d) ≥ cost(a), so the minimiser lies within d of
+    ``a`` (measured: the shift of a centred noise into a support [0, ∞) took 60 evaluations of
+    bounded minimisation, 0.05 s of a 0.1 s limit at ε = 0.0014); ``None`` otherwise."""
+    d = 1e-9 * (b - a)
+    if cost(a + d) >= cost(a):
+        return a
+    if cost(b - d) >= cost(b):
+        return b
+    return None
 
 
 def _within(cost, budget: TimeBudget):

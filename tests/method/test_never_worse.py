@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import time
 
+import numpy as np
 import pytest
 
 import dpdro
@@ -479,3 +480,25 @@ def test_the_chase_below_the_gap_takes_at_most_a_tenth_of_the_time_limit():
     s.best_ub = SimpleNamespace(value=1.002)  # costlier than the literature: always chased
     s.chase, s.share = False, 2.0
     assert s.target(1.5) < 1e-3
+
+
+@pytest.mark.parametrize("k", [1.0, 1.5, 2.0])
+def test_best_shift_at_an_end_of_its_range_matches_a_dense_search(k):
+    """best_shift for a convex |x|^k: where the cost does not fall from an end of the allowed
+    shifts (a centred noise moved into [0, ∞) or (−∞, 0]) that end is returned without a search;
+    elsewhere (no support: the minimiser is inside) the search runs. Both against a dense grid."""
+    from dpdro.reference import _shifted_cost, best_shift
+
+    loss = dpdro.PowerLoss(k)
+    noise = dpdro.PiecewiseUniform(np.array([-2.0, -0.5, 0.25, 1.0, 3.0]),
+                                   np.array([0.1, 0.4, 0.3, 0.2]))
+    cost = _shifted_cost(noise, loss)
+    for support, end in (((0.0, math.inf), 2.0), ((-math.inf, 0.0), -3.0)):
+        s, value = best_shift(noise, loss, support)
+        assert s == end and value == cost(end)
+        grid = np.linspace(end, end + 10.0 * np.sign(end), 2001)
+        assert value <= min(cost(x) for x in grid)
+    s, value = best_shift(noise, loss)  # inside: within the dense grid's best
+    grid = np.linspace(-5.0, 5.0, 4001)
+    best = min(grid, key=cost)
+    assert abs(s - best) <= 2.5e-3 and value <= cost(best)
