@@ -5,6 +5,8 @@ grids with the plateau γ of the optimal staircase, and releases either mechanis
 certified, when it is near optimal (:mod:`dpdro.reference`). Those formulas live here, in a leaf
 module that imports neither the LP layer nor the literature classes; :mod:`dpdro.mechanisms` builds
 its :class:`~dpdro.mechanisms.TruncatedLaplace` and :class:`~dpdro.mechanisms.Staircase` on them.
+The 'near optimal lower bound' (:func:`dpdro.mechanisms.near_optimal_lower_bound`, its derivation)
+is computed here too: a call of the engine out of time returns it when no LP bound is left to find.
 
 Truncated Laplace (Geng, Ding, Guo and Kumar 2020; the paper's GitHub appendix)
     density B·e^{−|x|/λ} on [−A, A], λ = Δf/ε, q = (e^ε − 1)/(2δ), A = λ·log(1 + q),
@@ -24,6 +26,7 @@ import numpy as np
 from scipy import optimize
 
 from ._budget import TimeBudget
+from ._rounding import UNIT_ROUNDOFF as _U
 from ._validation import check_int, check_open_unit, check_positive
 from .losses import Loss, PowerLoss, make_loss
 from .noise import PiecewiseUniform, cell_averages
@@ -33,6 +36,9 @@ __all__ = [
     "staircase_expected_loss",
     "staircase_noise",
     "staircase_optimal_gamma",
+    "near_optimal_bound",
+    "near_optimal_sum",
+    "near_optimal_terms",
     "truncated_laplace_centre",
     "truncated_laplace_cdf",
     "truncated_laplace_half_width",
@@ -335,3 +341,81 @@ def truncated_laplace_centre(epsilon: float, delta: float, sensitivity: float, s
     if hi - lo <= 2.0 * a:
         return 0.5 * (lo + hi)
     return min(max(0.0, lo + a), hi - a)
+
+
+# ------------------------------------------------------------------ the near optimal lower bound
+# (its derivation: dpdro.mechanisms.near_optimal_lower_bound; here because the engine's calls out of
+# time use it, dpdro._schedule, and the engine imports no literature class)
+def _envelope(loss: Loss, t: np.ndarray) -> np.ndarray:
+    """ĉ(t) = inf{c(x) : |x| ≥ t}: the largest symmetric minorant of c that is non-decreasing in
+    |x|."""
+    k = power_exponent(loss)
+    if k is not None:
+        return t**k
+    return np.array([loss.tail_infimum(-s, s) for s in t.tolist()])
+
+
+def _increments(loss: Loss, k: np.ndarray, sensitivity: float) -> np.ndarray:
+    """w_k = ĉ(kΔf) − ĉ((k − 1)Δf) for an array of consecutive integers k ≥ 1 (exact in integers for
+    |x| and x²; one tail infimum per k for other losses)."""
+    k = k.astype(float)
+    p = power_exponent(loss)
+    if p is not None:
+        return sensitivity**p * (k**p - (k - 1.0) ** p)
+    return np.diff(_envelope(loss, np.append(k[0] - 1.0, k) * sensitivity))  # (k consecutive)
+
+
+def near_optimal_bound(epsilon: float, delta: float, sensitivity: float, loss: Loss) -> float:
+    """:func:`dpdro.mechanisms.near_optimal_lower_bound` for validated arguments: the sum of
+    :func:`near_optimal_sum` rounded down by its error bound (at least ĉ(0))."""
+    value, err, base = near_optimal_sum(epsilon, delta, sensitivity, loss)
+    return float(max(base, np.nextafter(value - err, -math.inf)))
+
+
+def near_optimal_terms(epsilon: float, delta: float) -> int:
+    """n = ⌊A/Δf⌋ of :func:`dpdro.mechanisms.near_optimal_lower_bound`: the terms of its sum (its
+    cost: a loss other than |x|^k evaluates ``tail_infimum`` n + 1 times)."""
+    return _near_optimal_tails(epsilon, delta)[3]
+
+
+def _near_optimal_tails(epsilon: float, delta: float):
+    """(q, log(1 + q), k ↦ L_k, n = max{k : L_k ≥ 0}) of
+    :func:`dpdro.mechanisms.near_optimal_lower_bound`."""
+    q = math.expm1(epsilon) / (2.0 * delta)
+    log_top = math.log1p(q)  # = ε·A/Δf
+    tail = lambda k: np.expm1(log_top - epsilon * np.asarray(k, dtype=float)) / (2.0 * q)  # noqa: E731  L_k
+    n = max(0, math.floor(log_top / epsilon))
+    while n > 0 and tail(n) < 0:  # guard the floor: n = max{k : L_k ≥ 0}
+        n -= 1
+    while tail(n + 1) >= 0:
+        n += 1
+    return q, log_top, tail, n
+
+
+def near_optimal_sum(
+    epsilon: float, delta: float, sensitivity: float, loss: Loss, *, subtract: int | None = None
+) -> tuple[float, float, float]:
+    """(value, error bound, ĉ(0)) of ĉ(0) + 2·Σ_{k=1}^{n} (ĉ(kΔf) − ĉ((k − 1)Δf))·(L_k − s) for
+    validated arguments (:func:`dpdro.mechanisms.near_optimal_lower_bound`), with s = 0
+    (``subtract=None``) or s = L_{n + subtract}. ``subtract=0`` drops the leftover mass L_n (still
+    a lower bound, a weaker one); ``subtract=1`` (s = L_{n+1} < 0) is not a lower bound. The error
+    bound covers the floating-point evaluation for s = 0 and s = L_n.
+    """
+    q, log_top, tail, n = _near_optimal_tails(epsilon, delta)
+    base = float(_envelope(loss, np.zeros(1))[0])
+    if n == 0:
+        return base, 0.0, base
+    shift = 0.0 if subtract is None else float(tail(n + subtract))
+    terms, weight_sum = [], 0.0
+    for start in range(1, n + 1, 1 << 20):  # chunks keep the memory bounded when δ is tiny
+        k = np.arange(start, min(n, start + (1 << 20) - 1) + 1)
+        w = _increments(loss, k, sensitivity)
+        terms.append(math.fsum(w * (tail(k) - shift)))
+        weight_sum += math.fsum(w)
+    value = base + 2.0 * math.fsum(terms)
+    # Error bound. The exponent log(1 + q) − kε of each L_k (and of the shift) is off by at most
+    # 4u·log(1 + q) (k ≤ n means kε ≤ log(1 + q)), q by 2u relative, and e^z ≤ 1 + q, so each L_k −
+    # shift is off by at most (1 + q)/(2q)·16u·log(1 + q) + 4u·L_k; fsum adds a relative error of
+    # 2u.
+    err = 2.0 * weight_sum * (1.0 + q) / (2.0 * q) * 16.0 * _U * log_top + 8.0 * _U * abs(value)
+    return value, err, base

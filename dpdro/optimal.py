@@ -96,13 +96,13 @@ problem solved at Δf = 1 leaves as much for scaling back and certifying at Δf 
 a 20 s limit by 17%).
 
 The floor: a call always returns a certified noise and a valid lower bound, so a limit shorter than
-the first certified candidate, plus one lower-bound LP on a grid 8 times coarser than the first
-(the first itself where that is coarser than Δf; given at least
-:data:`dpdro._schedule._FLOOR_SOLVE` to solve), is exceeded by them: tens of milliseconds for most
-problems (measured 0.03–0.1 s at limits of 0.01 s), up to about 0.5 s at ε = 10 (building the
-LP), and seconds where the candidate alone needs them: the truncated Laplace mechanism at ε = 1e-4,
-δ = 1e-12 has 354,552 cells of width Δf whose certificate takes 1.2–2.6 s, and for a callable loss
-at small ε the exact expected loss of the release can take as long.
+the first certified candidate is exceeded by it, and by one lower-bound LP on a grid 8 times coarser
+than the first (given at least :data:`dpdro._schedule._FLOOR_SOLVE`) where no closed-form bound is
+cheap (:func:`dpdro._schedule._closed_form_bound`; with one, a spent limit runs no LP): milliseconds
+for most problems (measured 0.01–0.05 s at limits of 0.01 s), up to about 0.5 s at ε = 10 (building
+the LP), and seconds where the candidate alone needs them: the truncated Laplace mechanism at
+ε = 1e-4, δ = 1e-12 has 354,552 cells of width Δf whose certificate takes 1.2–2.6 s, and for a
+callable loss at small ε the exact expected loss of the release can take as long.
 """
 
 from __future__ import annotations
@@ -278,7 +278,7 @@ def _round_record(
         round=n,
         k=float(grids.k),
         k_upper=grids.k_up if ub else None,
-        k_lower=float(grids.k_low),
+        k_lower=None if grids.k_low is None else float(grids.k_low),
         upper_window=grids.L_up if ub else None,
         lower_window=grids.L_low,
         upper=best_ub.value,
@@ -503,7 +503,7 @@ class _Search:
         self.history.append(
             _round_record(
                 len(self.history) + 1,
-                _Grids(lb.k, None, None, lb.k, lb.L),
+                _Grids(g.k if lb.k is None else lb.k, None, None, lb.k, lb.L),  # (k: closed form)
                 None,
                 lb,
                 self.best_ub,

@@ -16,7 +16,7 @@ import numpy as np
 from dpdro import make_loss
 from dpdro._validation import check_open_unit, check_positive
 from dpdro.mechanisms import AnalyticGaussian, TruncatedLaplace
-from dpdro.mechanisms.comparison import near_optimal_sum
+from dpdro._closed_forms import near_optimal_sum
 
 __all__ = ["literature_values", "near_optimal_lower_bound"]
 

@@ -3,14 +3,9 @@
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
-from .._closed_forms import power_exponent
-from .._rounding import UNIT_ROUNDOFF as _U
+from .._closed_forms import near_optimal_bound
 from .._validation import check_open_unit, check_positive
-from ..losses import Loss, make_loss
+from ..losses import make_loss
 from .gaussian import AnalyticGaussian, Gaussian
 from .laplace import Laplace, TruncatedLaplace
 from .staircase import Staircase
@@ -61,25 +56,6 @@ def meets_delta(mechanism, delta: float) -> bool:
     for large ε."""
     exact = getattr(mechanism, "exact_delta", None)
     return exact is None or exact() <= delta * (1.0 + 1e-9)
-
-
-# ---------------------------------------------------------------------------------- lower bound
-def _envelope(loss: Loss, t: np.ndarray) -> np.ndarray:
-    """ĉ(t) = inf{c(x) : |x| ≥ t}: the largest symmetric minorant of c that is non-decreasing in
-    |x|."""
-    k = power_exponent(loss)
-    if k is not None:
-        return t**k
-    return np.array([loss.tail_infimum(-s, s) for s in t.tolist()])
-
-
-def _increments(loss: Loss, k: np.ndarray, sensitivity: float) -> np.ndarray:
-    """w_k = ĉ(kΔf) − ĉ((k − 1)Δf) for an integer array k ≥ 1 (exact in integers for |x| and x²)."""
-    k = k.astype(float)
-    p = power_exponent(loss)
-    if p is not None:
-        return sensitivity**p * (k**p - (k - 1.0) ** p)
-    return _envelope(loss, k * sensitivity) - _envelope(loss, (k - 1.0) * sensitivity)
 
 
 def near_optimal_lower_bound(*, epsilon, delta, sensitivity=1.0, loss="l1") -> float:
@@ -143,41 +119,6 @@ def near_optimal_lower_bound(*, epsilon, delta, sensitivity=1.0, loss="l1") -> f
     epsilon = check_positive("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
     sensitivity = check_positive("sensitivity", sensitivity)
-    value, err, base = near_optimal_sum(epsilon, delta, sensitivity, make_loss(loss))
-    return float(max(base, np.nextafter(value - err, -math.inf)))
+    return near_optimal_bound(epsilon, delta, sensitivity, make_loss(loss))
 
 
-def near_optimal_sum(
-    epsilon: float, delta: float, sensitivity: float, loss: Loss, *, subtract: int | None = None
-) -> tuple[float, float, float]:
-    """(value, error bound, ĉ(0)) of ĉ(0) + 2·Σ_{k=1}^{n} (ĉ(kΔf) − ĉ((k − 1)Δf))·(L_k − s) for
-    validated arguments (:func:`near_optimal_lower_bound`), with s = 0 (``subtract=None``) or
-    s = L_{n + subtract}. ``subtract=0`` drops the leftover mass L_n (still a lower bound, a weaker
-    one); ``subtract=1`` (s = L_{n+1} < 0) is not a lower bound. The error bound covers the
-    floating-point evaluation for s = 0 and s = L_n.
-    """
-    q = math.expm1(epsilon) / (2.0 * delta)
-    log_top = math.log1p(q)  # = ε·A/Δf
-    tail = lambda k: np.expm1(log_top - epsilon * np.asarray(k, dtype=float)) / (2.0 * q)  # noqa: E731  L_k
-    n = max(0, math.floor(log_top / epsilon))
-    while n > 0 and tail(n) < 0:  # guard the floor: n = max{k : L_k ≥ 0}
-        n -= 1
-    while tail(n + 1) >= 0:
-        n += 1
-    base = float(_envelope(loss, np.zeros(1))[0])
-    if n == 0:
-        return base, 0.0, base
-    shift = 0.0 if subtract is None else float(tail(n + subtract))
-    terms, weight_sum = [], 0.0
-    for start in range(1, n + 1, 1 << 20):  # chunks keep the memory bounded when δ is tiny
-        k = np.arange(start, min(n, start + (1 << 20) - 1) + 1)
-        w = _increments(loss, k, sensitivity)
-        terms.append(math.fsum(w * (tail(k) - shift)))
-        weight_sum += math.fsum(w)
-    value = base + 2.0 * math.fsum(terms)
-    # Error bound. The exponent log(1 + q) − kε of each L_k (and of the shift) is off by at most
-    # 4u·log(1 + q) (k ≤ n means kε ≤ log(1 + q)), q by 2u relative, and e^z ≤ 1 + q, so each L_k −
-    # shift is off by at most (1 + q)/(2q)·16u·log(1 + q) + 4u·L_k; fsum adds a relative error of
-    # 2u.
-    err = 2.0 * weight_sum * (1.0 + q) / (2.0 * q) * 16.0 * _U * log_top + 8.0 * _U * abs(value)
-    return value, err, base

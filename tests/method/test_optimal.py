@@ -118,8 +118,13 @@ def test_time_limit_before_any_bound(monkeypatch):
 
     monkeypatch.setattr(dpdro.optimal, "grid_upper_bound", slow)
     monkeypatch.setattr(dpdro.optimal, "grid_lower_bound", slow)
+    # a loss without a cheap closed-form bound (a callable, 1000+ terms): no lower bound at all
+    capped = dpdro.Problem(epsilon=0.01, delta=1e-9, loss=lambda x: min(abs(x), 3.0))
     with pytest.raises(TimeoutError, match="before the first bounds"):
-        dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=0.2), time_limit=1.0)
+        dpdro.optimal_noise(capped, time_limit=1.0)
+    # with one (|x|^k, or few terms), the call returns the certified candidate and that bound
+    res = dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=0.2), time_limit=1.0)
+    assert res.lower.coefficients == "near_optimal" and 0 < res.lower.value <= res.upper.value
 
 
 def test_progress():
@@ -181,6 +186,52 @@ def test_first_lower_bound_out_of_time_falls_back_to_a_coarser_grid(monkeypatch,
     else:
         assert res.lower.k == 64 and res.lower.value == partial.value > 0  # better than Δf/32
     assert dpdro.certify_delta(res.noise, 10.0, 1.0) <= 1e-12
+
+
+@pytest.mark.parametrize("sensitivity", [1.0, 7.5])
+def test_a_limit_spent_before_the_first_lower_bound_gets_the_closed_form_and_no_second_lp(
+    monkeypatch, sensitivity
+):
+    """Item 3 of issue 28 (time_limit within 10%, also below a second): when the first lower-bound
+    LP used up the limit without a bound, the call runs no further LP: its lower bound is the
+    closed-form 'near optimal lower bound' (valid for every noise), rescaled exactly with Δf, the
+    round recorded without a lower grid; the release certified as always."""
+    from dpdro.mechanisms import near_optimal_lower_bound
+
+    calls = []
+
+    def spends_the_limit(problem, k, L, *, time_limit=None, guess=None):
+        calls.append(k)
+        time.sleep(0.3)  # the whole limit, its reserve included
+        raise TimeoutError("the lower-bound LP ran out of the time limit")
+
+    monkeypatch.setattr(dpdro.optimal, "grid_lower_bound", spends_the_limit)
+    prob = dpdro.Problem(epsilon=8.0, delta=1e-9, loss="l2", sensitivity=sensitivity)
+    res = dpdro.optimal_noise(prob, rel_gap=1e-3, time_limit=0.3)
+    assert len(calls) == 1
+    assert res.lower.coefficients == "near_optimal" and res.lower.k is None
+    expected = near_optimal_lower_bound(epsilon=8.0, delta=1e-9, loss="l2")
+    assert res.lower.value == pytest.approx(expected * sensitivity**2, rel=1e-12)
+    assert res.lower.value <= expected * sensitivity**2
+    assert 0 < res.lower.value <= res.upper.value and not res.reached
+    assert res.history[-1]["k_lower"] is None and res.history[-1]["lower"] == res.lower.value
+    assert dpdro.certify_delta(res.noise, 8.0, sensitivity) <= 1e-9
+
+
+def test_the_closed_form_bound_is_skipped_where_it_would_be_slow():
+    """A loss other than |x|^k costs a tail infimum per term of the closed form: beyond 100
+    terms (small ε, tiny δ) there is none, and the fallback LP is the only bound; |x|^k any n."""
+    from dpdro._closed_forms import near_optimal_terms
+    from dpdro._schedule import _CLOSED_FORM_TERMS, _closed_form_bound
+
+    slow = dpdro.Problem(epsilon=1e-3, delta=1e-9, loss=lambda x: min(abs(x), 3.0))
+    assert near_optimal_terms(1e-3, 1e-9) > _CLOSED_FORM_TERMS
+    assert _closed_form_bound(slow) is None
+    fast = dpdro.Problem(epsilon=1e-4, delta=1e-12, loss=dpdro.PowerLoss(1.5))
+    bound = _closed_form_bound(fast)
+    assert bound is not None and bound.value > 0
+    small = dpdro.Problem(epsilon=2.0, delta=1e-3, loss=dpdro.Pinball(tau=0.8))
+    assert _closed_form_bound(small).value <= dpdro.optimal_noise(small, rel_gap=0.01).upper.value
 
 
 def test_time_after_the_refinement_is_kept_within_the_limit(monkeypatch):
@@ -518,8 +569,8 @@ class _LeapingClock:
 
 def test_a_spent_budget_still_returns_a_certified_release(monkeypatch):
     """Issue 28, item 3 (time limits): a call whose limit is spent before its first round (a tiny
-    limit, or one the certified literature candidates used up) solves no round and returns the first
-    certified candidate with the lower bound of the coarse grid (one lower-bound LP), not a
+    limit, or one the certified literature candidates used up) solves no LP and returns the first
+    certified candidate with the closed-form lower bound (valid for every noise), not a
     TimeoutError; deterministic: the budget's clock leaps by 10 s at every reading."""
     import dpdro._budget
 
@@ -541,7 +592,8 @@ def test_a_spent_budget_still_returns_a_certified_release(monkeypatch):
     ):
         lowers.clear()
         res = dpdro.optimal_noise(problem, rel_gap=1e-3, time_limit=1.0)
-        assert len(lowers) == 1 and len(res.history) == 1
+        assert lowers == [] and len(res.history) == 1
+        assert res.lower.coefficients == "near_optimal" and res.lower.value > 0
         assert res.source != "lp"
         eps, sens = problem.epsilon, problem.sensitivity
         assert dpdro.certify_delta(res.noise, eps, sens) <= problem.delta
