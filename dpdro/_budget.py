@@ -35,9 +35,9 @@ class TimeBudget:
         rest = self.seconds - self.elapsed()
         return rest if floor is None else max(rest, floor)
 
-    def expired(self) -> bool:
-        """Whether the limit is spent."""
-        return self.seconds is not None and self.elapsed() >= self.seconds
+    def expired(self, margin: float = 0.0) -> bool:
+        """Whether the limit is spent, or less than ``margin`` seconds of it are left."""
+        return self.seconds is not None and self.elapsed() >= self.seconds - margin
 
     def part(self, seconds: float | None) -> TimeBudget:
         """A budget for one stage of the call: ``seconds`` from now (``None``: no limit of its own),

@@ -96,13 +96,11 @@ problem solved at Δf = 1 leaves as much for scaling back and certifying at Δf 
 a 20 s limit by 17%).
 
 The floor: a call always returns a certified noise and a valid lower bound, so a limit shorter than
-the first certified candidate is exceeded by it, and by one lower-bound LP on a grid 8 times coarser
-than the first (given at least :data:`dpdro._schedule._FLOOR_SOLVE`) where no closed-form bound is
-cheap (:func:`dpdro._schedule._closed_form_bound`; with one, a spent limit runs no LP): milliseconds
-for most problems (measured 0.01–0.05 s at limits of 0.01 s), up to about 0.5 s at ε = 10 (building
-the LP), and seconds where the candidate alone needs them: the truncated Laplace mechanism at
-ε = 1e-4, δ = 1e-12 has 354,552 cells of width Δf whose certificate takes 1.2–2.6 s, and for a
-callable loss at small ε the exact expected loss of the release can take as long.
+the first certified candidate is exceeded by it, and by a coarse LP (:func:`_fallback_lower_bound`)
+where no closed-form bound is cheap: 0.01–0.02 s at limits of 0.01 s (measured), more where an LP
+must be built at large ε, and seconds where the candidate alone needs them: the truncated Laplace
+mechanism at ε = 1e-4, δ = 1e-12 has 354,552 cells of width Δf whose certificate takes 1.2–2.6 s,
+and for a callable loss at small ε the exact expected loss of the release can take as long.
 """
 
 from __future__ import annotations
@@ -122,6 +120,7 @@ from ._range import MAX_EPSILON, check_design_range
 from ._rounding import round_down, round_up
 from ._scaling import check_scale, scaled_noise, scaled_record, scaled_report, unit_scale
 from ._schedule import (
+    _FLOOR_SOLVE,
     _after_infeasible,
     _aligned,
     _edge_weights,
@@ -756,10 +755,10 @@ def _refine(
             # the next round, at least as costly as the last, would end before half of it
             break
         g = search.grids()
-        if not search.history and search.best_ub is not None and budget.expired():
-            # below the floor (module docstring): the candidate and a coarse lower bound, that of
-            # the first grid itself where it is coarser than Δf (as cheap as the grid 8 times
-            # coarser, measured at ε = 1e-4, δ = 1e-12: 8 ms, and 4 times higher)
+        if not search.history and search.best_ub is not None and budget.expired(_FLOOR_SOLVE):
+            # below the floor (module docstring; or too little left to build the first LP: 45 ms
+            # at ℓ2, ε = 8): the candidate and a coarse lower bound, that of the first grid itself
+            # where coarser than Δf (as cheap as 8 times coarser, 4 times higher at ε = 1e-4)
             search.timed_out(g, time_limit, budget, coarser=1 if g.k_low < 1 else 8)
             break
         r0 = time.perf_counter()

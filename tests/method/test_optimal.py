@@ -218,6 +218,26 @@ def test_a_limit_spent_before_the_first_lower_bound_gets_the_closed_form_and_no_
     assert dpdro.certify_delta(res.noise, 8.0, sensitivity) <= 1e-9
 
 
+def test_a_limit_too_short_for_the_first_lp_skips_its_round(monkeypatch):
+    """With less than dpdro._schedule._FLOOR_SOLVE (20 ms) left after the candidates, the first
+    round's LP (at ℓ2, ε = 8 on Δf/64: 45 ms to build, for a 0.01 s limit) is not started: only the
+    coarse LP of the fallback, if any, on a grid at least 8 times coarser."""
+    seen = []
+    real = dpdro.optimal.grid_lower_bound
+
+    def recorded(problem, k, L, **kwargs):
+        seen.append(k)
+        return real(problem, k, L, **kwargs)
+
+    monkeypatch.setattr(dpdro.optimal, "grid_lower_bound", recorded)
+    prob = dpdro.Problem(epsilon=8.0, delta=1e-9, loss="l2")
+    first = dpdro.optimal._Search(prob, 1e-3, True, None, 4096).grids().k_low
+    res = dpdro.optimal_noise(prob, rel_gap=1e-3, time_limit=0.01)
+    assert all(k <= math.ceil(first / 8) for k in seen) and first >= 16
+    assert 0 < res.lower.value <= res.upper.value and len(res.history) == 1
+    assert dpdro.certify_delta(res.noise, 8.0, 1.0) <= 1e-9
+
+
 def test_the_closed_form_bound_is_skipped_where_it_would_be_slow():
     """A loss other than |x|^k costs a tail infimum per term of the closed form: beyond 100
     terms (small ε, tiny δ) there is none, and the fallback LP is the only bound; |x|^k any n."""
