@@ -260,6 +260,22 @@ def test_with_no_time_left_only_the_first_certified_candidate_is_built(monkeypat
     assert ub.source == "truncated_laplace" and dpdro.certify_delta(ub.noise, 0.1, 1.0) <= 1e-4
 
 
+def _certified_mechanisms(monkeypatch) -> list:
+    """The list to which every certificate the reference module computes adds its noise's
+    mechanism (its metadata's name), in order."""
+    from dpdro import privacy, reference
+
+    certified = []
+    real = privacy.certify_delta
+
+    def counted(noise, epsilon, sensitivity):
+        certified.append(noise.metadata.get("mechanism"))
+        return real(noise, epsilon, sensitivity)
+
+    monkeypatch.setattr(reference, "certify_delta", counted)
+    return certified
+
+
 def test_tulap_is_certified_only_if_its_certificate_fits_in_the_time_left(monkeypatch):
     """With a certified candidate in hand, Tulap is certified only when its certificate's
     predicted time (run points times the least seconds per point) fits in the time left: at
@@ -269,14 +285,7 @@ def test_tulap_is_certified_only_if_its_certificate_fits_in_the_time_left(monkey
     from dpdro import privacy, reference
 
     problem = dpdro.Problem(epsilon=0.0128, delta=9.7e-5, sensitivity=7.5)
-    certified = []
-    real = privacy.certify_delta
-
-    def counted(noise, epsilon, sensitivity):
-        certified.append(noise.metadata.get("mechanism"))
-        return real(noise, epsilon, sensitivity)
-
-    monkeypatch.setattr(reference, "certify_delta", counted)
+    certified = _certified_mechanisms(monkeypatch)
     full = reference.reference_upper_bound(problem, 7.5)
     assert "tulap" in certified
     # as if the machine were 10⁷ times slower: no time for any of its certificates, Tulap skipped
@@ -298,19 +307,12 @@ def test_the_shifted_tulap_is_certified_only_if_its_certificate_fits_in_the_time
     the centred Tulap was skipped and the shifted one's certificate then took 0.42 s of a 0.1 s
     limit): with no time for its certificate no Tulap is certified, centred or shifted; without a
     limit both are."""
-    from dpdro import privacy, reference
+    from dpdro import reference
 
     problem = dpdro.Problem(
         epsilon=0.0128, delta=9.7e-5, sensitivity=7.5, loss=dpdro.asymmetric_loss()
     )
-    certified = []
-    real = privacy.certify_delta
-
-    def counted(noise, epsilon, sensitivity):
-        certified.append(noise.metadata.get("mechanism"))
-        return real(noise, epsilon, sensitivity)
-
-    monkeypatch.setattr(reference, "certify_delta", counted)
+    certified = _certified_mechanisms(monkeypatch)
     monkeypatch.setattr(reference, "_SECONDS_PER_RUN_POINT", 1.0)
     ub = reference.reference_upper_bound(problem, 7.5, time_limit=30.0)
     assert "tulap" not in certified and certified
