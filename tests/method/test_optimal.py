@@ -238,6 +238,25 @@ def test_a_limit_too_short_for_the_first_lp_skips_its_round(monkeypatch):
     assert dpdro.certify_delta(res.noise, 8.0, 1.0) <= 1e-9
 
 
+def test_a_solver_failure_of_the_fallback_lp_leaves_the_closed_form():
+    """HiGHS may give up on the coarse fallback LP (status Unknown on one-sided ℓ1 at ε = 3.08,
+    δ = 1.7e-12, k = 1): with a closed-form bound in hand the call returns it; without one the
+    SolverError stands."""
+    from dpdro._budget import TimeBudget
+    from dpdro._schedule import _fallback_lower_bound
+    from dpdro.solvers import SolverError
+
+    def fails(problem, k, L, **kwargs):
+        raise SolverError("HiGHS stopped with status Unknown")
+
+    prob = dpdro.Problem(epsilon=3.0, delta=1e-6, loss="l1", support=(0.0, math.inf))
+    bound = _fallback_lower_bound(prob, 8, 20.0, TimeBudget(5.0), 8, fails)
+    assert bound.coefficients == "near_optimal" and bound.value > 0
+    slow = dpdro.Problem(epsilon=1e-3, delta=1e-9, loss=lambda x: min(abs(x), 3.0))
+    with pytest.raises(SolverError):
+        _fallback_lower_bound(slow, 8, 20.0, TimeBudget(5.0), 8, fails)
+
+
 def test_the_closed_form_bound_is_skipped_where_it_would_be_slow():
     """A loss other than |x|^k costs a tail infimum per term of the closed form: beyond 100
     terms (small ε, tiny δ) there is none, and the fallback LP is the only bound; |x|^k any n."""
