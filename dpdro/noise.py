@@ -12,6 +12,7 @@ a·β/2.
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -110,21 +111,21 @@ class PiecewiseUniform:
         if not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
             raise ValueError("edges must be finite and strictly increasing")
         if not np.all(np.isfinite(probs)) or np.any(probs < -1e-9):
-            raise ValueError(f"probs must be finite and >= 0, got minimum {probs.min()!r}")
+            raise ValueError(f"probs must be finite and >= 0, got minimum {float(probs.min())!r}")
         atom = float(self.atom)
         if not (0.0 <= atom < 1.0):
             raise ValueError(f"atom must lie in [0, 1), got {self.atom!r}")
         probs = np.clip(probs, 0.0, None)
         total = probs.sum()
         if abs(total + atom - 1.0) > 1e-6:
-            raise ValueError(f"probs must sum to 1 - atom = {1.0 - atom!r}, got {total!r}")
+            raise ValueError(f"probs must sum to 1 - atom = {1.0 - atom!r}, got {float(total)!r}")
         # renormalise solver output; leave normalised input bit-identical
         if abs(total + atom - 1.0) > 1e-12:
             probs = probs / (total / (1.0 - atom))  # (bit-identical to probs / total without atom)
         if self.grid is not None:
             h = float(self.grid)
-            ticks = edges / h
-            if not (np.isfinite(h) and h > 0) or np.any(np.abs(ticks - np.round(ticks)) > 1e-6):
+            ticks = edges / h if math.isfinite(h) and h > 0 else None  # (no division by 0)
+            if ticks is None or np.any(np.abs(ticks - np.round(ticks)) > 1e-6):
                 raise ValueError(
                     f"grid = {self.grid!r} must be > 0 with every edge an integer multiple of it"
                 )

@@ -167,3 +167,22 @@ def test_cell_averages_in_growing_blocks_equal_one_call_and_stop_at_the_budget()
         assert np.array_equal(cell_averages(loss, lo[:n], hi[:n], TimeBudget(60.0)), whole)
     with pytest.raises(TimeoutError):
         cell_averages(dpdro.Pinball(tau=0.8), lo, hi, TimeBudget(1e-9))
+
+
+@pytest.mark.parametrize("grid", [0.0, -0.5, float("inf"), float("nan")])
+def test_a_grid_that_is_not_positive_is_one_clear_error_without_warnings(grid):
+    """grid = 0 had divided the edges by zero first: a numpy RuntimeWarning on stderr (two more
+    lines after `dpdro certify`'s one-line error)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"grid = .* must be > 0 with every edge an integer"):
+            dpdro.PiecewiseUniform([0.0, 1.0], [1.0], grid=grid)
+
+
+def test_messages_show_plain_numbers_not_numpy_reprs():
+    with pytest.raises(ValueError, match=r"got 1\.5$"):
+        dpdro.PiecewiseUniform([0.0, 1.0, 2.0], [1.0, 0.5])
+    with pytest.raises(ValueError, match=r"got minimum -0\.5$"):
+        dpdro.PiecewiseUniform([0.0, 1.0, 2.0], [1.5, -0.5])
