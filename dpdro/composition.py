@@ -604,7 +604,7 @@ def _noise_plans(
         x = _next_log_epsilon(ok, bad, math.log(epsilon))
         if x is None:
             return
-        eps0 = math.exp(x)
+        eps0 = min(math.exp(x), epsilon)  # (exp(log ε) may exceed ε)
 
 
 def _next_log_epsilon(ok, bad, target: float) -> float | None:

@@ -469,6 +469,7 @@ def test_a_total_budget_met_at_epsilon_zero_is_designed_for():
     k, eps, delta = 3, 0.1, 0.9
     d = design_for_releases(k, eps, delta, loss="l1", splits=(0.3,), time_limit=2.0)
     assert d.history[0]["composed_epsilon"] == 0.0 and len(d.history) == 2
+    assert d.history[1]["epsilon0"] == eps  # the whole ε, exactly
     plan = d.noise
     assert dpdro.certify_delta(plan.noise, plan.epsilon, 1.0) <= plan.delta
     assert plan.composed_delta <= delta and d.gaussian.composed_delta <= delta
