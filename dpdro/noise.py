@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._validation import check_size
 from .losses import make_loss
 
 __all__ = ["PiecewiseUniform", "cell_averages", "check_noise"]
@@ -207,6 +208,7 @@ class PiecewiseUniform:
     def sample(self, size=None, rng=None):
         """Draw noise: a cell with probability p(j), then a uniform point in it (GitHub appendix);
         the atom, if any, is drawn as 0 with probability a."""
+        size = check_size("size", size)
         rng = np.random.default_rng(rng)
         if self.atom == 0:
             j = rng.choice(self.probs.size, size=size, p=self.probs)
