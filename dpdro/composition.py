@@ -389,12 +389,13 @@ def aligned_interval(epsilon, max_interval=1e-4) -> float:
 
 def _interval(noise, value_discretization_interval) -> float:
     """The PLD's interval: the one given, else 1e-4 aligned with the ε the noise records in its
-    metadata (every noise dpdro releases or reads from a file does), else 1e-4."""
+    metadata (every noise dpdro releases or reads from a file does; from optimal_noise's smallest
+    ε, 1e-4, on: a smaller one would be the interval itself, a grid too fine), else 1e-4."""
     if value_discretization_interval is not None:
         return value_discretization_interval
     eps = getattr(noise, "metadata", {}).get("epsilon")
-    usable = isinstance(eps, (int, float)) and not isinstance(eps, bool) and 0 < eps < math.inf
-    return aligned_interval(eps) if usable else 1e-4
+    usable = isinstance(eps, (int, float)) and not isinstance(eps, bool)
+    return aligned_interval(eps) if usable and MIN_DESIGN_EPSILON <= eps < math.inf else 1e-4
 
 
 def privacy_loss_distribution(noise, sensitivity, *, value_discretization_interval=None):
