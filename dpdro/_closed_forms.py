@@ -1,12 +1,19 @@
-r"""Closed forms of two literature mechanisms that the engine itself needs.
+r"""Closed forms of the literature mechanisms that the engine itself needs.
 
 :func:`dpdro.optimal_noise` sizes its windows with the truncated Laplace half-width A, aligns its
-grids with the plateau γ of the optimal staircase, and releases either mechanism on a grid,
-certified, when it is near optimal (:mod:`dpdro.reference`). Those formulas live here, in a leaf
-module that imports neither the LP layer nor the literature classes; :mod:`dpdro.mechanisms` builds
-its :class:`~dpdro.mechanisms.TruncatedLaplace` and :class:`~dpdro.mechanisms.Staircase` on them.
-The 'near optimal lower bound' (:func:`dpdro.mechanisms.near_optimal_lower_bound`, its derivation)
-is computed here too: a call of the engine out of time returns it when no LP bound is left to find.
+grids with the plateau γ of the optimal staircase, releases either mechanism on a grid, certified,
+when it is near optimal, and compares its release with them, Tulap and the analytic Gaussian
+mechanism (:mod:`dpdro.reference`). Those formulas live here, in a leaf module that imports neither
+the LP layer nor the literature classes; :mod:`dpdro.mechanisms` builds its
+:class:`~dpdro.mechanisms.TruncatedLaplace`, :class:`~dpdro.mechanisms.Staircase` and
+:class:`~dpdro.mechanisms.AnalyticGaussian` on them (and on :func:`integrate_loss`, the quadrature
+of a loss against a density). The 'near optimal lower bound'
+(:func:`dpdro.mechanisms.near_optimal_lower_bound`, its derivation) is computed here too: a call of
+the engine out of time returns it when no LP bound is left to find.
+
+Analytic Gaussian (Balle and Wang 2018, Theorem 8)
+    N(0, σ²) is (ε, δ)-DP iff Φ(Δf/(2σ) − εσ/Δf) − e^ε Φ(−Δf/(2σ) − εσ/Δf) ≤ δ; σ is the smallest
+    such, rounded up.
 
 Truncated Laplace (Geng, Ding, Guo and Kumar 2020; the paper's GitHub appendix)
     density B·e^{−|x|/λ} on [−A, A], λ = Δf/ε, q = (e^ε − 1)/(2δ), A = λ·log(1 + q),
@@ -21,9 +28,10 @@ Staircase (Geng and Viswanath 2016)
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
-from scipy import optimize
+from scipy import integrate, optimize, special
 
 from ._budget import TimeBudget
 from ._rounding import UNIT_ROUNDOFF as _U
@@ -32,6 +40,10 @@ from .losses import Loss, PowerLoss, make_loss
 from .noise import PiecewiseUniform, cell_averages
 
 __all__ = [
+    "analytic_gaussian_sigma",
+    "gaussian_expected_loss",
+    "gaussian_log_delta",
+    "integrate_loss",
     "power_exponent",
     "staircase_expected_loss",
     "staircase_noise",
@@ -52,6 +64,90 @@ __all__ = [
 def power_exponent(loss: Loss) -> float | None:
     """The exponent k if ``loss`` is c(x) = |x|^k, else None."""
     return loss.k if isinstance(loss, PowerLoss) else None
+
+
+# ---------------------------------------------------------------------------- quadrature
+def integrate_loss(loss: Loss, pdf, lo: float, hi: float, scale: float) -> float:
+    """∫ c(x) p(x) dx over (lo, hi) by adaptive quadrature, in the variable t = x/scale.
+
+    The range is split at 0, at the knots of a piecewise-linear loss and at t = ±4^j so that every
+    piece is smooth and of moderate length; infinite end pieces are left to ``quad``'s mapping,
+    which expects decay on the scale of 1 (in x at a scale of 1e8, ℓ1's Laplace tail was "probably
+    divergent" to ``quad``). An integral beyond the floats comes back as ∞ or NaN without the
+    warnings of its overflow; a finite one passes ``quad``'s warnings on.
+    """
+    cuts = {0.0, *(float(t) / scale for t in getattr(loss, "knots", ()))}
+    cuts |= {s * 4.0**j for s in (-1.0, 1.0) for j in range(5)}
+    a, b = lo / scale, hi / scale
+    pts = [a, *sorted(c for c in cuts if a < c < b), b]
+
+    def f(t):
+        x = scale * t
+        return float(loss(x)) * float(pdf(x)) * scale
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with np.errstate(over="ignore", invalid="ignore"):
+            pieces = [
+                integrate.quad(f, a, b, epsabs=0.0, epsrel=1e-12, limit=200)[0]
+                for a, b in zip(pts[:-1], pts[1:], strict=False)
+            ]
+        try:
+            total = math.fsum(pieces)
+        except (ValueError, OverflowError):  # ∞ − ∞, or beyond the floats
+            total = math.nan
+    if math.isfinite(total):  # else an overflow, refused by finite_expected_loss
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return total
+
+
+# ---------------------------------------------------------------------------- Gaussian
+def gaussian_log_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
+    """log δ of N(0, σ²) noise at ε for shift Δf (see :func:`gaussian_delta`)."""
+    r = sensitivity / (2.0 * sigma)
+    s = epsilon * sigma / sensitivity
+    lu, lv = special.log_ndtr(r - s), special.log_ndtr(-r - s)
+    with np.errstate(divide="ignore"):  # log 0 = −∞: δ = 0 (the two terms equal in floats)
+        return float(lu + np.log(-np.expm1(epsilon + lv - lu)))
+
+
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    """Smallest σ with Gaussian δ(σ) ≤ δ (the analytic Gaussian mechanism of Balle and Wang 2018),
+    found by bracketing in log σ and rounded up (:class:`dpdro.mechanisms.AnalyticGaussian`)."""
+
+    def f(s):
+        return gaussian_log_delta(math.exp(s), epsilon, sensitivity) - math.log(delta)
+
+    lo = hi = math.log(sensitivity / epsilon)
+    while f(lo) <= 0.0:  # δ(σ) → 1 as σ → 0, so this stops
+        lo -= 1.0
+    while f(hi) > 0.0:  # δ(σ) → 0 as σ → ∞
+        hi += 1.0
+    root = optimize.brentq(f, lo, hi, xtol=1e-15, rtol=8 * _U, maxiter=500)
+    sigma = math.exp(root)
+    # as exact_delta computes it
+    while math.exp(gaussian_log_delta(sigma, epsilon, sensitivity)) > delta:
+        sigma = float(np.nextafter(sigma, math.inf))  # a few ulps at most: brentq is ulp-accurate
+    return sigma
+
+
+def gaussian_expected_loss(sigma: float, loss) -> float:
+    """E c(X) for X ~ N(0, σ²): σ·√(2/π) for ℓ1, σ² for ℓ2, adaptive quadrature of the density
+    (:func:`integrate_loss`) for any other dpdro loss; ∞ or NaN beyond the floating-point range
+    (:class:`dpdro.mechanisms.AnalyticGaussian` turns those into a ``ValueError``)."""
+    loss = make_loss(loss)
+    k = power_exponent(loss)
+    if k == 1.0:
+        return sigma * math.sqrt(2.0 / math.pi)
+    if k == 2.0:
+        return sigma**2
+
+    def pdf(x):
+        z = np.asarray(x, dtype=float) / sigma
+        return np.exp(-0.5 * z * z) / (math.sqrt(2.0 * math.pi) * sigma)
+
+    return integrate_loss(loss, pdf, -math.inf, math.inf, sigma)
 
 
 # ---------------------------------------------------------------------------- truncated Laplace

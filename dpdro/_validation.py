@@ -93,6 +93,16 @@ def check_int(name: str, value, *, minimum: int) -> int:
     return int(value)
 
 
+def check_size(name: str, size):
+    """``None``, a count ≥ 0 or a tuple of counts ≥ 0 (a numpy ``size``), as ``None``, an ``int``
+    or a tuple of ``int``; the messages name the parameter, as :func:`check_int`'s do."""
+    if size is None:
+        return None
+    if isinstance(size, (tuple, list)):
+        return tuple(check_int(f"{name}[{i}]", n, minimum=0) for i, n in enumerate(size))
+    return check_int(name, size, minimum=0)
+
+
 def check_nonnegative(name: str, value) -> float:
     """A finite real number ≥ 0."""
     x = check_real(name, value)

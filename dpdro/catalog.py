@@ -9,7 +9,11 @@ Lookup. A request (ε, δ, Δf, loss) inside the covered range gets
 
 * the noise: Δf·X_{i′j′} for the stored point (ε_{i′}, δ_{j′}) with ε_{i′} ≤ ε, δ_{j′} ≤ δ of
   smallest expected loss, **re-certified** at the request: ``certify_delta(Δf·X, ε, Δf) <= δ`` is
-  checked (the next candidate is tried otherwise), so nothing stored is trusted;
+  checked (the next candidate is tried otherwise), so nothing stored is trusted; where the rounding
+  of the scaled edges pushes that certificate over a tight δ (measured: 1.00004e-10 for the noise
+  stored at (0.05, 1e-10) scaled to Δf = 0.1, the only candidate there), the noise is scaled onto
+  the exactly scaled lattice instead (:func:`dpdro._scaling.scaled_noise` with ``exact``: every edge
+  on it, scaled by k·h ∈ [Δf, Δf·(1 + 2⁻³⁶)]), as :func:`dpdro.optimal_noise` does;
 * the bracket [L, U] on the optimal expected loss OPT(ε, δ, Δf): U = E c(Δf·X), and
   L = Δf^k·max{L_{i″j″} : ε_{i″} ≥ ε, δ_{j″} ≥ δ} (k = 1 for ℓ1, 2 for ℓ2), rounded down.
 
@@ -59,7 +63,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._scaling import check_scale
+from ._scaling import check_scale, scaled_noise
 from ._validation import check_choice, check_open_unit, check_positive
 from .losses import make_loss
 from .noise import PiecewiseUniform
@@ -109,11 +113,14 @@ class CatalogNoise:
         return self.upper / self.lower - 1.0
 
 
-def _scaled(noise: PiecewiseUniform, factor: float, metadata: dict) -> PiecewiseUniform:
-    """The law of factor·X (edges and grid scaled, masses unchanged), with ``metadata``."""
-    grid = None if noise.grid is None else noise.grid * factor
+def _scaled(
+    noise: PiecewiseUniform, factor: float, metadata: dict, exact: bool = False
+) -> PiecewiseUniform:
+    """The law of factor·X (:func:`dpdro._scaling.scaled_noise`: edges and lattice scaled, masses
+    unchanged; with ``exact``, onto the exactly scaled lattice), with ``metadata``."""
+    scaled = scaled_noise(noise, factor, exact=exact)
     return PiecewiseUniform(
-        noise.edges * factor, noise.probs, grid=grid, metadata=metadata, atom=noise.atom
+        scaled.edges, scaled.probs, grid=scaled.grid, metadata=metadata, atom=scaled.atom
     )
 
 
@@ -216,8 +223,12 @@ class Catalog:
                 "loss": loss,
                 "catalog_point": [float(E[i, j]), float(D[i, j])],
             }
-            noise = _scaled(self.noise(loss, i, j), sensitivity, meta)
+            unit = self.noise(loss, i, j)
+            noise = _scaled(unit, sensitivity, meta)
             certified = certify_delta(noise, epsilon, sensitivity)
+            if certified > delta:  # the edges' rounding drift (tiny δ): the exactly scaled lattice
+                noise = _scaled(unit, sensitivity, meta, exact=True)
+                certified = certify_delta(noise, epsilon, sensitivity)
             if certified <= delta:
                 return CatalogNoise(
                     noise,

@@ -22,7 +22,9 @@ one re-certifies it first and refuses it unless the stored certificate holds for
 Exit status: 0 on success; 2 for bad input of any kind (a parameter out of range, an unreadable,
 malformed or edited file, an output path that cannot be written), reported as one line on stderr
 naming the parameter, the allowed range and the value, before any computation starts; 1 if dpdro
-itself fails (one line, ``internal error``: a bug to report); 130 when interrupted. No traceback.
+itself fails (one line, ``internal error``: a bug to report); 130 when interrupted; 141, silently,
+when the reader of standard output closes it early (``dpdro sample ... | head``, as for SIGPIPE).
+No traceback.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -68,9 +71,15 @@ class UsageError(ValueError):
     """Bad input: reported as one line on stderr with exit status 2."""
 
 
+#: what argparse takes for a negative number rather than an option: its own pattern (-5, -.5, -1.5)
+#: missed exponents and infinities, so `--value -1e3` had failed with "expected one argument"
+_NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.I)
+
+
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):  # no abbreviated options: --eps is not --epsilon
         super().__init__(*args, allow_abbrev=False, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
 
     def error(self, message):  # argparse's usage dump becomes one line
         raise UsageError(message)
@@ -482,12 +491,15 @@ def _compose_report(args, d) -> tuple[list[str], dict]:
         f"  analytic Gaussian  {g.expected_loss:12.6g}  sigma {g.sigma:.6g}, composed delta "
         f"{g.composed_delta:.4g}"
     )
+    gaussian = f"add N(0, sigma^2), sigma = {g.sigma:.6g}, to each answer"
     if d.mechanism == "optimal_noise":
         lines.append(f"the optimal noise wins: {100 * (1 - d.ratio):.1f}% below the Gaussian")
+    elif n is None:
+        lines.append(f"the analytic Gaussian is the only plan ({_no_noise_plan(d)}); {gaussian}")
     else:
         lines.append(
             f"the analytic Gaussian wins: {100 * (1 - 1 / d.ratio):.1f}% below the optimal noise; "
-            f"add N(0, sigma^2), sigma = {g.sigma:.6g}, to each answer"
+            + gaussian
         )
     payload = {
         "releases": args.releases,
@@ -511,6 +523,12 @@ def _compose_report(args, d) -> tuple[list[str], dict]:
         },
     }
     return lines, payload
+
+
+def _no_noise_plan(d) -> str:
+    """Why a composition design ``d`` has no optimal-noise plan: its last design's error."""
+    why = next((row["error"] for row in reversed(d.history) if row.get("error")), None)
+    return "no optimal-noise design composes to this budget" + (f": {why}" if why else "")
 
 
 def cmd_compose(args) -> None:
@@ -542,6 +560,8 @@ def cmd_compose(args) -> None:
     _say(f"done in {time.perf_counter() - t0:.2f} s ({len(d.history)} designs)")
     lines, payload = _compose_report(args, d)
     n = d.noise
+    if args.output is not None and n is None:  # nothing to write: say so, not only by its absence
+        _say(f"warning: no noise file written ({_no_noise_plan(d)}); the Gaussian is the plan")
     if args.output is not None and n is not None:
         cert = certificate(
             n.noise, epsilon=n.epsilon, delta=n.delta, sensitivity=args.sensitivity, loss=args.loss
@@ -716,32 +736,16 @@ def _parser() -> _Parser:
         help="noise for k releases under a total budget: optimal noise or "
         "Gaussian, by their composed privacy",
     )
-    p.add_argument(
-        "--releases",
-        type=_integer("releases", 1, 10_000),
-        required=True,
-        help="number of releases k",
-    )
+    p.add_argument("--releases", type=_integer("releases", 1, 10_000), required=True,
+                   help="number of releases k")
     privacy(p)
     p.add_argument("--loss", type=_loss, required=True, help="l1 or l2")
-    p.add_argument(
-        "--gap",
-        type=_positive("gap"),
-        default=0.01,
-        help="target relative gap of each design (default 0.01)",
-    )
-    p.add_argument(
-        "--time-limit",
-        type=_positive("time-limit"),
-        default=30.0,
-        help="seconds per design (default 30)",
-    )
-    p.add_argument(
-        "-o",
-        "--output",
-        default=None,
-        help="write the optimal noise (certified per release) as a noise file",
-    )
+    p.add_argument("--gap", type=_positive("gap"), default=0.01,
+                   help="target relative gap of each design (default 0.01)")
+    p.add_argument("--time-limit", type=_positive("time-limit"), default=30.0,
+                   help="seconds per design (default 30)")
+    p.add_argument("-o", "--output", default=None,
+                   help="write the optimal noise (certified per release) as a noise file")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_compose)
 
@@ -766,12 +770,16 @@ def main(argv=None) -> int:
     try:
         args = _parser().parse_args(argv)
         args.func(args)
+        sys.stdout.flush()  # (a closed pipe is found here, not at exit)
     except UsageError as exc:
         print(f"dpdro: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("dpdro: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader closed its end (`dpdro sample ... | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (no error at exit)
+        return 141
     except Exception as exc:  # noqa: BLE001 - a failure of dpdro, not of the input: one line, no traceback
         message = " ".join(str(exc).split())
         print(

@@ -387,7 +387,18 @@ def aligned_interval(epsilon, max_interval=1e-4) -> float:
     return epsilon / math.ceil(epsilon / max_interval)
 
 
-def privacy_loss_distribution(noise, sensitivity, *, value_discretization_interval=1e-4):
+def _interval(noise, value_discretization_interval) -> float:
+    """The PLD's interval: the one given, else 1e-4 aligned with the ε the noise records in its
+    metadata (every noise dpdro releases or reads from a file does; from optimal_noise's smallest
+    ε, 1e-4, on: a smaller one would be the interval itself, a grid too fine), else 1e-4."""
+    if value_discretization_interval is not None:
+        return value_discretization_interval
+    eps = getattr(noise, "metadata", {}).get("epsilon")
+    usable = isinstance(eps, (int, float)) and not isinstance(eps, bool)
+    return aligned_interval(eps) if usable and MIN_DESIGN_EPSILON <= eps < math.inf else 1e-4
+
+
+def privacy_loss_distribution(noise, sensitivity, *, value_discretization_interval=None):
     """A pessimistic dp_accounting PLD of one release of ``noise`` at sensitivity Δf, valid for
     every shift.
 
@@ -395,16 +406,20 @@ def privacy_loss_distribution(noise, sensitivity, *, value_discretization_interv
     ``get_delta_for_epsilon`` read the composed guarantee. The same PLD serves both adjacency
     directions (the family of shifts is closed under swapping the two laws), so it is symmetric.
     The discretisation is connect-the-dots (Lemma 4): δ(ε) is exact at multiples of the interval
-    and an overestimate in between; :func:`aligned_interval` puts a chosen ε on the grid.
+    and an overestimate in between; :func:`aligned_interval` puts a chosen ε on the grid. By default
+    the interval is 1e-4 aligned with the ε in ``noise.metadata`` (the ε it was designed and
+    certified at), so that one release reports its certified δ there: at 1e-4 itself a noise
+    certified at (1.763, 1.82e-6) had reported 1.06e-5, and one at (0.1639, 3.25e-10) 1.1e-5.
     """
-    return dominating_pair(noise, sensitivity).to_pld(value_discretization_interval)
+    interval = _interval(noise, value_discretization_interval)
+    return dominating_pair(noise, sensitivity).to_pld(interval)
 
 
 def epsilon_for_composition(
-    noise, sensitivity, k, delta, *, value_discretization_interval=1e-4
+    noise, sensitivity, k, delta, *, value_discretization_interval=None
 ) -> float:
     """The ε for which k releases of ``noise`` (sensitivity Δf each) are jointly (ε, δ)-DP, by PLD
-    composition.
+    composition (the interval as in :func:`privacy_loss_distribution`).
 
     Returns ``math.inf`` when no finite ε reaches δ (the infinite-loss mass of the composition
     exceeds δ).
@@ -541,9 +556,8 @@ def _noise_plans(
         return
     # (log ε₀, log ε_k) of the best feasible and of the smallest infeasible ε₀ tried
     ok, bad = None, None
-    x = math.log(epsilon / k)
+    x, eps0 = math.log(epsilon / k), epsilon / k  # (ε/k itself: exp(log(10)) exceeds 10)
     for _ in range(designs):
-        eps0 = math.exp(x)
         if not MIN_DESIGN_EPSILON <= eps0 <= MAX_DESIGN_EPSILON:  # no design from here on
             bounds = f"[{MIN_DESIGN_EPSILON:g}, {MAX_DESIGN_EPSILON:g}]"
             why = f"epsilon0 = {eps0:g} is outside optimal_noise's range {bounds}"
@@ -582,7 +596,8 @@ def _noise_plans(
         }
         if k == 1 or (feasible and e_k >= epsilon * (1 - tol)):
             return
-        point = (x, math.log(e_k) if math.isfinite(e_k) else math.inf)
+        # log ε_k: −∞ where even ε = 0 meets δ (a large total δ: ε_k = 0), +∞ where no ε does
+        point = (x, -math.inf if e_k <= 0 else math.log(e_k) if e_k < math.inf else math.inf)
         if feasible:
             ok = point
         else:
@@ -590,19 +605,21 @@ def _noise_plans(
         x = _next_log_epsilon(ok, bad, math.log(epsilon))
         if x is None:
             return
+        eps0 = min(math.exp(x), epsilon)  # (exp(log ε) may exceed ε)
 
 
 def _next_log_epsilon(ok, bad, target: float) -> float | None:
     """The next log ε₀: a secant step on log ε_k(log ε₀) = log ε through the bracket's ends (slope 1
-    from the feasible end alone, bisection when the infeasible end has no finite ε_k), kept strictly
-    inside the bracket; None when the bracket is narrower than 0.1%."""
+    from the feasible end alone, bisection when an end has no finite log ε_k), kept strictly inside
+    the bracket; None when the bracket is narrower than 0.1%."""
     if ok is None:  # basic composition failed (the PLD's rounding): step down
         return bad[0] - 0.01
-    if bad is None:
-        return min(ok[0] + (target - ok[1]), target)
+    if bad is None:  # (None once ε₀ is the total ε: a larger one cannot compose to it)
+        x = min(ok[0] + (target - ok[1]), target)
+        return x if x > ok[0] else None
     if bad[0] - ok[0] < 1e-3:
         return None
-    if math.isfinite(bad[1]) and bad[1] > ok[1]:
+    if math.isfinite(bad[1]) and math.isfinite(ok[1]) and bad[1] > ok[1]:
         x = ok[0] + (target - ok[1]) * (bad[0] - ok[0]) / (bad[1] - ok[1])
     else:
         x = 0.5 * (ok[0] + bad[0])

@@ -12,11 +12,13 @@ a·β/2.
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._validation import check_size
 from .losses import make_loss
 
 __all__ = ["PiecewiseUniform", "cell_averages", "check_noise"]
@@ -110,21 +112,21 @@ class PiecewiseUniform:
         if not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
             raise ValueError("edges must be finite and strictly increasing")
         if not np.all(np.isfinite(probs)) or np.any(probs < -1e-9):
-            raise ValueError(f"probs must be finite and >= 0, got minimum {probs.min()!r}")
+            raise ValueError(f"probs must be finite and >= 0, got minimum {float(probs.min())!r}")
         atom = float(self.atom)
         if not (0.0 <= atom < 1.0):
             raise ValueError(f"atom must lie in [0, 1), got {self.atom!r}")
         probs = np.clip(probs, 0.0, None)
         total = probs.sum()
         if abs(total + atom - 1.0) > 1e-6:
-            raise ValueError(f"probs must sum to 1 - atom = {1.0 - atom!r}, got {total!r}")
+            raise ValueError(f"probs must sum to 1 - atom = {1.0 - atom!r}, got {float(total)!r}")
         # renormalise solver output; leave normalised input bit-identical
         if abs(total + atom - 1.0) > 1e-12:
             probs = probs / (total / (1.0 - atom))  # (bit-identical to probs / total without atom)
         if self.grid is not None:
             h = float(self.grid)
-            ticks = edges / h
-            if not (np.isfinite(h) and h > 0) or np.any(np.abs(ticks - np.round(ticks)) > 1e-6):
+            ticks = edges / h if math.isfinite(h) and h > 0 else None  # (no division by 0)
+            if ticks is None or np.any(np.abs(ticks - np.round(ticks)) > 1e-6):
                 raise ValueError(
                     f"grid = {self.grid!r} must be > 0 with every edge an integer multiple of it"
                 )
@@ -206,6 +208,7 @@ class PiecewiseUniform:
     def sample(self, size=None, rng=None):
         """Draw noise: a cell with probability p(j), then a uniform point in it (GitHub appendix);
         the atom, if any, is drawn as 0 with probability a."""
+        size = check_size("size", size)
         rng = np.random.default_rng(rng)
         if self.atom == 0:
             j = rng.choice(self.probs.size, size=size, p=self.probs)

@@ -97,7 +97,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._validation import check_finite, check_open_unit, check_positive
+from ._validation import check_finite, check_open_unit, check_positive, check_size
 from .certificate import read_file
 from .noise import check_noise
 from .privacy import certify_delta
@@ -364,9 +364,10 @@ class SecureSampler:
             at most ``sensitivity`` (Theorem 1).
         """
         num, bits = _value(value)
+        size = check_size("size", size)
         if size is None:
             return math.ldexp(float(self._draw(num, bits)), -self._r)
-        shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+        shape = (size,) if isinstance(size, int) else size
         out = np.empty(int(np.prod(shape)))
         for i in range(out.size):
             out[i] = math.ldexp(float(self._draw(num, bits)), -self._r)

@@ -6,22 +6,13 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
-from .._rounding import UNIT_ROUNDOFF as _U
+from .._closed_forms import analytic_gaussian_sigma, gaussian_expected_loss, gaussian_log_delta
 from .._validation import check_open_unit, check_positive
-from ._common import unbounded_expected_loss, unit_interval
+from ._common import finite_expected_loss, unit_interval
 
 __all__ = ["AnalyticGaussian", "Gaussian", "gaussian_delta"]
-
-
-def _gaussian_log_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
-    """log δ of N(0, σ²) noise at ε for shift Δf (see :func:`gaussian_delta`)."""
-    r = sensitivity / (2.0 * sigma)
-    s = epsilon * sigma / sensitivity
-    lu, lv = special.log_ndtr(r - s), special.log_ndtr(-r - s)
-    with np.errstate(divide="ignore"):  # log 0 = −∞: δ = 0 (the two terms equal in floats)
-        return float(lu + np.log(-np.expm1(epsilon + lv - lu)))
 
 
 def gaussian_delta(*, sigma, epsilon, sensitivity=1.0) -> float:
@@ -45,7 +36,7 @@ def gaussian_delta(*, sigma, epsilon, sensitivity=1.0) -> float:
     sigma = check_positive("sigma", sigma)
     epsilon = check_positive("epsilon", epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
-    return math.exp(_gaussian_log_delta(sigma, epsilon, sensitivity))
+    return math.exp(gaussian_log_delta(sigma, epsilon, sensitivity))
 
 
 
@@ -89,10 +80,7 @@ class _Normal:
 
     def expected_loss(self, loss="l1") -> float:
         """E c(X): σ·√(2/π) for ℓ1, σ² for ℓ2, adaptive quadrature for any other dpdro loss."""
-        sigma = self.sigma
-        return unbounded_expected_loss(
-            self, loss, lambda: sigma * math.sqrt(2.0 / math.pi), lambda: sigma**2, self.pdf, sigma
-        )
+        return finite_expected_loss(self, loss, lambda: gaussian_expected_loss(self.sigma, loss))
 
     @property
     def std(self) -> float:
@@ -140,26 +128,6 @@ class Gaussian(_Normal):
         return math.sqrt(2.0 * math.log(1.25 / delta)) * sensitivity / epsilon
 
 
-def _analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    """Smallest σ with Gaussian δ(σ) ≤ δ, found by bracketing in log σ and rounded up (see
-    class)."""
-
-    def f(s):
-        return _gaussian_log_delta(math.exp(s), epsilon, sensitivity) - math.log(delta)
-
-    lo = hi = math.log(sensitivity / epsilon)
-    while f(lo) <= 0.0:  # δ(σ) → 1 as σ → 0, so this stops
-        lo -= 1.0
-    while f(hi) > 0.0:  # δ(σ) → 0 as σ → ∞
-        hi += 1.0
-    root = optimize.brentq(f, lo, hi, xtol=1e-15, rtol=8 * _U, maxiter=500)
-    sigma = math.exp(root)
-    # as exact_delta computes it
-    while math.exp(_gaussian_log_delta(sigma, epsilon, sensitivity)) > delta:
-        sigma = float(np.nextafter(sigma, math.inf))  # a few ulps at most: brentq is ulp-accurate
-    return sigma
-
-
 @dataclass(frozen=True, init=False)
 class AnalyticGaussian(_Normal):
     r"""The analytic Gaussian mechanism: X ~ N(0, σ²) with the smallest (ε, δ)-DP σ.
@@ -190,4 +158,4 @@ class AnalyticGaussian(_Normal):
 
     @staticmethod
     def _calibrate(epsilon: float, delta: float, sensitivity: float) -> float:
-        return _analytic_gaussian_sigma(epsilon, delta, sensitivity)
+        return analytic_gaussian_sigma(epsilon, delta, sensitivity)

@@ -150,6 +150,20 @@ def test_scaling_by_the_sensitivity_is_exact(cat):
         )
 
 
+@pytest.mark.parametrize("sensitivity", [0.1, 1e-7, 0.3])
+def test_the_corner_point_scaled_to_any_sensitivity_is_found_and_certified(cat, sensitivity):
+    """At (ε, δ) = (0.05, 1e-10), whose only candidate is its own noise, the rounding of the edges
+    scaled by Δf = 0.1 had pushed the certificate to 1.00004e-10 > δ: 'the catalog is corrupt'. The
+    noise is then scaled onto the exact lattice, certified, and its bracket is the unit one's."""
+    eps, delta = cat.epsilon_range[0], cat.delta_range[0]
+    one = lookup(epsilon=eps, delta=delta, loss="l1")
+    found = lookup(epsilon=eps, delta=delta, sensitivity=sensitivity, loss="l1")
+    assert found.source == (eps, delta)
+    assert dpdro.certify_delta(found.noise, eps, sensitivity) == found.certified_delta <= delta
+    assert found.upper == pytest.approx(sensitivity * one.upper, rel=1e-9)
+    assert found.lower <= found.upper and found.gap == pytest.approx(one.gap, rel=1e-6)
+
+
 def test_lookup_takes_milliseconds(cat):
     lookup(epsilon=cat.epsilons[0], delta=cat.deltas[0])  # loads the file once
     times = []

@@ -405,6 +405,40 @@ def test_compose_reports_both_plans_and_writes_the_noise(tmp_path):
     assert dpdro.SecureSampler.from_file(path).certified_delta <= got["optimal_noise"]["delta"]
 
 
+def test_compose_without_a_noise_plan_says_so_and_writes_nothing(tmp_path, capsys):
+    """δ/k just above 1e-12: every split's per-release δ₀ is below optimal_noise's range, so the
+    Gaussian is the only plan; the report had said it wins "100.0% below the optimal noise" and
+    ``-o`` silently wrote nothing."""
+    path = tmp_path / "k.json"
+    args = ["compose", "--releases", "10", "--epsilon", "0.1", "--delta", "1.05e-11"]
+    assert cli.main([*args, "--loss", "l1", "-o", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert not path.exists() and "100.0%" not in out
+    assert "the analytic Gaussian is the only plan (no optimal-noise design composes" in out
+    assert "dpdro: warning: no noise file written (no optimal-noise design composes" in err
+
+
+def test_negative_numbers_in_any_notation_are_values_not_options(noise_file, capsys):
+    """argparse takes -5 and -.5 for numbers but took -1e3 and -inf for options ("expected one
+    argument")."""
+    assert cli.main(["sample", str(noise_file), "-n", "2", "--value", "-1e3", "--seed", "1"]) == 0
+    assert all(-1010 < float(x) < -990 for x in capsys.readouterr().out.split())
+    assert cli.main(["sample", str(noise_file), "-n", "2", "--value", "-inf"]) == 2
+    assert "value must be a number in [-1e300, 1e300], got '-inf'" in capsys.readouterr().err
+
+
+def test_a_reader_closing_the_pipe_early_ends_quietly(noise_file, monkeypatch, capsys):
+    """`dpdro sample ... | head -1`: status 141 as for SIGPIPE, nothing on stderr (it had reported
+    an internal error, BrokenPipeError, asking for a bug report). Standard output here is a pipe
+    whose reader is gone (Python ignores SIGPIPE, so writing raises BrokenPipeError)."""
+    read, write = os.pipe()
+    os.close(read)
+    with open(write, "w") as stdout:
+        monkeypatch.setattr(sys, "stdout", stdout)
+        status = cli.main(["sample", str(noise_file), "-n", "3"])
+    assert status == 141 and capsys.readouterr().err == ""
+
+
 def test_an_internal_failure_is_one_line_with_status_1(monkeypatch, capsys, tmp_path):
     def broken(*args, **kwargs):
         raise RuntimeError("solver exploded\nsecond line")

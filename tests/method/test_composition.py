@@ -447,3 +447,37 @@ def test_a_noise_without_a_lattice_is_recorded_not_released(monkeypatch):
     d = comp.design_for_releases(2, 1.0, 1e-5, splits=(0.5,))
     assert d.noise is None and d.mechanism == "analytic_gaussian" and d.ratio == math.inf
     assert d.history[0]["feasible"] is False and "lattice" in d.history[0]["error"]
+
+
+def test_one_release_reports_its_certified_delta_at_the_default_interval():
+    """The default interval is 1e-4 aligned with the ε the noise records (metadata), so one release
+    reports its certified δ at that ε; at 1e-4 itself ε = 1.5771234 lies between grid points and
+    the PLD had over-reported by 7.4e-4 (by 8 times at (1.7631234, 1.82e-6), ℓ2)."""
+    eps, delta = 1.5771234, 0.0184
+    noise = dpdro.optimal_noise(dpdro.Problem(epsilon=eps, delta=delta, loss="l1")).noise
+    certified = dpdro.certify_delta(noise, eps, 1.0)
+    reported = privacy_loss_distribution(noise, 1.0).get_delta_for_epsilon(eps)
+    assert reported == pytest.approx(certified, rel=1e-9)
+    assert epsilon_for_composition(noise, 1.0, 1, delta) <= eps
+    unaligned = privacy_loss_distribution(noise, 1.0, value_discretization_interval=1e-4)
+    assert unaligned.get_delta_for_epsilon(eps) > certified * (1 + 1e-4)  # what it was
+
+
+def test_a_total_budget_met_at_epsilon_zero_is_designed_for():
+    """δ = 0.9 over 3 releases: the composed ε of the first design is 0 (its log had raised 'math
+    domain error'); the search then tries the whole ε once and stops, both plans certified."""
+    k, eps, delta = 3, 0.1, 0.9
+    d = design_for_releases(k, eps, delta, loss="l1", splits=(0.3,), time_limit=2.0)
+    assert d.history[0]["composed_epsilon"] == 0.0 and len(d.history) == 2
+    assert d.history[1]["epsilon0"] == eps  # the whole ε, exactly
+    plan = d.noise
+    assert dpdro.certify_delta(plan.noise, plan.epsilon, 1.0) <= plan.delta
+    assert plan.composed_delta <= delta and d.gaussian.composed_delta <= delta
+
+
+def test_one_release_at_the_largest_epsilon_is_designed():
+    """k = 1 at ε = 10, the top of optimal_noise's range: ε₀ is ε itself (exp(log 10) exceeds 10,
+    which had left only the Gaussian plan)."""
+    d = design_for_releases(1, 10.0, 1e-6, loss="l1", time_limit=2.0)
+    assert d.noise is not None and d.noise.epsilon == 10.0 and d.mechanism == "optimal_noise"
+    assert dpdro.certify_delta(d.noise.noise, 10.0, 1.0) <= 1e-6

@@ -167,3 +167,41 @@ def test_cell_averages_in_growing_blocks_equal_one_call_and_stop_at_the_budget()
         assert np.array_equal(cell_averages(loss, lo[:n], hi[:n], TimeBudget(60.0)), whole)
     with pytest.raises(TimeoutError):
         cell_averages(dpdro.Pinball(tau=0.8), lo, hi, TimeBudget(1e-9))
+
+
+@pytest.mark.parametrize("grid", [0.0, -0.5, float("inf"), float("nan")])
+def test_a_grid_that_is_not_positive_is_one_clear_error_without_warnings(grid):
+    """grid = 0 had divided the edges by zero first: a numpy RuntimeWarning on stderr (two more
+    lines after `dpdro certify`'s one-line error)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"grid = .* must be > 0 with every edge an integer"):
+            dpdro.PiecewiseUniform([0.0, 1.0], [1.0], grid=grid)
+
+
+def test_messages_show_plain_numbers_not_numpy_reprs():
+    with pytest.raises(ValueError, match=r"got 1\.5$"):
+        dpdro.PiecewiseUniform([0.0, 1.0, 2.0], [1.0, 0.5])
+    with pytest.raises(ValueError, match=r"got minimum -0\.5$"):
+        dpdro.PiecewiseUniform([0.0, 1.0, 2.0], [1.5, -0.5])
+
+
+@pytest.mark.parametrize(
+    ("size", "error", "match"),
+    [(-1, ValueError, r"size must be an integer >= 0, got -1"),
+     (2.5, TypeError, r"size must be an integer >= 0, got 2\.5"),
+     ((2, -1), ValueError, r"size\[1\] must be an integer >= 0, got -1")],
+)
+def test_a_bad_sample_size_names_the_parameter(noise, size, error, match):
+    """numpy's own message had been 'negative dimensions are not allowed'; the secure sampler
+    checks its ``size`` the same way."""
+    with pytest.raises(error, match=match):
+        noise.sample(size)
+    meta = dict(epsilon=5.0, delta=0.9, sensitivity=0.01)
+    sampler = dpdro.SecureSampler.from_noise(dpdro.PiecewiseUniform(
+        noise.edges, noise.probs, grid=noise.grid, metadata=meta))
+    with pytest.raises(error, match=match):
+        sampler.release(1.0, size)
+    assert noise.sample((2, 3), rng=0).shape == sampler.release(1.0, (2, 3)).shape == (2, 3)
