@@ -76,7 +76,10 @@ __all__ = [
     "tulap_candidate",
 ]
 
-_TULAP_CELLS = 1000  # the Tulap candidate only up to this many cells (its certificate is O(n²))
+# the Tulap candidate only up to this many cells: its certificate on a lattice with few run points
+# takes ~0.3 s at 40,000 cells (ε = 0.001, δ = 1e-12); at 1000 cells, the cap until then, Tulap was
+# skipped at ε = 0.0369, δ = 1.73e-10 (1,005 cells) and the release cost 1.7e-4 more than it
+_TULAP_CELLS = 100_000
 _TULAP_LATTICES = tuple(4**j for j in range(4, 12))  # Δf/N, N = 256 … 2^22, for its outer edges
 
 
@@ -611,29 +614,34 @@ def _certificate_fits(noise: PiecewiseUniform, sensitivity: float, budget: TimeB
 
 def tulap_candidate(problem: Problem, affordable=None) -> tuple[PiecewiseUniform, float] | None:
     """Tulap designed at the largest δ′ ≤ δ whose outer edges lie on a lattice Δf/N (its inner
-    edges (k + ½)Δf do already), so that the noise has a lattice as every released noise does: the
-    coarsest N of :data:`_TULAP_LATTICES` that costs at most 1e-7 more than Tulap at δ, else the
-    cheapest (measured, ℓ2 at ε = 0.1, δ = 0.01: 7.2e-5 more at N = 1024, 1.2e-7 at N = 65536;
-    with N = 1024 at most, 31 of the 200 cells of the paper's tables released noise up to 0.007%
-    costlier than Tulap). The lattice is chosen by the designs' costs, and only the chosen design is
-    certified (a certificate per lattice had taken 2.6 s at ε ≈ 0.02, 700 cells); few edges make
-    it cheap on any lattice (δ(φ) at their differences only, :func:`dpdro.privacy.privacy_profile`).
-    A design that ``affordable(noise)`` (if given) rejects is not certified.
-    (noise, certified δ), or ``None`` (more than :data:`_TULAP_CELLS` cells, or none ≤ δ)."""
+    edges (k + ½)Δf do already), so that the noise has a lattice as every released noise does: of
+    the N in :data:`_TULAP_LATTICES` whose design costs at most 1e-7 more than Tulap at δ, the one
+    whose certificate has the fewest run points (:func:`dpdro.privacy.lattice_work`; the coarser
+    on ties), else the cheapest design. Measured: ℓ2 at ε = 0.1, δ = 0.01 costs 7.2e-5 more at
+    N = 1024 and 1.2e-7 at N = 65536 (with N = 1024 at most, 31 of the 200 cells of the paper's
+    tables released noise up to 0.007% costlier than Tulap); at ε = 0.0369, δ = 1.73e-10 (1,005
+    cells) the coarsest design within 1e-7, N = 256, has 1.0M run points (0.58 s to certify),
+    N = 4096 has 10,060 (3 ms), and at ε = 0.001, δ = 1e-12 (40,063 cells) only N ≥ 262144 has
+    few (0.4M, against 41M–10^10). Only the chosen design is certified (then the next ones if it
+    fails); few edges make that cheap (δ(φ) at their differences only,
+    :func:`dpdro.privacy.privacy_profile`). A design that ``affordable(noise)`` (if given) rejects
+    is not certified. (noise, certified δ), or ``None`` (more than :data:`_TULAP_CELLS` cells, or
+    none ≤ δ)."""
     p = problem
     if tulap_cell_count(p.epsilon, p.delta) > _TULAP_CELLS:
         return None
     target = tulap_cells(p.epsilon, p.delta, p.sensitivity).expected_loss(p.loss) * (1.0 + 1e-7)
-    designs = []  # (cost, lattice) of the designs at δ, before any certificate
+    designs = []  # (cost, certificate run points, lattice) of the designs at δ
     for lattice in _TULAP_LATTICES:
         noise = _tulap_on_lattice(p, lattice, p.delta)
         if noise is not None:
-            designs.append((noise.expected_loss(p.loss), lattice))
-            if designs[-1][0] <= target:
-                break
-    # certified in turn: the coarsest design within the target, then the others, cheapest first
-    met = designs[-1:] if designs and designs[-1][0] <= target else []
-    for _, lattice in met + sorted(designs[: len(designs) - len(met)]):
+            work = lattice_work(noise, p.sensitivity)
+            designs.append((noise.expected_loss(p.loss), math.inf if work is None else work,
+                            lattice))
+    # certified in turn: the designs within the target, fewest run points first, then the others,
+    # cheapest first
+    met = sorted((d for d in designs if d[0] <= target), key=lambda d: d[1:])
+    for _, _, lattice in met + sorted(d for d in designs if d[0] > target):
         found = _certified_tulap(p, lattice, affordable)
         if found is not None:
             return found

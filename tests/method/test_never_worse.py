@@ -316,8 +316,33 @@ def test_tulap_is_certified_only_if_its_certificate_fits_in_the_time_left(monkey
     certified.clear()
     reference.reference_upper_bound(problem, 7.5)  # no limit: certified whatever it costs
     assert "tulap" in certified
-    # the design on Δf/1024 (the coarsest within 1e-7 of Tulap) has the 2.7M run points
+    # the coarsest design within 1e-7 of Tulap, on Δf/1024, has 2.7M run points (it was the one
+    # certified); the one chosen now has the fewest of the designs within 1e-7
     assert privacy.lattice_work(reference._tulap_on_lattice(problem, 1024, 9.7e-5), 7.5) > 2e6
+    chosen, _ = reference.tulap_candidate(problem)
+    assert privacy.lattice_work(chosen, 7.5) < 1e4
+
+
+def test_tulap_beyond_a_thousand_cells_on_the_lattice_of_fewest_run_points():
+    """Tulap is a candidate up to 100,000 cells (at most 1000 before: at ε = 0.0369, δ = 1.73e-10,
+    Δf = 0.119, ℓ2, 1,005 cells, the release cost 1.7e-4 more than Tulap, found by the outside
+    probe): it is now released there within the tolerance, and its lattice is, of the designs within
+    1e-7 of Tulap, the one whose certificate has the fewest run points."""
+    from dpdro import privacy, reference
+
+    problem = dpdro.Problem(epsilon=0.036855, delta=1.73e-10, sensitivity=0.119, loss="l2")
+    res = dpdro.optimal_noise(problem, rel_gap=1e-3, time_limit=3.0)
+    assert res.advantage >= -LITERATURE_TOLERANCE and res.best_known[0] == "tulap"
+    assert dpdro.certify_delta(res.noise, problem.epsilon, problem.sensitivity) <= problem.delta
+    unit = problem.at_sensitivity(1.0)
+    noise, d = reference.tulap_candidate(unit)
+    target = reference.tulap_cells(0.036855, 1.73e-10, 1.0).expected_loss(unit.loss) * (1 + 1e-7)
+    works = []
+    for lattice in reference._TULAP_LATTICES:
+        design = reference._tulap_on_lattice(unit, lattice, unit.delta)
+        if design is not None and design.expected_loss(unit.loss) <= target:
+            works.append(privacy.lattice_work(design, 1.0))
+    assert d <= unit.delta and privacy.lattice_work(noise, 1.0) == min(works) < 2e4
 
 
 def test_the_shifted_tulap_is_certified_only_if_its_certificate_fits_in_the_time_left(monkeypatch):
