@@ -68,13 +68,13 @@ problem (:func:`dpdro.reference.literature_losses`), and while it equals Tulap o
 for a tenth of the time limit (2 s without one), in case the LP's noise beats them. The result
 says what was released (``source``), the best literature mechanism (``best_known``) and by how
 much the release beats it (``advantage``). Where shifts matter (an asymmetric loss or a support)
-the mechanisms are also translated by their best shifts. Under a
-``time_limit`` the literature values, best shifts, the plateau's search
-(:func:`dpdro._schedule._plateau`) and the certified candidates get a fifth of it each (quick for
-the built-in losses; for a callable loss evaluated point by point they can take seconds, and a
-value cut short is left out of the comparison): the first candidate that fits is always built and
-certified, the others and the shifted ones only in time, a shifted one's lattice refined only as
-far as its certificate fits (:func:`dpdro.reference.reference_upper_bound`).
+the mechanisms are also translated by their best shifts. Under a ``time_limit`` the literature
+values, best shifts, the plateau's search (:func:`dpdro._schedule._plateau`) and the certified
+candidates get a fifth of it each (quick for the built-in losses; for a callable loss evaluated
+point by point they can take seconds, and a value cut short is left out of the comparison): the
+first candidate that fits is always built and certified, the others and the shifted ones only in
+time, a shifted one's lattice refined only as far as its certificate fits
+(:func:`dpdro.reference.reference_upper_bound`).
 
 ``time_limit`` (seconds) bounds every LP solve and the whole call: a round is started while the time
 left exceeds half the last round's time (a round costs at least as much as the one before, but an
@@ -88,7 +88,7 @@ seconds grow like its rows to a power 1.5 to 1.8, and its rows like k² at a fix
 (:class:`dpdro.grid.LowerBoundTimeout`), an upper-bound LP that does is abandoned without losing its
 round's lower bound, and the call returns the best bracket so far with ``reached`` telling whether
 ``rel_gap`` was met.
-The first round runs unless the limit is already spent. Nothing runs on a time of its own after the
+The first round runs unless less than 20 ms are left. Nothing runs on a time of its own after the
 limit: the first lower-bound LP leaves a tenth of the limit (at most 2 s,
 :func:`dpdro._schedule._reserve`) for the coarser one that replaces it should it run out, and a
 problem solved at Δf = 1 leaves as much for scaling back and certifying at Δf (measured at
@@ -673,6 +673,8 @@ def optimal_noise(
         solve).
     TimeoutError : ``time_limit`` expired before the first round's bounds were found.
     InfeasibleError : a ``support`` too narrow for (ε, δ) at Δf (or for any grid up to ``max_k``).
+    SolverError : HiGHS failed before any certified noise or lower bound was found (seen for
+        monotone noise on a one-sided support, which no literature mechanism fits).
 
     References
     ----------
@@ -737,11 +739,9 @@ def _refine(
     """The refinement of the module docstring on ``problem`` itself (arguments checked)."""
     # Long because the loop handles each way a round ends (infeasible, out of time, solver failure)
     budget = TimeBudget(time_limit)
-    # the literature mechanisms' values and best shifts, the plateau's search and the certified
-    # candidates may take a fifth of the time each (milliseconds for the built-in losses; a
-    # callable evaluated point by point had taken 45 s of a 10 s limit; a plateau left only what
-    # the literature values had left, none under load, gave an unaligned grid: pinball τ = 0.8,
-    # ε = 8, a 304% gap where the aligned one reached 5.4%)
+    # literature values and shifts, the plateau's search and the candidates may take a fifth of
+    # the time each (a callable point by point had taken 45 s of a 10 s limit; a plateau given what
+    # was left, none under load, misaligned the grid: pinball τ = 0.8, ε = 8, 304% against 5.4%)
     share = None if time_limit is None else _SHARE * time_limit
     search = _Search(problem, rel_gap, atom, k_start, max_k, budget, share)
     # the literature mechanisms on the first fine grid: an upper bound without an LP
@@ -772,10 +772,11 @@ def _refine(
             # a lower-bound LP cut short keeps the certified bound where it stopped (grid module)
             search.timed_out(g, time_limit, budget, getattr(exc, "bound", None))
             break
-        except SolverError:  # HiGHS failed on this round's LP: keep the best bracket so far
-            if search.best_ub is None or search.best_lb is None:
-                raise
-            search.timed_out(g, time_limit, budget)
+        except SolverError as exc:  # HiGHS failed: the best bracket so far, or the fallback's
+            try:
+                search.timed_out(g, time_limit or math.inf, budget)
+            except TimeoutError:  # (no certified noise, or no lower bound at all)
+                raise exc from None
             break
         last = time.perf_counter() - r0
         info = search.record(g, ub, lb, budget.elapsed())

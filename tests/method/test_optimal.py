@@ -257,6 +257,30 @@ def test_a_solver_failure_of_the_fallback_lp_leaves_the_closed_form():
         _fallback_lower_bound(slow, 8, 20.0, TimeBudget(5.0), 8, fails)
 
 
+def test_a_solver_failure_in_the_first_round_returns_the_candidate_or_names_the_failure(
+    monkeypatch,
+):
+    """HiGHS failing on the first round's LPs (status Unknown) no longer ends the call with a
+    SolverError when a certified candidate is in hand: the fallback's lower bound (here the closed
+    form) comes with it. Without a candidate (every LP fails and none fits) the SolverError
+    stands, the documented exception."""
+    from dpdro.solvers import SolverError
+
+    def fails(*args, **kwargs):
+        raise SolverError("HiGHS stopped with status Unknown")
+
+    monkeypatch.setattr(dpdro.optimal, "grid_lower_bound", fails)
+    monkeypatch.setattr(dpdro.optimal, "grid_upper_bound", fails)
+    prob = dpdro.Problem(epsilon=1.0, delta=1e-3, loss="l2")
+    for limit in (None, 5.0):
+        res = dpdro.optimal_noise(prob, time_limit=limit)
+        assert res.lower.coefficients == "near_optimal" and 0 < res.lower.value <= res.upper.value
+        assert dpdro.certify_delta(res.noise, 1.0, 1.0) <= 1e-3
+    monkeypatch.setattr(dpdro.optimal, "reference_upper_bound", lambda *a, **k: None)
+    with pytest.raises(SolverError):
+        dpdro.optimal_noise(prob, time_limit=5.0)
+
+
 def test_the_closed_form_bound_is_skipped_where_it_would_be_slow():
     """A loss other than |x|^k costs a tail infimum per term of the closed form: beyond 100
     terms (small ε, tiny δ) there is none, and the fallback LP is the only bound; |x|^k any n."""
