@@ -308,9 +308,7 @@ def staircase_expected_loss(
             loss, -hi[wide], -lo[wide], budget
         )
         terms = probs[keep] * both
-    # non-negative terms (c ≥ 0): numpy's pairwise sum is within log₂(n)·u of the exact sum
-    # (math.fsum had taken 0.2 s of a 1.6 s call: 72 sums of 62,000 cells, pinball, ε = 0.0016)
-    return float(np.sum(terms)) if np.all(np.isfinite(terms)) else math.inf
+    return math.fsum(terms) if np.all(np.isfinite(terms)) else math.inf
 
 
 #: the most periods :func:`staircase_expected_loss` sums for a loss without a closed form (10⁷
