@@ -323,6 +323,26 @@ def test_tulap_is_certified_only_if_its_certificate_fits_in_the_time_left(monkey
     assert privacy.lattice_work(chosen, 7.5) < 1e4
 
 
+def test_tulap_with_more_cells_than_the_time_left_allows_is_not_even_designed(monkeypatch):
+    """The Tulap candidate's time grows with its cells (designs on every lattice, then the
+    certificate: 5e-6 s per cell here, 0.13 s at ε = 0.0014, δ = 7.8e-12, 26,000 cells, which had
+    taken a 0.1 s limit to 0.2 s): with a candidate in hand (one to shift into a one-sided support
+    counts) and no time predicted for its cells, no lattice design is made."""
+    from dpdro import reference
+
+    designed = []
+    real = reference._tulap_on_lattice
+    monkeypatch.setattr(reference, "_tulap_on_lattice",
+                        lambda *a: designed.append(a[1]) or real(*a))
+    problem = dpdro.Problem(epsilon=0.05, delta=1e-6, support=(0.0, math.inf))
+    monkeypatch.setattr(reference, "_SECONDS_PER_CELL", 1.0)  # as if 10⁶ times slower
+    ub = reference.reference_upper_bound(problem, 1.0, time_limit=30.0)
+    assert designed == [] and ub.source == "shifted_truncated_laplace"
+    assert dpdro.certify_delta(ub.noise, 0.05, 1.0) <= 1e-6
+    reference.reference_upper_bound(problem, 1.0)  # no limit: designed as before
+    assert designed
+
+
 def test_tulap_beyond_a_thousand_cells_on_the_lattice_of_fewest_run_points():
     """Tulap is a candidate up to 100,000 cells (at most 1000 before: at ε = 0.0369, δ = 1.73e-10,
     Δf = 0.119, ℓ2, 1,005 cells, the release cost 1.7e-4 more than Tulap, found by the outside
