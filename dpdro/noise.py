@@ -294,7 +294,12 @@ class PiecewiseUniform:
 
     @classmethod
     def from_json(cls, text: str) -> PiecewiseUniform:
-        return cls.from_dict(json.loads(text))
+        """The noise of :meth:`to_json`; a ``ValueError`` for text that is not JSON."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"a noise must be JSON (PiecewiseUniform.to_json): {exc}") from None
+        return cls.from_dict(data)
 
     def __repr__(self) -> str:
         lo, hi = self.support

@@ -694,9 +694,9 @@ def optimal_noise(
             f"progress must be True, False or a callable taking a dict, got {progress!r}"
         )
     atom = check_bool("atom", atom)
-    if k_start is not None:
-        k_start = check_int("k_start", k_start, minimum=1)
-    max_k = check_int("max_k", max_k, minimum=1 if k_start is None else k_start)
+    max_k = check_int("max_k", max_k, minimum=1)
+    if k_start is not None and check_int("k_start", k_start, minimum=1) > max_k:
+        raise ValueError(f"k_start must be at most max_k = {max_k}, got {k_start}")
     check_design_range(problem)
     check_scale(problem.sensitivity, problem.loss.degree)
     report = _print_round if progress is True else (progress or None)

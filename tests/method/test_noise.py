@@ -71,10 +71,11 @@ def test_json_round_trip(noise):
 @pytest.mark.parametrize(
     ("text", "error", "match"),
     [('{"edges": [0, 1]}', ValueError, "missing \\['probs'\\]"), ("[1]", TypeError, "list"),
-     ('{"probs": [1]}', ValueError, "missing \\['edges'\\]")],
+     ('{"probs": [1]}', ValueError, "missing \\['edges'\\]"),
+     ("{", ValueError, "a noise must be JSON"), ("", ValueError, "a noise must be JSON")],
 )
 def test_from_json_names_what_is_missing(text, error, match):
-    """Not a KeyError or 'list indices must be integers' from inside."""
+    """Not a KeyError, 'list indices must be integers' or a bare JSONDecodeError from inside."""
     with pytest.raises(error, match=match):
         dpdro.PiecewiseUniform.from_json(text)
 

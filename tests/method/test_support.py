@@ -26,6 +26,9 @@ def test_support_validation():
     assert p.support == (-3.0, 0.0)
     assert p.with_delta(0.2).support == (-3.0, 0.0)
     assert dpdro.Problem(epsilon=1, delta=0.1, support=(-math.inf, 0.0)).support == (-math.inf, 0.0)
+    # the whole line is no restriction: the same problem as without a support (same fast paths)
+    whole = dpdro.Problem(epsilon=1, delta=0.1, support=(-math.inf, math.inf))
+    assert whole.support is None
     for bad in [(0, 0), (1, -1), (math.nan, 1)]:
         with pytest.raises(ValueError, match="support"):
             dpdro.Problem(epsilon=1, delta=0.1, support=bad)
