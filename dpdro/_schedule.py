@@ -38,6 +38,41 @@ class _Grids:
     w_low: float = 0.0
 
 
+def relative_gap(upper: float, lower: float) -> float:
+    """(P − D)/D as in the paper (Section 5.1); infinite when D ≤ 0."""
+    return (upper - lower) / lower if lower > 0 else math.inf
+
+
+def _round_record(
+    n: int,
+    grids: _Grids,
+    ub: UpperBound | None,
+    lb: LowerBound,
+    best_ub: UpperBound,
+    best_lb: LowerBound,
+    seconds: float,
+) -> dict:
+    """One entry of ``OptimalNoise.history``: the round's grids and windows, its bounds ``ub``
+    (``None`` when no upper-bound LP ran) and ``lb``, the best bounds so far and their gap, and the
+    times."""
+    return dict(
+        round=n,
+        k=float(grids.k),
+        k_upper=grids.k_up if ub else None,
+        k_lower=None if grids.k_low is None else float(grids.k_low),
+        upper_window=grids.L_up if ub else None,
+        lower_window=grids.L_low,
+        upper=best_ub.value,
+        lower=best_lb.value,
+        round_upper=ub.value if ub else None,
+        round_lower=lb.value,
+        gap=relative_gap(best_ub.value, best_lb.value),
+        upper_seconds=ub.seconds if ub else 0.0,
+        lower_seconds=lb.seconds,
+        seconds=seconds,
+    )
+
+
 def _first_steps(problem: Problem, half_width: float) -> Fraction:
     """The first grid, in steps per Δf: β about half the smaller of the truncated-Laplace
     half-width and the ℓ1 staircase's plateau width 2Δf/(1 + e^{ε/2}), the finest feature of the

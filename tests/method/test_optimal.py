@@ -352,6 +352,24 @@ def test_one_sided_noise_gets_a_window_around_its_support_and_a_moderate_first_g
     assert res.lower.value > 0.9 * res.upper.value  # the cut window's bound was 0.52 of it
 
 
+def test_an_asymmetric_loss_gets_a_lower_window_of_4_plateau_reaches_at_large_eps():
+    """At large ε the lower window is 16 reaches of the plateau for a symmetric loss and 4 for an
+    asymmetric one (optimal._REACHES): pinball τ = 0.896, ε = 7.08, δ = 1.76e-5 (plateau
+    (−0.084, 0.009)) had stopped at 0.157% in 20 s on the wider window; on this one the grid
+    Δf/111 alone brings the gap to the shifted staircase below 0.15% (0.124% with 16 reaches)."""
+    eps, delta = 7.081995508143142, 1.761363110121412e-05
+    prob = dpdro.Problem(epsilon=eps, delta=delta, loss=dpdro.Pinball(tau=0.896))
+    search = dpdro.optimal._Search(prob, 1e-3, True, None, 4096)
+    lo, hi = search.plateau
+    assert hi < 0.02 < 0.05 < -lo
+    assert search.grids().w_low == pytest.approx(4 * -lo)
+    l1 = dpdro.optimal._Search(dpdro.Problem(epsilon=eps, delta=delta), 1e-3, True, None, 4096)
+    assert l1.grids().w_low == pytest.approx(min(l1.a, 16 * l1.plateau[1]))
+    lb = dpdro.grid.grid_lower_bound(prob, 111, math.ceil(4 * -lo * 111))
+    staircase = search.literature["shifted_staircase"]
+    assert lb.value <= staircase and relative_gap(staircase, lb.value) < 1.5e-3
+
+
 def test_a_round_whose_upper_lp_runs_out_of_time_keeps_its_lower_bound(monkeypatch):
     """The upper-bound LP of a round may run out of time after its lower bound finished (beside it
     or before it): the round is recorded with that lower bound and no upper bound, and the call goes
