@@ -157,11 +157,12 @@ SOURCE_NAMES = {"lp": "the noise of the upper-bounding LP P(pi, beta)", "tulap":
 _UPPER_WINDOW = 1.5  # initial windows in units of the truncated-Laplace half-width
 _LOWER_WINDOW = 1.0
 _GROWTH = 1.5  # window growth when a bound's solution reaches its window's edge
-# the lower window at large ε, in reaches of the plateau from 0 (Search.grids) for an asymmetric and
-# a symmetric loss. Asymmetric, measured over 9 points (pinball, asymmetric loss; ε 3.5–10; 20 s):
-# 16 left 3 above 0.1% (pinball τ = 0.896 at ε = 7.08: 0.157%, its LP at k = 111 in 4.7 s with
-# L = 150, 0.124%, and in 0.37 s with L = 37, 0.143%), 8 one, 4 none, 2 two
-_REACHES = {False: 4, True: 16}
+# the lower window at large ε in reaches of the plateau from 0 (Search.grids): 16, and 4 for an
+# asymmetric loss from ε = 3 (e^−ε < 5% of the mass beyond the first period). Measured over 9
+# asymmetric points (pinball, asymmetric loss; ε 3.5–10; 20 s): 16 left 3 above 0.1% (pinball
+# τ = 0.896 at ε = 7.08: 0.157%, its LP at k = 111 in 4.7 s with L = 150, 0.124%, and in 0.37 s with
+# L = 37, 0.143%), 8 one, 4 none, 2 two; but 4 at ε = 1.1 (pinball τ = 0.409): 0.24 → 1.36 s
+_REACHES, _NARROW_FROM = 4, 3.0
 _SHARE = 0.2  # of a time limit, for each of the literature values, the plateau and the candidates
 # the first upper-bound LP waits while its rows exceed the round's lower-bound LP's by more than
 # this (a coarse lower-bound grid, small ε: the next lower-bound round costs a fraction of it; at
@@ -330,10 +331,11 @@ class _Search:
         # blocks and padding carry the rest), which keeps the lower-bound LP small at the fine grids
         # it needs; not with a support, which keeps the noise away from 0 (one-sided noise at
         # ε = 5.96, δ = 2.4e-6 lies on [0, 2A], A = 3.1Δf: the window ±1.6Δf had halved the bound).
-        # 16 reaches of the plateau for a symmetric loss, 4 for an asymmetric one (_REACHES)
+        # 16 reaches of the plateau, fewer for an asymmetric loss at large ε (_REACHES)
         near_zero = plateau is not None and self.problem.support is None
         reach = max(abs(plateau[0]), abs(plateau[1])) if near_zero else None
-        reach = None if reach is None else _REACHES[self.problem.loss.symmetric] * reach * sens
+        narrow = not self.problem.loss.symmetric and self.problem.epsilon >= _NARROW_FROM
+        reach = None if reach is None else (_REACHES if narrow else 16) * reach * sens
         w_low = self.f_low * (a if reach is None else min(a, reach)) + self.away
         return _Grids(k, k_up, L_up, k_low, max(1, math.ceil(w_low * k_low / sens)), w_low)
 

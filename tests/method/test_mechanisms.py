@@ -289,6 +289,33 @@ def test_staircase_optimal_gamma_and_l1_value(epsilon):
     assert Staircase.optimal_gamma(epsilon, dpdro.Pinball(0.5)) == pytest.approx(st.gamma, abs=1e-6)
 
 
+def test_staircase_optimal_gamma_is_searched_once_per_built_in_loss(monkeypatch):
+    """A completed search is kept by (ε, loss object) for the built-in losses, whose parameters are
+    fixed (one optimal_noise call asks for it up to four times), never for a callable loss."""
+    from dpdro import _closed_forms
+
+    calls = []
+    exact = _closed_forms.staircase_expected_loss
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return exact(*args, **kwargs)
+
+    monkeypatch.setattr(_closed_forms, "staircase_expected_loss", counted)
+    pinball = dpdro.Pinball(0.3)
+    first = Staircase.optimal_gamma(2.5, pinball)
+    searched = len(calls)
+    assert searched > 10
+    assert Staircase.optimal_gamma(2.5, pinball) == first and len(calls) == searched
+    assert Staircase.optimal_gamma(2.5, dpdro.Pinball(0.3)) == first and len(calls) > searched
+    callable_loss = dpdro.CallableLoss(lambda x: np.abs(x) ** 1.2)
+    calls.clear()
+    Staircase.optimal_gamma(2.5, callable_loss)
+    searched = len(calls)
+    Staircase.optimal_gamma(2.5, callable_loss)
+    assert len(calls) == 2 * searched
+
+
 def test_staircase_is_pure_dp_and_laplace_is_worse():
     st = Staircase(epsilon=1.0, sensitivity=1.0)
     y = np.linspace(-6, 6, 4801)

@@ -353,8 +353,8 @@ def test_one_sided_noise_gets_a_window_around_its_support_and_a_moderate_first_g
 
 
 def test_an_asymmetric_loss_gets_a_lower_window_of_4_plateau_reaches_at_large_eps():
-    """At large ε the lower window is 16 reaches of the plateau for a symmetric loss and 4 for an
-    asymmetric one (optimal._REACHES): pinball τ = 0.896, ε = 7.08, δ = 1.76e-5 (plateau
+    """At large ε the lower window is 16 reaches of the plateau, 4 for an asymmetric loss from
+    ε = 3 (optimal._REACHES): pinball τ = 0.896, ε = 7.08, δ = 1.76e-5 (plateau
     (−0.084, 0.009)) had stopped at 0.157% in 20 s on the wider window; on this one the grid
     Δf/111 alone brings the gap to the shifted staircase below 0.15% (0.124% with 16 reaches)."""
     eps, delta = 7.081995508143142, 1.761363110121412e-05
@@ -365,6 +365,10 @@ def test_an_asymmetric_loss_gets_a_lower_window_of_4_plateau_reaches_at_large_ep
     assert search.grids().w_low == pytest.approx(4 * -lo)
     l1 = dpdro.optimal._Search(dpdro.Problem(epsilon=eps, delta=delta), 1e-3, True, None, 4096)
     assert l1.grids().w_low == pytest.approx(min(l1.a, 16 * l1.plateau[1]))
+    moderate = dpdro.Problem(epsilon=1.1, delta=7.2e-6, loss=dpdro.Pinball(tau=0.409))
+    wide = dpdro.optimal._Search(moderate, 1e-3, True, None, 4096)
+    reach = max(-wide.plateau[0], wide.plateau[1])
+    assert wide.grids().w_low == pytest.approx(min(wide.a, 16 * reach))
     lb = dpdro.grid.grid_lower_bound(prob, 111, math.ceil(4 * -lo * 111))
     staircase = search.literature["shifted_staircase"]
     assert lb.value <= staircase and relative_gap(staircase, lb.value) < 1.5e-3
