@@ -36,7 +36,7 @@ from scipy import integrate, optimize, special
 from ._budget import TimeBudget
 from ._rounding import UNIT_ROUNDOFF as _U
 from ._validation import check_int, check_open_unit, check_positive
-from .losses import Loss, PiecewiseLinear, Pinball, PowerLoss, make_loss
+from .losses import Loss, PiecewiseLinear, PowerLoss, make_loss
 from .noise import PiecewiseUniform, cell_averages
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "gaussian_log_delta",
     "integrate_loss",
     "power_exponent",
+    "remember",
     "staircase_expected_loss",
     "staircase_noise",
     "staircase_optimal_gamma",
@@ -365,19 +366,22 @@ def staircase_optimal_gamma(epsilon, loss="l1", budget: TimeBudget | None = None
     res = optimize.minimize_scalar(
         cost, bounds=(0.0, 1.0), method="bounded", options={"xatol": 1e-10}
     )
-    gamma = min((float(res.x), 0.0, 1.0), key=cost)
-    if type(loss) in (PowerLoss, PiecewiseLinear, Pinball):  # parameters fixed at construction
-        _GAMMAS[key] = gamma
-        if len(_GAMMAS) > 64:
-            del _GAMMAS[next(iter(_GAMMAS))]
-    return gamma
+    return remember(_GAMMAS, key, min((float(res.x), 0.0, 1.0), key=cost))
 
 
-#: γ* of completed searches of :func:`staircase_optimal_gamma` by (ε, loss object), for the built-in
-#: losses (not a callable, which may change): one call of :func:`dpdro.optimal_noise` needs it for
-#: the literature values, the best shift's search, the plateau and the candidate (pinball τ = 0.861,
-#: ε = 0.0016: two searches of 0.43 s each in a call of 1.42 s)
+#: γ* of completed searches of :func:`staircase_optimal_gamma` by (ε, loss object): one call of
+#: :func:`dpdro.optimal_noise` needs it for the literature values, the best shift's search, the
+#: plateau and the candidate (pinball τ = 0.861, ε = 0.0016: two searches of 0.43 s each in a call
+#: of 1.42 s)
 _GAMMAS: dict[tuple[float, Loss], float] = {}
+
+
+def remember(cache: dict, key, value):
+    """``value``, kept in ``cache`` under ``key`` (the oldest of 64 entries dropped)."""
+    if len(cache) >= 64:
+        cache.pop(next(iter(cache)))
+    cache[key] = value
+    return value
 
 
 def staircase_noise(epsilon: float, sensitivity: float, gamma: float, periods) -> PiecewiseUniform:

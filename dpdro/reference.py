@@ -50,6 +50,7 @@ from ._closed_forms import (
     analytic_gaussian_sigma,
     gaussian_expected_loss,
     power_exponent,
+    remember,
     staircase_expected_loss,
     staircase_noise,
     staircase_optimal_gamma,
@@ -200,10 +201,7 @@ def shifted_staircase_gamma(epsilon: float, loss, budget: TimeBudget | None = No
         gamma = min((float(res.x), start), key=cost)
     except TimeoutError:
         return min(seen, key=seen.get) if seen else start
-    if len(_GAMMAS) >= 64:
-        _GAMMAS.pop(next(iter(_GAMMAS)))
-    _GAMMAS[key] = gamma
-    return gamma
+    return remember(_GAMMAS, key, gamma)
 
 
 def shifts_matter(problem: Problem) -> bool:
