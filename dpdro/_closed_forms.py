@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from fractions import Fraction
 
 import numpy as np
 from scipy import integrate, optimize, special
@@ -44,6 +45,7 @@ __all__ = [
     "gaussian_expected_loss",
     "gaussian_log_delta",
     "integrate_loss",
+    "monotone_one_sided_bound",
     "power_exponent",
     "remember",
     "staircase_expected_loss",
@@ -59,6 +61,7 @@ __all__ = [
     "tulap_cell_count",
     "tulap_cells",
     "tulap_outer_edge",
+    "uniform_noise",
 ]
 
 
@@ -480,6 +483,40 @@ def truncated_laplace_centre(epsilon: float, delta: float, sensitivity: float, s
     if hi - lo <= 2.0 * a:
         return 0.5 * (lo + hi)
     return min(max(0.0, lo + a), hi - a)
+
+
+# --------------------------------------------------- monotone noise on a support on one side of 0
+def uniform_noise(delta: float, sensitivity: float, side: int = 1) -> PiecewiseUniform:
+    """The uniform noise on [0, W] (``side`` −1: [−W, 0]) on the lattice h = Δf/2^j, W the least
+    multiple of h with W ≥ Δf/(δ(1 − m)). It is (ε, δ)-DP for every ε: shifting it by |φ| ≤ Δf
+    moves mass |φ|/W ≤ δ (the total variation between U[0, W] and U[φ, φ + W]). The lattice
+    certificate (:func:`dpdro.certify_delta`) allows 2.02·n·u·δ for its n = W/h lattice cells, so
+    j ≤ 16 is the largest with n ≤ 2^32 (j = 0 below δ = 2^−32: n = 1/δ) and m = 5nu + 1e-9; W then
+    exceeds Δf/δ by at most 2^−j·δ + m relative (2.2e-4 at δ = 1e-12). For a density
+    non-increasing away from 0 on a support on one side of 0 it is within δ² of optimal
+    (:func:`monotone_one_sided_bound`)."""
+    j = max(0, min(16, math.floor(math.log2(delta * 2.0**32))))
+    margin = 5 * _U * 2**j / delta + 1e-9
+    target = 1 / (Fraction(delta) * (1 - Fraction(margin)))  # W/Δf, exact
+    h = sensitivity / 2**j
+    ticks = math.ceil(2**j * target)
+    edges = np.array([0.0, ticks * h]) if side > 0 else np.array([-ticks * h, 0.0])
+    return PiecewiseUniform(edges, np.ones(1), grid=h, metadata={"mechanism": "uniform"})
+
+
+def monotone_one_sided_bound(delta: float, sensitivity: float, loss: Loss, side: int = 1) -> float:
+    """E c(X̄), X̄ = δ·(point mass at 0) + (1 − δ)·U[Δf, Δf/δ] (``side`` −1: mirrored), rounded
+    down: a lower bound on E c(X) for every (ε, δ)-DP noise X (shifts |φ| ≤ Δf) with a density
+    non-increasing away from 0 on a support in [0, ∞), for a loss non-decreasing there
+    (Assumption 1). Proof: the shift φ ≤ Δf maps [0, φ) onto [−φ, 0), where X has no mass, so
+    F(x) = P(X < x) ≤ δ for x ≤ Δf; the density f is non-increasing, so for y ≥ Δf,
+    f(y) ≤ F(Δf)/Δf and F(x) ≤ F(Δf)·x/Δf ≤ δx/Δf. These bounds are the CDF of X̄, so X̄ is
+    stochastically smaller than X. The uniform noise on [0, Δf/δ] costs at most 1/(1 − δ²) times
+    as much for ℓ1, so within 0.1% for δ ≤ 0.03."""
+    a, b = (sensitivity, sensitivity / delta) if side > 0 else (-sensitivity / delta, -sensitivity)
+    average = float(loss.cell_average(np.array([a]), np.array([b]))[0])
+    return float(np.nextafter((delta * float(loss(0.0)) + (1.0 - delta) * average)
+                              * (1.0 - 1e-12), 0.0))
 
 
 # ------------------------------------------------------------------ the near optimal lower bound

@@ -13,12 +13,14 @@ from fractions import Fraction
 
 from ._budget import TimeBudget
 from ._closed_forms import (
+    monotone_one_sided_bound,
     near_optimal_bound,
     near_optimal_terms,
     power_exponent,
     staircase_noise,
     staircase_optimal_gamma,
 )
+from ._monotone_one_sided import monotone_side
 from .problem import InfeasibleError, Problem, RelaxationInfeasibleError
 from .reference import best_shift, shifted_staircase_gamma, shifts_matter
 from .release import LowerBound, UpperBound
@@ -302,13 +304,20 @@ def _closed_form_bound(problem: Problem) -> LowerBound | None:
     :data:`_CLOSED_FORM_TERMS` terms: small ε with small δ) or is not finite. Microseconds for
     |x|^k (a few milliseconds at ε = 1e-4, δ = 1e-12: 177,000 terms), so that a call whose limit
     is spent before its first lower bound runs no LP (measured at ℓ2, ε = 8, δ = 1e-9, a 0.01 s
-    limit: the coarse LP had taken 18 ms of the 29). Weak for one-sided noise (it symmetrises)."""
-    p = problem
+    limit: the coarse LP had taken 18 ms of the 29). Weak for one-sided noise (it symmetrises).
+    For monotone noise on one side of 0 (:mod:`dpdro._monotone_one_sided`) its own bound instead
+    (:func:`dpdro._closed_forms.monotone_one_sided_bound`, ``"monotone_one_sided"``), which
+    :func:`dpdro.optimal_noise` takes from the start: the uniform noise is within δ² of it."""
+    p, t0 = problem, time.perf_counter()
+    side = monotone_side(p)
+    if side:  # (monotone noise on one side of 0: its own bound, within δ² of optimal for ℓ1)
+        value = monotone_one_sided_bound(p.delta, p.sensitivity, p.loss, side)
+        return LowerBound(value=value, lp_value=value, seconds=time.perf_counter() - t0,
+                          coefficients="monotone_one_sided")
     if power_exponent(p.loss) is None and near_optimal_terms(p.epsilon, p.delta) > (
         _CLOSED_FORM_TERMS
     ):
         return None
-    t0 = time.perf_counter()
     value = near_optimal_bound(p.epsilon, p.delta, p.sensitivity, p.loss)
     if not math.isfinite(value):
         return None

@@ -115,6 +115,7 @@ from functools import partial
 
 from ._budget import TimeBudget
 from ._closed_forms import truncated_laplace_half_width
+from ._monotone_one_sided import monotone_side
 from ._range import MAX_EPSILON, check_design_range
 from ._rounding import round_down, round_up
 from ._scaling import check_scale, scaled_noise, scaled_record, scaled_report, unit_scale
@@ -122,6 +123,7 @@ from ._schedule import (  # relative_gap: also dpdro.relative_gap
     _FLOOR_SOLVE,
     _after_infeasible,
     _aligned,
+    _closed_form_bound,
     _edge_weights,
     _fallback_lower_bound,
     _first_steps,
@@ -152,7 +154,8 @@ __all__ = ["MAX_EPSILON", "SOURCE_NAMES", "OptimalNoise", "optimal_noise", "rela
 #: :attr:`OptimalNoise.source` in words (the literature mechanisms are placed on a lattice; a source
 #: ``"shifted_<name>"`` is that mechanism translated, dpdro.reference.reference_upper_bound)
 SOURCE_NAMES = {"lp": "the noise of the upper-bounding LP P(pi, beta)", "tulap": "Tulap",
-                "staircase": "the staircase mechanism", "truncated_laplace": "truncated Laplace"}
+                "staircase": "the staircase mechanism", "truncated_laplace": "truncated Laplace",
+                "uniform": "the uniform noise on [0, sensitivity/delta]"}
 
 _UPPER_WINDOW = 1.5  # initial windows in units of the truncated-Laplace half-width
 _LOWER_WINDOW = 1.0
@@ -474,6 +477,10 @@ class _Search:
                 f"time_limit = {time_limit:g} s expired before the first bounds (grid "
                 f"{float(g.k):g} steps per Δf) were found"
             ) from None
+        self.close(g, budget)
+
+    def close(self, g: _Grids, budget: TimeBudget) -> None:
+        """The history's last entry: the best bracket without a round of its own."""
         lb = self.best_lb
         self.history.append(
             _round_record(
@@ -650,7 +657,8 @@ def optimal_noise(
     TimeoutError : ``time_limit`` expired before the first round's bounds were found.
     InfeasibleError : a ``support`` too narrow for (ε, δ) at Δf (or for any grid up to ``max_k``).
     SolverError : HiGHS failed before any certified noise or lower bound was found (seen for
-        monotone noise on a one-sided support, which no literature mechanism fits).
+        monotone noise on a support [0, Δf/δ] exactly, which only the uncertifiable U[0, Δf/δ]
+        fits; on [0, ∞) the uniform noise is released, :mod:`dpdro._monotone_one_sided`).
 
     References
     ----------
@@ -725,12 +733,19 @@ def _refine(
     search.best_ub = reference_upper_bound(
         problem, cells, atom=atom, time_limit=budget.part(share).left()
     )
+    if monotone_side(problem):  # its closed-form bound, within δ² of the uniform noise for ℓ1
+        search.best_lb = _closed_form_bound(problem)
     last = 0.0
     while True:
         if search.history and time_limit is not None and 0.5 * last > budget.left():
             # the next round, at least as costly as the last, would end before half of it
             break
         g = search.grids()
+        if not search.history and search.best_lb is not None and search.best_ub is not None and (
+            relative_gap(search.best_ub.value, search.best_lb.value) <= rel_gap
+        ):
+            search.close(g, budget)  # (no LP needed)
+            break
         if not search.history and search.best_ub is not None and budget.expired(_FLOOR_SOLVE):
             # below the floor (module docstring; or too little left to build the first LP: 45 ms
             # at ℓ2, ε = 8): the candidate and a coarse lower bound, that of the first grid itself

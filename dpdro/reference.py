@@ -60,6 +60,7 @@ from ._closed_forms import (
     tulap_cells,
     tulap_outer_edge,
 )
+from ._monotone_one_sided import monotone_side, uniform_candidate
 from .losses import PiecewiseLinear, make_loss
 from .noise import PiecewiseUniform
 from .privacy import certify_delta, lattice_shifts, lattice_work
@@ -560,14 +561,14 @@ def reference_upper_bound(
     # (expected loss, name, noise, certified δ or None, the noise's maker at a level δ′ or None):
     # a shifted noise is certified only if it is the best
     pool, base = [], {}
-    makers = {
+    makers = {"uniform": partial(uniform_candidate, problem)} if monotone_side(problem) else {
         "staircase": partial(staircase_candidate, problem, atom=atom),
         "truncated_laplace": partial(truncated_laplace_candidate, problem, cell_width),
         # with a certified candidate in hand (one that fits, or one to shift into the support),
         # Tulap only if its certificate fits in the time left
         "tulap": partial(tulap_candidate, problem, affordable=lambda noise: not any(
             c for c, _ in base.values()) or _certificate_fits(noise, problem.sensitivity, budget)),
-    }
+    }  # (no centred candidate fits monotone noise on one side of 0; the uniform one does)
     for name, make in makers.items():
         if pool and budget.expired():
             break

@@ -132,7 +132,8 @@ class LowerBound:
     lp_value: float  # the relaxation's optimal value as reported by the solver
     seconds: float
     # the LP whose bound is ``value``: "rounding" (D_R, D′_R) or "infimum"; "near_optimal" for the
-    # closed form of a call out of time (no LP, no grid: dpdro._schedule._closed_form_bound)
+    # closed form of a call out of time and "monotone_one_sided" for monotone noise on one side of
+    # 0 (no LP, no grid: dpdro._schedule._closed_form_bound)
     coefficients: str = "infimum"
     candidates: dict = field(default_factory=dict)  # the bound of every LP solved, by coefficients
     iterations: int = 0

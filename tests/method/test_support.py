@@ -285,3 +285,53 @@ def test_one_sided_lower_bound_below_certified_upper_bound_and_tightening(suppor
     monkeypatch.setattr(dpdro.Problem, "floor_rounding_gain", lambda *args: 0.0)
     plain = grid_lower_bound(prob, 4, math.ceil(8 * A)).value
     assert lows[2] - plain >= 0.99 * 0.25 * fractional_part_bound(math.e, 1e-3)
+
+
+@pytest.mark.parametrize("delta", [0.9, 0.3, 0.05, 1e-3, 1e-6, 1e-9, 1e-12])
+@pytest.mark.parametrize(("sensitivity", "side"), [(1.0, 1), (1e-3, 1), (7.5, -1)])
+def test_uniform_noise_is_certified_and_its_monotone_bound_is_below_it(delta, sensitivity, side):
+    """U[0, W], W ≥ Δf/δ on its lattice, is certified ≤ δ whatever its lattice cell count (the
+    certificate allows 2.02·n·u·δ for n cells: at δ = 1e-12 on the lattice Δf/2^16 that had been
+    1.9δ); the closed-form bound E c(X̄) of monotone one-sided noise is below its loss, within δ²
+    for ℓ1 (plus the margin of W, 5.6e-4 at δ = 1e-12), and is (1 − δ)(Δf + Δf/δ)/2 for ℓ1."""
+    from dpdro._closed_forms import monotone_one_sided_bound, uniform_noise
+
+    noise = uniform_noise(delta, sensitivity, side)
+    lo, hi = noise.edges[0], noise.edges[-1]
+    assert (lo == 0.0 < hi) if side > 0 else (lo < 0.0 == hi)
+    assert (hi - lo) * delta >= sensitivity
+    assert dpdro.certify_delta(noise, 1.0, sensitivity) <= delta
+    for loss in ("l1", "l2", dpdro.Pinball(0.3)):
+        bound = monotone_one_sided_bound(delta, sensitivity, dpdro.losses.make_loss(loss), side)
+        assert 0 < bound < noise.expected_loss(loss)
+    l1 = monotone_one_sided_bound(delta, sensitivity, dpdro.losses.make_loss("l1"), side)
+    assert l1 == pytest.approx((1 - delta) * (sensitivity + sensitivity / delta) / 2, rel=1e-11)
+    assert noise.expected_loss("l1") / l1 - 1 <= delta**2 / (1 - delta**2) + 6e-4
+
+
+def test_monotone_noise_on_one_side_of_zero_is_the_uniform_noise_certified_without_an_lp():
+    """Monotone noise on [0, ∞) had no candidate: at small δ the first LPs ran out of a 5 s limit
+    (TimeoutError, no release). The uniform noise on [0, Δf/δ] is within δ² of the closed-form
+    bound, so the call needs no LP; at large δ the LPs run and keep the bound if theirs is lower.
+    A support shorter than Δf/δ is infeasible for monotone noise (HiGHS had failed on it)."""
+    for eps, delta, sens, support, loss in [
+        (5.0, 1e-8, 1.0, (0.0, math.inf), "l1"),
+        (2.0, 1e-6, 1000.0, (-math.inf, 0.0), "l1"),
+        (0.05, 1e-4, 1.0, (0.0, math.inf), "l2"),
+        (1.0, 1e-3, 1.0, (0.0, 2000.0), dpdro.Pinball(0.3)),
+    ]:
+        prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=sens, loss=loss,
+                             monotone=True, support=support)
+        res = dpdro.optimal_noise(prob, rel_gap=1e-3)
+        assert res.source == "uniform" and res.reached and len(res.history) == 1
+        assert res.lower.coefficients == "monotone_one_sided"
+        assert dpdro.certify_delta(res.noise, eps, sens) <= delta
+        assert res.noise.edges[0] >= support[0] and res.noise.edges[-1] <= support[1]
+    prob = dpdro.Problem(epsilon=8.0, delta=0.3, monotone=True, support=(0.0, math.inf))
+    res = dpdro.optimal_noise(prob, rel_gap=1e-3, max_k=8)
+    bound = 0.7 * (1 + 1 / 0.3) / 2
+    assert bound * (1 - 1e-9) <= res.lower.value <= res.upper.value <= 1 / 0.6 * (1 + 1e-4)
+    assert len(res.history) > 1  # LP rounds: δ² = 9% above the bound
+    with pytest.raises(dpdro.InfeasibleError, match="shorter than Δf/δ = 1000"):
+        dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=1e-3, monotone=True,
+                                          support=(0.0, 500.0)))
