@@ -165,7 +165,7 @@ _GROWTH = 1.5  # window growth when a bound's solution reaches its window's edge
 # asymmetric points (pinball, asymmetric loss; ε 3.5–10; 20 s): 16 left 3 above 0.1% (pinball
 # τ = 0.896 at ε = 7.08: 0.157%, its LP at k = 111 in 4.7 s with L = 150, 0.124%, and in 0.37 s with
 # L = 37, 0.143%), 8 one, 4 none, 2 two; but 4 at ε = 1.1 (pinball τ = 0.409): 0.24 → 1.36 s
-_REACHES, _NARROW_FROM = 4, 3.0
+_REACHES, _NARROW_REACHES, _NARROW_FROM = 16, 4, 3.0
 _SHARE = 0.2  # of a time limit, for each of the literature values, the plateau and the candidates
 # the first upper-bound LP waits while its rows exceed the round's lower-bound LP's by more than
 # this (a coarse lower-bound grid, small ε: the next lower-bound round costs a fraction of it; at
@@ -338,7 +338,7 @@ class _Search:
         near_zero = plateau is not None and self.problem.support is None
         reach = max(abs(plateau[0]), abs(plateau[1])) if near_zero else None
         narrow = not self.problem.loss.symmetric and self.problem.epsilon >= _NARROW_FROM
-        reach = None if reach is None else (_REACHES if narrow else 16) * reach * sens
+        reach = None if reach is None else (_NARROW_REACHES if narrow else _REACHES) * reach * sens
         w_low = self.f_low * (a if reach is None else min(a, reach)) + self.away
         return _Grids(k, k_up, L_up, k_low, max(1, math.ceil(w_low * k_low / sens)), w_low)
 
