@@ -295,6 +295,9 @@ def test_the_closed_form_bound_is_skipped_where_it_would_be_slow():
     assert bound is not None and bound.value > 0
     small = dpdro.Problem(epsilon=2.0, delta=1e-3, loss=dpdro.Pinball(tau=0.8))
     assert _closed_form_bound(small).value <= dpdro.optimal_noise(small, rel_gap=0.01).upper.value
+    # a bound of 0 (large δ) is no bound: the coarse LP runs instead (gap ∞ had been returned)
+    zero = dpdro.Problem(epsilon=10.0, delta=0.9, loss=dpdro.asymmetric_loss())
+    assert _closed_form_bound(zero) is None
 
 
 def test_time_after_the_refinement_is_kept_within_the_limit(monkeypatch):
