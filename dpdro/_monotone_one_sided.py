@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ._closed_forms import uniform_noise
 from .losses import CallableLoss
-from .noise import PiecewiseUniform
+from .noise import PiecewiseUniform, fits_support
 from .privacy import certify_delta
 from .problem import Problem, RelaxationInfeasibleError
 
@@ -46,6 +46,6 @@ def uniform_candidate(problem: Problem) -> tuple[PiecewiseUniform, float] | None
             f"{problem.sensitivity / problem.delta:g}"
         )
     noise = uniform_noise(problem.delta, problem.sensitivity, side)
-    if not problem.support[0] <= noise.edges[0] < noise.edges[-1] <= problem.support[1]:
+    if not fits_support(noise, problem.support):
         return None
     return noise, certify_delta(noise, problem.epsilon, problem.sensitivity)

@@ -21,7 +21,7 @@ import numpy as np
 from ._validation import check_size
 from .losses import make_loss
 
-__all__ = ["PiecewiseUniform", "cell_averages", "check_noise"]
+__all__ = ["PiecewiseUniform", "cell_averages", "check_noise", "fits_support"]
 
 
 #: the cells whose loss averages :func:`cell_averages` computes first between two looks at the
@@ -313,3 +313,11 @@ def check_noise(name: str, value) -> PiecewiseUniform:
     if not isinstance(value, PiecewiseUniform):
         raise TypeError(f"{name} must be a dpdro.PiecewiseUniform, got {type(value).__name__}")
     return value
+
+
+def fits_support(noise: PiecewiseUniform, support) -> bool:
+    """Whether the noise's support, its atom at 0 included, lies in ``support`` (``None``: the real
+    line)."""
+    lo, hi = support if support is not None else (-math.inf, math.inf)
+    inside = lo <= noise.edges[0] and noise.edges[-1] <= hi
+    return bool(inside and (noise.atom == 0 or lo <= 0 <= hi))

@@ -62,7 +62,7 @@ from ._closed_forms import (
 )
 from ._monotone_one_sided import monotone_side, uniform_candidate
 from .losses import PiecewiseLinear, make_loss
-from .noise import PiecewiseUniform
+from .noise import PiecewiseUniform, fits_support
 from .privacy import certify_delta, lattice_shifts, lattice_work
 from .problem import Problem
 from .release import RELEASE_MARGIN, UpperBound, certified_release
@@ -129,7 +129,7 @@ def literature_losses(problem: Problem, *, time_limit: float | None = None) -> d
     }
     out = {}
     for name, noise in cells.items():
-        if _fits(noise, p.support):
+        if fits_support(noise, p.support):
             try:
                 out[name] = float(noise.expected_loss(p.loss, budget=budget))
             except TimeoutError:
@@ -209,13 +209,6 @@ def shifts_matter(problem: Problem) -> bool:
     """Whether a shifted candidate can beat the centred one (module docstring): a loss that is not
     symmetric or a support, and no monotonicity (a shift breaks it)."""
     return not problem.monotone and (not problem.loss.symmetric or problem.support is not None)
-
-
-def _fits(noise: PiecewiseUniform, support) -> bool:
-    """Whether the noise's support lies in ``support`` (``None``: the real line)."""
-    lo, hi = support if support is not None else (-math.inf, math.inf)
-    inside = lo <= noise.edges[0] and noise.edges[-1] <= hi
-    return bool(inside and (noise.atom == 0 or lo <= 0 <= hi))
 
 
 def best_shift(
@@ -575,7 +568,7 @@ def reference_upper_bound(
         t0 = time.perf_counter()
         c = make()
         base[name] = (c, time.perf_counter() - t0)
-        if c is not None and _fits(c[0], problem.support):
+        if c is not None and fits_support(c[0], problem.support):
             pool.append((c[0].expected_loss(loss), name, c[0], c[1], None))
     if shifts_matter(problem):
         # no centred candidate fits the support: the shifted ones are the first release
