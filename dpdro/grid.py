@@ -194,6 +194,10 @@ class GridLP(PrivacyLP):
         self.beta = beta = _rounding.step_down(problem.sensitivity, self.k) if lower else step
         self.max_shift = max(self.k.numerator, 1)  # grid steps per Δf (at least one)
         self.coefficients = "average" if not lower else coefficients
+        # the pairs (η, e_β(η)) of the rounding bound (D − e_β(η))/(1 + η), module docstring
+        self.allowances = (
+            problem.rounding_allowances(beta) if self.coefficients == "rounding" else []
+        )
         self._check_options(atom, scale, margin, symmetric)
         lo, hi = problem.support if problem.support is not None else (-math.inf, math.inf)
         can_mirror = problem.loss.symmetric and problem.support is None
@@ -203,10 +207,6 @@ class GridLP(PrivacyLP):
         self.offset = 0.0 if lower or problem.monotone else cell_offset(problem, beta)
         self._set_ranges(lo, hi)
         cost, norm = self._columns(lo, hi, atom)
-        # the pairs (η, e_β(η)) of the rounding bound (D − e_β(η))/(1 + η), module docstring
-        self.allowances = (
-            problem.rounding_allowances(beta) if self.coefficients == "rounding" else []
-        )
         if self.allowances and self._credit(np.zeros(1)) is not None:
             self.allowances = self.allowances[:1]  # (0, e_β): the credit is relative to it
         self.floor_gain = 0.0  # what the floor rounding adds (set below: the rows' e^ε and δ)
@@ -276,7 +276,7 @@ class GridLP(PrivacyLP):
         if (
             lower
             and self.coefficients == "rounding"
-            and (problem.monotone or not problem.rounding_allowances(self.beta))
+            and (problem.monotone or not self.allowances)
         ):
             raise ValueError(
                 "coefficients='rounding' needs a loss with a finite grid interpolation excess and "

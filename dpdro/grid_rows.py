@@ -173,48 +173,61 @@ class SegmentRows:
     def _add_tail_rows(self) -> None:
         """The lower bound's tail blocks, one t column each in its shift's budget row."""
         lp = self.lp
-        tail_rows = self._tail_rows()
-        if not tail_rows:
+        groups, forms = self._tail_rows()
+        if not groups.size:
             return
-        groups = np.asarray([g for g, _ in tail_rows], dtype=np.int64)
         t = lp.add_t_cols(
             groups.size,
             budget=self.budgets[groups],
             weights=self._relax(np.full(groups.size, self.weight)),
         )
         n, n_cols = groups.size, lp.model.n_cols
-        forms = sp.vstack([row for _, row in tail_rows]).tocsr()
         rows = (sp.hstack([forms, sp.csr_matrix((n, n_cols - lp.n_p))]).tocsr()
                 + sp.csr_matrix((np.full(n, -1.0), (np.arange(n), t)), shape=(n, n_cols))).tocsr()
         rows.data = self._relax(rows.data)
         lp.add_fixed_rows(rows, -INF, 0.0)
 
-    def _tail_rows(self) -> list[tuple[int, sp.csr_matrix]]:
+    def _tail_rows(self) -> tuple[np.ndarray, sp.csr_matrix]:
         """Lower bound: q((−∞, w_lo)) − e^ε q((−∞, w_lo − m)) and q((w_hi, ∞)) − e^ε q((w_hi − m,
-        ∞)) per shift m, as linear forms in the columns (:mod:`dpdro.grid`)."""
+        ∞)) per shift m, as linear forms in the columns (:mod:`dpdro.grid`), those with a positive
+        coefficient: (their shifts' groups, the forms), shift by shift, the left block first."""
         lp = self.lp
         if lp.kind != "lower" or not (
             lp.points[0] < lp.window[0] or lp.points[1] > lp.window[1] or any(lp.tails)
         ):
-            return []
+            return np.zeros(0, dtype=np.int64), sp.csr_matrix((0, lp.n_p))
         e, (w_lo, w_hi), (v_lo, v_hi) = lp.exp_rows, lp.window, lp.points
         pts = np.arange(-v_hi, v_hi + 1) if lp.symmetric else np.arange(v_lo, v_hi + 1)
-        out = []
-        for g, m in enumerate(lp.shifts):
-            for side in (-1, 1):
-                if side < 0:
-                    coef = (pts < w_lo).astype(float) - e * (pts < w_lo - m)
-                else:
-                    coef = (pts > w_hi).astype(float) - e * (pts > w_hi - m)
-                row = np.zeros(lp.n_p)
-                np.add.at(row, lp.col(pts), coef)
-                tail = self._tail_col(side)
-                # the mass beyond the variables lies in both sets (weight 1 − e^ε)
-                if tail is not None:
-                    row[tail] += (1.0 - e) * (0.5 if lp.symmetric else 1.0)
-                if np.any(row > 0):
-                    out.append((g, sp.csr_matrix(row[None, :])))
-        return out
+        m = np.asarray(lp.shifts)[:, None]
+        reach = int(np.abs(m).max())
+        pts = pts[(pts < w_lo + reach) | (pts > w_hi - reach)]  # (the others' coefficients are 0)
+        # (shift, side, point): the left block, then the right one
+        coef = np.stack(
+            (
+                (pts < w_lo).astype(float) - e * (pts < w_lo - m),
+                (pts > w_hi).astype(float) - e * (pts > w_hi - m),
+            ),
+            axis=1,
+        ).reshape(2 * m.size, pts.size)
+        # points onto columns (a symmetric LP's i and −i share one)
+        to_cols = sp.csr_matrix(
+            (np.ones(pts.size), (np.arange(pts.size), lp.col(pts))), shape=(pts.size, lp.n_p)
+        )
+        # the mass beyond the variables lies in both sets (weight 1 − e^ε)
+        rows, cols = [], []
+        for first, side in ((0, -1), (1, 1)):
+            tail = self._tail_col(side)
+            if tail is not None:
+                rows.append(np.arange(first, 2 * m.size, 2)), cols.append(np.full(m.size, tail))
+        none = [np.zeros(0, dtype=np.int64)]
+        rows, cols = np.concatenate(rows + none), np.concatenate(cols + none)
+        beyond = sp.csr_matrix(
+            (np.full(rows.size, (1.0 - e) * (0.5 if lp.symmetric else 1.0)), (rows, cols)),
+            shape=(2 * m.size, lp.n_p),
+        )
+        forms = sp.csr_matrix(coef) @ to_cols + beyond
+        keep = np.flatnonzero(forms.max(axis=1).toarray().ravel() > 0)
+        return np.repeat(np.arange(m.size), 2)[keep], forms[keep]
 
     def _tail_col(self, side: int):
         tail_cols = self.lp.tail_cols

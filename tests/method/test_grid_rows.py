@@ -3,6 +3,7 @@ every row, a relaxation at every stage (bounds below the full LP's and below kno
 solutions private for every row, released noise certified."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -162,3 +163,40 @@ def test_seed_factor_widens_the_seeds_with_epsilon():
         i, j = lp.rows.ci[0], lp.rows.cj[0]
         p[i], p[j] = 0.1 * lp.exp_rows, 1.0
         assert bool(lp.rows.seeds(p)[0]) == seeded
+
+
+
+@pytest.mark.parametrize(
+    "kwargs,k,L",
+    [
+        (dict(epsilon=1.0, delta=1e-3, loss="l1"), 8, 5),
+        (dict(epsilon=4.0, delta=0.3, loss=dpdro.asymmetric_loss()), 6, 9),
+        (dict(epsilon=2.0, delta=1e-4, loss="l1", support=(-math.inf, 1.0)), 8, 20),
+        (dict(epsilon=2.0, delta=1e-4, loss="l1", support=(0.0, math.inf)), 8, 12),
+        (dict(epsilon=0.05, delta=1e-6, loss="l1"), Fraction(1, 4), 30),
+    ],
+)
+def test_tail_rows_are_the_tail_blocks_of_every_shift(kwargs, k, L):
+    """The tail rows are, point by point, q((−∞, w_lo)) − e^ε q((−∞, w_lo − m)) and its mirror on
+    the right with the mass beyond the variables in both sets (weight 1 − e^ε), built here block
+    by block: those with a positive coefficient, shift by shift, the left block first."""
+    prob = dpdro.Problem(**kwargs)
+    lp = GridLP(prob, k, L, "lower")
+    e, (w_lo, w_hi), (v_lo, v_hi) = lp.exp_rows, lp.window, lp.points
+    pts = np.arange(-v_hi, v_hi + 1) if lp.symmetric else np.arange(v_lo, v_hi + 1)
+    groups, rows = [], []
+    for g, m in enumerate(lp.shifts):
+        blocks = ((0, pts < w_lo, pts < w_lo - m), (1, pts > w_hi, pts > w_hi - m))
+        for side, inside, shifted in blocks:
+            row = np.zeros(lp.n_p)
+            np.add.at(row, lp.col(pts), inside - e * shifted)
+            cols = [c for c in lp.tail_cols if c is not None]
+            if cols:
+                tail = cols[0] if lp.symmetric else lp.tail_cols[side]
+                if tail is not None:
+                    row[tail] += (1.0 - e) * (0.5 if lp.symmetric else 1.0)
+            if np.any(row > 0):
+                groups.append(g), rows.append(row)
+    got_groups, forms = lp.rows._tail_rows()
+    assert list(got_groups) == groups
+    assert np.array_equal(forms.toarray(), np.array(rows).reshape(len(rows), lp.n_p))
