@@ -3,6 +3,7 @@
 import dataclasses
 import math
 import time
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -686,3 +687,22 @@ def test_a_spent_budget_still_returns_a_certified_release(monkeypatch):
         eps, sens = problem.epsilon, problem.sensitivity
         assert dpdro.certify_delta(res.noise, eps, sens) <= problem.delta
         assert res.lower.value <= res.upper.value
+
+
+def test_the_upper_lp_after_a_round_without_it_is_at_most_half_as_fine_again():
+    """After a round without an upper-bound LP (it had settled, or run out of time), the next one
+    is on a grid at most 1.5 times its last, not on the round's grid: at ℓ2, ε = 5, δ = 0.5 the
+    upper bound on k = 38 and 66 had settled (0.014343, 0.014341) and the LP on the round's grid
+    (k ≈ 198) ran out of a 120 s limit at 0.154%; on k = 99 it takes 8.5 s and gives 0.0143284,
+    0.090% above the lower bound on k = 159 (measured). A round that follows an upper-bound LP is
+    not capped."""
+    prob = dpdro.Problem(epsilon=5.0, delta=0.5, loss="l2")
+    search = dpdro.optimal._Search(prob, 1e-3, True, None, 4096)
+    search.k = Fraction(192)
+    uncapped = search.grids().k_up
+    assert uncapped >= 192
+    rounds = [dict(k_upper=38), dict(k_upper=66), dict(k_upper=None)]
+    search.history = rounds
+    assert search.grids().k_up == 99
+    search.history = rounds[:2]
+    assert search.grids().k_up == uncapped
