@@ -326,3 +326,22 @@ def _closed_form_bound(problem: Problem) -> LowerBound | None:
     return LowerBound(
         value=value, lp_value=value, seconds=time.perf_counter() - t0, coefficients="near_optimal"
     )
+
+
+def _upper_grid(history: list[dict], k_up: int, left: float | None) -> int:
+    """The upper-bound LP's grid for a round whose own is ``k_up``: 1.5 times the last upper-bound
+    LP's grid for the first such LP after a round without one (it had settled, or run out of time)
+    whose time on ``k_up`` would exceed half the time ``left`` (:mod:`dpdro.optimal`), else
+    ``k_up``. Its seconds are extrapolated as k^p from the last two upper-bound LPs (p from them,
+    within [2, 6]; 3 after one): ℓ2 at ε = 5, δ = 0.5 gives p = 4.9 (U(38) 0.07 s, U(66) 1.06 s),
+    and U(132) had not finished in 300 s."""
+    solved = [(h["k_upper"], h["upper_seconds"]) for h in history if h["k_upper"]]
+    if not solved or history[-1]["k_upper"] is not None or left is None:
+        return k_up
+    (k0, s0), (k1, s1) = ([(None, None)] + solved)[-2:]
+    p = 3.0
+    if k0 is not None and k1 > k0 and min(s0, s1) > 0:
+        p = min(6.0, max(2.0, math.log(s1 / s0) / math.log(k1 / k0)))
+    if s1 * (k_up / k1) ** p <= 0.5 * left:
+        return k_up
+    return min(k_up, math.ceil(1.5 * k1))

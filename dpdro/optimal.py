@@ -51,9 +51,11 @@ gap below the upper bound), or while the best upper bound lies within a quarter 
 lower bounds' limit extrapolated as k⁻² from their last two grids (:meth:`_Search.upper_suffices`;
 the next grid is then predicted from the lower-bound LP's time alone): at large ε the lower bound
 converges more slowly, and its LP is the cheaper one. The first upper-bound LP after a round
-without one is on a grid at most 1.5 times its last (ℓ2, ε = 5, δ = 0.5: U(38) and U(66) agree to
-0.015%, the LP on the round's grid, k ≈ 198, ran out of a 120 s limit; U(99) is 0.087% lower, in
-8.5 s, and closes the gap to 0.09% within 60 s).
+without one is on a grid at most 1.5 times its last where the round's grid would take more than
+half the time left (:func:`dpdro._schedule._upper_grid`; ℓ2, ε = 5, δ = 0.5: U(38) and U(66)
+agree to 0.015%, the LP on the round's grid, k ≈ 198, ran out of a 120 s limit; U(99) is 0.087%
+lower, in 8.5 s, and closes the gap to 0.09% within 60 s; where the round's grid fits, as for ℓ1
+at ε = 2, δ = 0.2, U(17) → U(80), a cap had cost the call 19 → 90 s).
 
 Scale: for a loss homogeneous of degree d (:attr:`dpdro.Loss.degree`: ℓ1, ℓ2, |x|^p, pinball, the
 asymmetric loss) the problem at Δf is the problem at Δf = 1 scaled
@@ -138,6 +140,7 @@ from ._schedule import (  # relative_gap: also dpdro.relative_gap
     _reserve,
     _round_record,
     _unless_timed_out,
+    _upper_grid,
     _upper_rows,
     relative_gap,
 )
@@ -289,7 +292,7 @@ class _Search:
         self.problem, self.rel_gap, self.atom, self.share = problem, rel_gap, atom, share
         self.goal = rel_gap  # the requested gap; rel_gap is the round's target (:meth:`target`)
         # the literature mechanisms' losses and the plateau's search, each a ``share`` of ``budget``
-        budget = TimeBudget(None) if budget is None else budget
+        budget = self.budget = TimeBudget(None) if budget is None else budget
         self.literature = literature_losses(problem, time_limit=budget.part(share).left())
         self.beat = min(self.literature.values(), default=math.inf)
         best = min(self.literature, key=self.literature.get, default="")  # (:meth:`target`)
@@ -330,12 +333,8 @@ class _Search:
         with the plateau (:func:`_aligned`)."""
         k, plateau, sens, a = self.k, self.plateau, self.problem.sensitivity, self.a
         weights = self.edge_weights
-        k_up = int(_aligned(max(1, k), plateau, 0.5, weights))
-        solved = [h["k_upper"] for h in self.history if h["k_upper"] is not None]
-        if solved and self.history[-1]["k_upper"] is None:
-            # the upper-bound LP again after a round without it (settled, or out of time): on a
-            # grid at most half as fine again as its last
-            k_up = min(k_up, math.ceil(_GROWTH * solved[-1]))
+        k_up = _upper_grid(self.history, int(_aligned(max(1, k), plateau, 0.5, weights)),
+                           self.budget.left())
         k_low = _aligned(k, plateau, 0.0, weights) if k >= 1 else k
         L_up = max(k_up, math.ceil((self.f_up * a + self.away) * k_up / sens))
         # at large ε the noise lies within a few plateaus of 0: a smaller window holds it (tail

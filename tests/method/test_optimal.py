@@ -689,20 +689,31 @@ def test_a_spent_budget_still_returns_a_certified_release(monkeypatch):
         assert res.lower.value <= res.upper.value
 
 
-def test_the_upper_lp_after_a_round_without_it_is_at_most_half_as_fine_again():
+def test_the_upper_lp_after_a_round_without_it_is_capped_where_its_grid_would_not_fit():
     """After a round without an upper-bound LP (it had settled, or run out of time), the next one
-    is on a grid at most 1.5 times its last, not on the round's grid: at ℓ2, ε = 5, δ = 0.5 the
-    upper bound on k = 38 and 66 had settled (0.014343, 0.014341) and the LP on the round's grid
-    (k ≈ 198) ran out of a 120 s limit at 0.154%; on k = 99 it takes 8.5 s and gives 0.0143284,
-    0.090% above the lower bound on k = 159 (measured). A round that follows an upper-bound LP is
-    not capped."""
+    is on a grid at most 1.5 times its last where its seconds on the round's grid, extrapolated as
+    k^p from the last two upper-bound LPs, exceed half the time left: at ℓ2, ε = 5, δ = 0.5 U(38)
+    and U(66) (0.07 s, 1.06 s: p = 4.9) had settled at 0.014343, 0.014341 and the LP on the round's
+    grid (k ≈ 198) ran out of a 120 s limit at 0.154%; on k = 99 it takes 8.5 s and gives
+    0.0143284, 0.090% above the lower bound on k = 159 (measured). ℓ1 at ε = 2, δ = 0.2 keeps
+    U(17) → U(80) (0.21 s → 18 s; capped, the call had taken 90 s instead of 19)."""
+    from dpdro._budget import TimeBudget
+    from dpdro._schedule import _upper_grid
+
+    rested = [dict(k_upper=38, upper_seconds=0.07), dict(k_upper=66, upper_seconds=1.06),
+              dict(k_upper=None, upper_seconds=0.0)]
+    assert _upper_grid(rested, 198, 45.0) == 99
+    assert _upper_grid(rested, 198, 1e4) == 198  # it fits
+    assert _upper_grid(rested, 198, None) == 198  # no time limit
+    assert _upper_grid(rested[:2], 198, 45.0) == 198  # after an upper-bound LP: not capped
+    assert _upper_grid(rested[2:], 198, 45.0) == 198  # none yet
+    l1 = [dict(k_upper=9, upper_seconds=0.03), dict(k_upper=17, upper_seconds=0.21),
+          dict(k_upper=None, upper_seconds=0.0)]
+    assert _upper_grid(l1, 80, 119.0) == 80
+    assert _upper_grid(l1[1:], 80, 119.0) == 80  # one LP: p = 3
     prob = dpdro.Problem(epsilon=5.0, delta=0.5, loss="l2")
-    search = dpdro.optimal._Search(prob, 1e-3, True, None, 4096)
+    search = dpdro.optimal._Search(prob, 1e-3, True, None, 4096, TimeBudget(45.0))
     search.k = Fraction(192)
-    uncapped = search.grids().k_up
-    assert uncapped >= 192
-    rounds = [dict(k_upper=38), dict(k_upper=66), dict(k_upper=None)]
-    search.history = rounds
+    assert search.grids().k_up >= 192
+    search.history = rested
     assert search.grids().k_up == 99
-    search.history = rounds[:2]
-    assert search.grids().k_up == uncapped
