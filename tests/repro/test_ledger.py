@@ -308,7 +308,7 @@ def test_shown_values_dash_a_bound_and_a_meaningless_value():
 def test_stored_rows_with_a_dash():
     rows = ledger.load()
     max_gap = next(r for r in rows if r["id"] == "22_tables/max_gap")
-    assert ledger.shown_values(max_gap) == ("0.25", "")   # against the paper's "< 1"
+    assert ledger.shown_values(max_gap) == ("0.100", "")   # against the paper's "< 1"
     imps = [r for r in rows if r["quantity"] == "Imp (%)" and r["ours"]]
     assert imps and any(ledger.shown_values(r) == ("", "") for r in imps)
     assert any(ledger.shown_values(r)[0] for r in imps)  # a meaningful Imp is shown
