@@ -112,7 +112,10 @@ class Problem:
         (:mod:`dpdro.grid`); η > 0 makes the bound second order in β for losses whose excess grows
         without bound (|x|^k, k > 2), where the cell infima lose a first-order β·c′/c.
         """
-        return list(_allowances(self.loss, float(beta)))
+        try:
+            return list(_allowances(self.loss, float(beta)))
+        except TypeError:  # a loss that is not hashable (e.g. a dataclass with eq=True)
+            return list(_allowances.__wrapped__(self.loss, float(beta)))
 
     def floor_rounding_gain(self, beta: float, exp_epsilon: float, delta: float) -> float:
         """A gain g ≥ 0 with E c(X) ≥ D + g for every feasible noise X, D a lower bound on

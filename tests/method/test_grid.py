@@ -174,6 +174,28 @@ def test_grid_bounds_sandwich_and_tighten(eps, delta, loss):
     assert gaps[-1] < gaps[0]
 
 
+def test_rounding_allowances_are_remembered_and_work_for_an_unhashable_loss():
+    """The allowances are computed once per loss and grid (dpdro.problem._allowances), and a loss
+    that cannot be hashed (a subclass defining __eq__ only) gets the same pairs, uncached."""
+    from dpdro.problem import _allowances
+
+    power = dpdro.PowerLoss(3.0)
+    prob = dpdro.Problem(epsilon=1.0, delta=0.2, loss=power)
+    first = prob.rounding_allowances(0.25)
+    hits = _allowances.cache_info().hits
+    assert prob.rounding_allowances(0.25) == first and _allowances.cache_info().hits == hits + 1
+    assert first and all(eta > 0 for eta, _ in first)  # |x|³: no finite e_β at η = 0
+
+    class Unhashable(dpdro.PowerLoss):
+        def __eq__(self, other):
+            return isinstance(other, dpdro.PowerLoss) and other.k == self.k
+
+    loss = Unhashable(3.0)
+    with pytest.raises(TypeError):
+        hash(loss)
+    assert dpdro.Problem(epsilon=1.0, delta=0.2, loss=loss).rounding_allowances(0.25) == first
+
+
 def test_lower_bound_with_cell_infima_for_losses_without_rounding():
     prob = dpdro.Problem(epsilon=1.0, delta=0.2, loss=lambda x: np.abs(x) ** 3)
     assert prob.rounding_excess(0.25) is None and prob.rounding_allowances(0.25) == []
