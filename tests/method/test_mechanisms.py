@@ -274,7 +274,9 @@ def test_staircase_optimal_gamma_and_l1_value(epsilon):
     assert st.expected_loss("l1") == pytest.approx(
         d * math.exp(epsilon / 2) / math.expm1(epsilon), rel=1e-12
     )
-    for loss in ("l1", "l2"):
+    # the closed forms against a bounded search of the exact cost; the pinball and the asymmetric
+    # loss (degree 1) take ℓ1's, their costs on the symmetric staircase being multiples of it
+    for loss in ("l1", "l2", dpdro.Pinball(0.8), dpdro.asymmetric_loss()):
 
         def cost(g, loss=loss):
             return Staircase(epsilon=epsilon, sensitivity=d, gamma=g).expected_loss(loss)
@@ -285,8 +287,13 @@ def test_staircase_optimal_gamma_and_l1_value(epsilon):
         gamma = Staircase.optimal_gamma(epsilon, loss)
         assert cost(gamma) <= res.fun * (1 + 1e-13)
         assert gamma == pytest.approx(res.x, abs=1e-6)
-    # the generic path (bounded minimisation of the exact cell sums) finds the ℓ1 optimum for 0.5|x|
-    assert Staircase.optimal_gamma(epsilon, dpdro.Pinball(0.5)) == pytest.approx(st.gamma, abs=1e-6)
+    assert Staircase.optimal_gamma(epsilon, dpdro.Pinball(0.3)) == st.gamma
+    # the generic path (bounded minimisation of the exact cell sums) finds the ℓ1 optimum for a
+    # loss that is 0.5|x| on the staircase's cells but not homogeneous (a knot off 0 with c linear
+    # across it)
+    half = dpdro.PiecewiseLinear([-1.0, 0.0], [0.5, 0.0], left_slope=-0.5, right_slope=0.5)
+    assert half.degree is None
+    assert Staircase.optimal_gamma(epsilon, half) == pytest.approx(st.gamma, abs=1e-6)
 
 
 def test_staircase_optimal_gamma_is_searched_once_per_eps_and_loss(monkeypatch):
@@ -302,14 +309,22 @@ def test_staircase_optimal_gamma_is_searched_once_per_eps_and_loss(monkeypatch):
         return exact(*args, **kwargs)
 
     monkeypatch.setattr(_closed_forms, "staircase_expected_loss", counted)
-    pinball = dpdro.Pinball(0.3)
-    first = Staircase.optimal_gamma(2.5, pinball)
+
+    def loss():  # not homogeneous (a knot off 0): no closed form
+        return dpdro.PiecewiseLinear([0.0, 1.0], [0.0, 0.3], left_slope=-0.7, right_slope=0.6)
+
+    kinked = loss()
+    first = Staircase.optimal_gamma(2.5, kinked)
     searched = len(calls)
     assert searched > 10
-    assert Staircase.optimal_gamma(2.5, pinball) == first and len(calls) == searched
-    assert Staircase.optimal_gamma(2.5, dpdro.Pinball(0.3)) == first and len(calls) > searched
+    assert Staircase.optimal_gamma(2.5, kinked) == first and len(calls) == searched
+    assert Staircase.optimal_gamma(2.5, loss()) == first and len(calls) > searched
     searched = len(calls)
-    assert Staircase.optimal_gamma(2.6, pinball) != first and len(calls) > searched
+    assert Staircase.optimal_gamma(2.6, kinked) != first and len(calls) > searched
+    # the pinball loss (degree 1) takes ℓ1's closed form: no search
+    searched = len(calls)
+    assert Staircase.optimal_gamma(2.5, dpdro.Pinball(0.3)) == Staircase.optimal_gamma(2.5, "l1")
+    assert len(calls) == searched
 
 
 def test_staircase_is_pure_dp_and_laplace_is_worse():

@@ -239,6 +239,27 @@ def test_a_limit_too_short_for_the_first_lp_skips_its_round(monkeypatch):
     assert dpdro.certify_delta(res.noise, 8.0, 1.0) <= 1e-9
 
 
+def test_the_fallback_lp_is_not_started_without_the_time_to_build_it():
+    """With a closed-form bound in hand, the coarse LP of a call out of time runs only if
+    dpdro._schedule._FALLBACK_LP (5 ms) is left: building it, outside its solver's limit, takes
+    about that even on the grid Δf (ℓ1 at ε = 1, δ = 1e-3: 4.9 ms begun with 1.8 ms of a 0.01 s
+    limit left)."""
+    from dpdro._budget import TimeBudget
+    from dpdro._schedule import _FALLBACK_LP, _fallback_lower_bound
+
+    started = []
+
+    def lower(problem, k, L, **kwargs):
+        started.append(k)
+        return dpdro.grid.grid_lower_bound(problem, k, L, **kwargs)
+
+    prob = dpdro.Problem(epsilon=1.0, delta=1e-3, loss="l1")
+    short = _fallback_lower_bound(prob, 8, 20.0, TimeBudget(0.6 * _FALLBACK_LP), 8, lower)
+    assert short.coefficients == "near_optimal" and not started
+    long = _fallback_lower_bound(prob, 8, 20.0, TimeBudget(5.0), 8, lower)
+    assert started == [1] and long.value > short.value
+
+
 def test_a_solver_failure_of_the_fallback_lp_leaves_the_closed_form():
     """HiGHS may give up on the coarse fallback LP (status Unknown on one-sided ℓ1 at ε = 3.08,
     δ = 1.7e-12, k = 1): with a closed-form bound in hand the call returns it; without one the
