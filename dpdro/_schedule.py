@@ -103,11 +103,13 @@ def _next_steps(history: list[dict], rel_gap: float) -> Fraction:
 
 
 def _aligned(
-    k, plateau: tuple[float, float] | None, offset: float, weights=(1.0, 1.0)
+    k, plateau: tuple[float, float] | None, offset: float, weights=(1.0, 1.0), ends=(),
+    end_step: float = 1.0,
 ) -> Fraction:
     """An integer grid k′ ∈ [k, 1.25k] ([0.8k, 1.25k] for unequal ``weights``) whose plateau edges
-    e·k′ lie closest to offset + ℤ (the smallest such k′; distances summed over the two edges, each
-    times its ``weights``).
+    e·k′ lie closest to offset + ℤ and whose support ends a·k′ (``ends``, in units of Δf) lie on
+    end_step·ℤ (the smallest such k′; distances summed over the edges, each times its ``weights``,
+    plus :data:`_END_WEIGHT` for each end off end_step·ℤ).
 
     At large ε the optimal noise is close to a staircase whose central plateau has half-width γΔf
     (:meth:`dpdro.mechanisms.Staircase.optimal_gamma`), centred at 0 for a symmetric loss and at
@@ -116,23 +118,33 @@ def _aligned(
     (cells of width β centred on the points) when they are half-integers (offset ½): at
     (ε, δ) = (5, 0.25), ℓ1, the lower bound of the grid k = 66 (γk = 5.01) exceeds that of k = 64
     (γk = 4.85) by 0.2%. An edge counts by the loss's slope there (:func:`_edge_weights`): for an
-    asymmetric loss the edge on the steep side matters most. Any grid gives valid bounds; alignment
-    only makes them tighter."""
-    if plateau is None or k < 4:
+    asymmetric loss the edge on the steep side matters most. A finite end a of ``Problem.support``
+    other than 0 should be a grid point of the lower bound (``end_step`` 1: its rounded noise
+    otherwise reaches the point past a, a relaxation by up to a grid step) and a cell edge of the
+    upper bound (``end_step`` ½, :func:`dpdro._cells.cell_offset`): pinball τ = 0.3 on
+    (−∞, −1.5], ε = 1, δ = 0.01 gave 4.0826 at k = 16 and 4.0773 at k = 37. Only exact
+    alignment counts: an end nearer the grid need not give a better bound (pinball τ = 0.3 on
+    (−0.81, ∞), ε = 0.0134, δ = 0.021: 5.9143 at k = 8, 5.9108 at k = 10). Any grid gives valid
+    bounds; alignment only makes them tighter."""
+    edges = [] if plateau is None or k < 4 else list(zip(plateau, weights, strict=True))
+    if not edges and not ends:
         return Fraction(max(1, math.ceil(k)))
     # edges of unequal weight: the steep one alone nearly decides, and it may lie so close to 0
     # that no k′ in [k, 1.25k] puts it on the grid (e·k′ moves by less than 1 there): coarser grids
     # down to 0.8k are candidates too
-    start = math.ceil(0.8 * k) if weights[0] != weights[1] else math.ceil(k)
-    candidates = range(start, math.ceil(1.25 * k) + 1)
+    start = math.ceil(0.8 * k) if edges and weights[0] != weights[1] else math.ceil(k)
+    candidates = range(max(1, start), math.ceil(1.25 * k) + 1)
 
     def misalignment(c):
-        return sum(
-            w * abs((e * c - offset) - round(e * c - offset))
-            for e, w in zip(plateau, weights, strict=True)
-        )
+        plateau_part = sum(w * abs((e * c - offset) - round(e * c - offset)) for e, w in edges)
+        end_part = sum(abs(a * c / end_step - round(a * c / end_step)) > 1e-9 for a in ends)
+        return plateau_part + _END_WEIGHT * end_part
 
     return Fraction(min(candidates, key=lambda c: (misalignment(c), c)))
+
+
+# what a support end off the grid counts in _aligned, against at most 1 for a plateau edge
+_END_WEIGHT = 4.0
 
 
 def _edge_weights(problem: Problem, plateau: tuple[float, float] | None) -> tuple[float, float]:
@@ -258,6 +270,29 @@ def _reserve(seconds: float | None, share: float = 0.1) -> float:
     """The part of a time limit kept back for what must still run once a solve is abandoned: a
     ``share`` of it, at most 2 s (0 without a limit)."""
     return 0.0 if seconds is None else min(2.0, share * seconds)
+
+
+def _reference_falls_short(
+    upper: float, previous: LowerBound, lower: LowerBound, rel_gap: float
+) -> bool:
+    """Whether the upper bound so far needs the upper-bound LP: the gap is open and the lower bound
+    gained less than half of what remains (it converges like k⁻², gaining three times what remains,
+    as long as the upper bound is close to the optimum), or its limit extrapolated from the last
+    grids (Δf/k, k ≥ 1) as k⁻² is more than ``rel_gap`` below the upper bound (measured: ℓ2 at
+    ε = 5, δ = 0.005, the staircase is 0.33% above U(66); the first rule alone ended at 0.39%)."""
+    best, gain = max(lower.value, previous.value), lower.value - previous.value
+    limit = _lower_limit(previous, lower, upper)
+    return relative_gap(upper, best) > rel_gap and (
+        gain < 0.5 * (upper - best) or relative_gap(upper, limit) > rel_gap
+    )
+
+
+def _lower_limit(previous: LowerBound, lower: LowerBound, upper: float) -> float:
+    """Two grids' (Δf/k, k ≥ 1) lower bounds extrapolated as k⁻² (else ``upper``)."""
+    k0, k1 = float(previous.k or 0), float(lower.k or 0)
+    if not k1 > k0 >= 1:
+        return upper
+    return lower.value + max(lower.value - previous.value, 0.0) * k0**2 / (k1**2 - k0**2)
 
 
 def _fallback_lower_bound(

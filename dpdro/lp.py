@@ -86,8 +86,9 @@ def safe_lower_bound(cost, matrix, row_lower, row_upper, col_upper, row_duals, *
     row_duals : any row multipliers (those of rows beyond their length are 0; NaN and ±inf are read
         as 0; entries of the wrong sign are set to 0).
     simplex_rows : indices of equality rows Σ_{j ∈ B} a_j x_j = b with positive coefficients a_j
-        (normalisations): their multiplier is lowered until every reduced cost in B of a column that
-        is not fixed at 0 is non-negative.
+        (normalisations): their multiplier is lowered until every reduced cost in B is non-negative,
+        except those of columns bounded by at most 1e-9 (at most 1e-9 of the block's largest bound
+        below 1), which pay their term u_j·r_j instead.
     matrix_rel : the relative error allowed in every coefficient of A (:data:`COEFF_REL`; 0 when A
         as given is exactly the matrix of a relaxation, module docstring). The costs always get
         :data:`COEFF_REL`.
@@ -123,7 +124,10 @@ def safe_lower_bound(cost, matrix, row_lower, row_upper, col_upper, row_duals, *
     for r in simplex_rows:
         cols = A.indices[A.indptr[r]:A.indptr[r + 1]]
         a = A.data[A.indptr[r]:A.indptr[r + 1]]
-        free = u[cols] > 0  # columns fixed at 0 cost nothing whatever their reduced cost
+        # columns fixed at 0 cost nothing whatever their reduced cost, and one whose upper bound is
+        # tiny against the block's costs little (its term below) where lowering y_r for it would
+        # cost much (a support end's outermost point, :meth:`dpdro.grid.GridLP._cap_end_points`)
+        free = u[cols] > 1e-9 * min(float(np.max(u[cols], initial=0.0)), 1.0)
         cols, a = cols[free], a[free]
         if cols.size == 0:
             continue
@@ -235,12 +239,14 @@ class PrivacyLP:
         self._t_cols.append((t, w))
         return t
 
-    def fix_columns(self, cols) -> None:
-        """Fix the given columns at 0 (e.g. cells outside ``Problem.support``)."""
+    def fix_columns(self, cols, upper=0.0) -> None:
+        """Bound the given columns by ``upper`` (default: fix them at 0, e.g. cells outside
+        ``Problem.support``): valid upper bounds, used by :meth:`dual_bound`."""
         cols = np.asarray(cols, dtype=np.int64)
         if cols.size:
-            self.model.set_col_bounds(cols, 0.0, 0.0)
-            self._upper.append((cols, np.zeros(cols.size)))
+            upper = np.broadcast_to(np.asarray(upper, dtype=float), cols.shape).copy()
+            self.model.set_col_bounds(cols, 0.0, upper)
+            self._upper.append((cols, upper))
 
     def set_costs(self, cols, costs) -> None:
         self.model.set_col_costs(cols, costs)

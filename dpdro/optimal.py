@@ -134,9 +134,11 @@ from ._schedule import (  # relative_gap: also dpdro.relative_gap
     _first_steps,
     _fitting,
     _Grids,
+    _lower_limit,
     _lower_rows,
     _next_steps,
     _plateau,
+    _reference_falls_short,
     _reserve,
     _round_record,
     _unless_timed_out,
@@ -249,29 +251,6 @@ def _print_round(info: dict) -> None:
     )
 
 
-def _reference_falls_short(
-    upper: float, previous: LowerBound, lower: LowerBound, rel_gap: float
-) -> bool:
-    """Whether the upper bound so far needs the upper-bound LP: the gap is open and the lower bound
-    gained less than half of what remains (it converges like k⁻², gaining three times what remains,
-    as long as the upper bound is close to the optimum), or its limit extrapolated from the last
-    grids (Δf/k, k ≥ 1) as k⁻² is more than ``rel_gap`` below the upper bound (measured: ℓ2 at
-    ε = 5, δ = 0.005, the staircase is 0.33% above U(66); the first rule alone ended at 0.39%)."""
-    best, gain = max(lower.value, previous.value), lower.value - previous.value
-    limit = _lower_limit(previous, lower, upper)
-    return relative_gap(upper, best) > rel_gap and (
-        gain < 0.5 * (upper - best) or relative_gap(upper, limit) > rel_gap
-    )
-
-
-def _lower_limit(previous: LowerBound, lower: LowerBound, upper: float) -> float:
-    """Two grids' (Δf/k, k ≥ 1) lower bounds extrapolated as k⁻² (else ``upper``)."""
-    k0, k1 = float(previous.k or 0), float(lower.k or 0)
-    if not k1 > k0 >= 1:
-        return upper
-    return lower.value + max(lower.value - previous.value, 0.0) * k0**2 / (k1**2 - k0**2)
-
-
 def _reference_cells(problem: Problem, k) -> float:
     """The cells of the truncated Laplace candidate of the reference upper bound for the first grid
     Δf/k: Δf/k, but no finer than Δf/64. Its certificate costs about k² times its width in units of
@@ -311,6 +290,8 @@ class _Search:
         )
         # windows reach as far again as the support lies from 0 (test_support: [10, ∞) had hung)
         self.away = 0.0 if sup is None else max(0.0, sup[0], -sup[1])
+        # the support's finite ends other than 0, in units of Δf: on the grids (_aligned)
+        self.ends = tuple(e / sens for e in (sup or ()) if math.isfinite(e) and e != 0.0)
         if one_sided and k_start is None:
             # twice the shifts and twice the window: the first grid at most Δf/16 (measured at
             # ε = 5.96, δ = 2.4e-6, ℓ1 on [0, ∞): both LPs at k = 16 in 1.6 s; the lower bound's
@@ -330,12 +311,12 @@ class _Search:
 
     def grids(self) -> _Grids:
         """This round's grids: the upper bound needs cells no wider than Δf; both grids are aligned
-        with the plateau (:func:`_aligned`)."""
+        with the plateau and the support's ends (:func:`_aligned`)."""
         k, plateau, sens, a = self.k, self.plateau, self.problem.sensitivity, self.a
-        weights = self.edge_weights
-        k_up = _upper_grid(self.history, int(_aligned(max(1, k), plateau, 0.5, weights)),
+        weights, ends = self.edge_weights, self.ends
+        k_up = _upper_grid(self.history, int(_aligned(max(1, k), plateau, 0.5, weights, ends, 0.5)),
                            self.budget.left())
-        k_low = _aligned(k, plateau, 0.0, weights) if k >= 1 else k
+        k_low = _aligned(k, plateau, 0.0, weights, ends) if k >= 1 else k
         L_up = max(k_up, math.ceil((self.f_up * a + self.away) * k_up / sens))
         # at large ε the noise lies within a few plateaus of 0: a smaller window holds it (tail
         # blocks and padding carry the rest), which keeps the lower-bound LP small at the fine grids

@@ -268,6 +268,30 @@ def test_one_sided_cells_end_at_the_support(support):
     assert near > 1e-4 and ub.boundary_mass == 0.0
 
 
+def test_a_support_end_a_hair_past_a_grid_point_costs_no_grid_step(monkeypatch):
+    """β = Δf/11 rounded down leaves −1 a hair (about 1e-16) below the grid point −11β, so the
+    rounded noise may reach −12β, but only with probability about 1e-16·(e^ε·1e-16 + δ)
+    (GridLP._cap_end_points): without that bound the lower bound fell by a fifth, as if the support
+    began a grid step further out. Both bounds are valid: below the certified U(22)."""
+    prob = dpdro.Problem(epsilon=3.0, delta=0.05, loss="l2", support=(-1.0, np.inf))
+    assert math.floor(-1.0 / step_down(1.0, Fraction(11))) == -12  # the sliver
+
+    def bound():
+        lp = GridLP(prob, 11, 44, "lower")
+        sol = lp.solve()
+        assert sol.status == "optimal" and lp.ends[0] == -12
+        return lp.dual_bound(sol.row_duals)
+
+    capped = bound()
+    monkeypatch.setattr(dpdro.grid, "_SLIVER_CAP", -1.0)  # no bound on the sliver's point
+    loose = bound()
+    upper = grid_upper_bound(prob, 22, 88).value
+    assert loose < 0.26 < 0.31 < capped <= upper
+    # on k = 12 the support's end is a grid point: no sliver, and a bound close to k = 11's
+    assert math.floor(-1.0 / step_down(1.0, Fraction(12))) == -12
+    assert abs(grid_lower_bound(prob, 12, 48).value - capped) < 0.05 * capped
+
+
 def test_cell_offset():
     beta = 0.25
     for support, offset in [(None, 0.0), ((0.0, np.inf), 0.5), ((-np.inf, 0.0), 0.5),

@@ -377,6 +377,31 @@ def test_one_sided_noise_gets_a_window_around_its_support_and_a_moderate_first_g
     assert res.lower.value > 0.9 * res.upper.value  # the cut window's bound was 0.52 of it
 
 
+def test_grids_put_a_finite_support_end_on_the_grid():
+    """A support end a ≠ 0 is a grid point of the lower bound (a·k ∈ ℤ) and a cell edge of the
+    upper bound (a·k ∈ ½ℤ) where a grid in [k, 1.25k] allows it exactly (_aligned): pinball
+    τ = 0.3 on (−∞, −1.5] at ε = 1, δ = 0.01 had its lower bound at k = 37 below that of k = 16
+    (4.0773 against 4.0826), the rounded noise reaching the point half a step past −1.5."""
+    from dpdro._schedule import _aligned
+
+    assert _aligned(37, None, 0.0, ends=(-1.5,)) == 38
+    assert _aligned(16, None, 0.0, ends=(-1.5,)) == 16
+    assert _aligned(37, None, 0.5, ends=(-1.5,), end_step=0.5) == 37  # 55.5: a cell edge
+    assert _aligned(8, None, 0.0, ends=(-0.81,)) == 8  # none in [8, 10] exactly: no preference
+    # an end outweighs the plateau's edges: γ = 1/8 is on the grid at k = 40 and 48, −1/3 at
+    # k = 42, 45 and 48; with 1/7 too, only k = 42 has both ends on it (γ then a quarter step off)
+    assert _aligned(40, (-0.125, 0.125), 0.0) == 40
+    assert _aligned(40, (-0.125, 0.125), 0.0, ends=(-1 / 3,)) == 48
+    assert _aligned(40, (-0.125, 0.125), 0.0, ends=(-1 / 3, 1 / 7)) == 42
+    prob = dpdro.Problem(epsilon=1.0, delta=0.01, loss=dpdro.Pinball(0.3),
+                         support=(-math.inf, -1.5))
+    search = dpdro.optimal._Search(prob, 1e-3, True, None, 4096)
+    for k in (8, 16, 37, 61):
+        search.k = Fraction(k)
+        g = search.grids()
+        assert float(1.5 * g.k_low).is_integer() and float(3 * g.k_up).is_integer()
+
+
 def test_an_asymmetric_loss_gets_a_lower_window_of_4_plateau_reaches_at_large_eps():
     """At large ε the lower window is 16 reaches of the plateau, 4 for an asymmetric loss from
     ε = 3 (optimal._REACHES): pinball τ = 0.896, ε = 7.08, δ = 1.76e-5 (plateau
