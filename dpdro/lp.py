@@ -87,8 +87,8 @@ def safe_lower_bound(cost, matrix, row_lower, row_upper, col_upper, row_duals, *
         as 0; entries of the wrong sign are set to 0).
     simplex_rows : indices of equality rows Σ_{j ∈ B} a_j x_j = b with positive coefficients a_j
         (normalisations): their multiplier is lowered until every reduced cost in B is non-negative,
-        except those of columns bounded by at most 1e-9 (at most 1e-9 of the block's largest bound
-        below 1), which pay their term u_j·r_j instead.
+        except those of columns whose bound u_j is at most 1e-9 times the smaller of 1 and the
+        block's largest bound, which pay their term u_j·r_j instead.
     matrix_rel : the relative error allowed in every coefficient of A (:data:`COEFF_REL`; 0 when A
         as given is exactly the matrix of a relaxation, module docstring). The costs always get
         :data:`COEFF_REL`.
