@@ -218,7 +218,8 @@ class SegmentRows:
         for first, side in ((0, -1), (1, 1)):
             tail = self._tail_col(side)
             if tail is not None:
-                rows.append(np.arange(first, 2 * m.size, 2)), cols.append(np.full(m.size, tail))
+                rows.append(np.arange(first, 2 * m.size, 2))
+                cols.append(np.full(m.size, tail))
         none = [np.zeros(0, dtype=np.int64)]
         rows, cols = np.concatenate(rows + none), np.concatenate(cols + none)
         beyond = sp.csr_matrix(
