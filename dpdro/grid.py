@@ -19,12 +19,12 @@ Upper bound U(k) (a restriction of P, released and certified)
 
 Lower bound D_R(k) (randomized rounding, a relaxation of P)
     For any (ε, δ)-DP noise X and U ~ U[0, 1) independent of X, Y = β⌊X/β + U⌋ has E[Y | X] = X, so
-    E c(Y) ≤ E c(X) + e_β (:meth:`Loss.grid_interpolation_excess`), and the rounding commutes with
-    grid shifts, so the law q of Y satisfies (G) without atom (see :mod:`dpdro.bounds` for the
-    argument). D_R(k) minimises Σ_i q_i c(iβ) − e_β over such q. Where the excess grows without
-    bound but slower than c (|x|^k, k > 2: about (k(k − 1)/8)β²|x|^{k−2}), E c(Y) ≤ (1 + η)E c(X) +
-    e_β(η) instead, and the bound is (min Σ_i q_i c(iβ) − e_β(η))/(1 + η) at the best η tried
-    (:meth:`dpdro.Problem.rounding_allowances`): second order in β where the cell infima lose
+    E c(Y) ≤ E c(X) + e_β (:meth:`Loss.grid_interpolation_excess`), the rounding commutes with grid
+    shifts, so q = law(Y) satisfies (G) without atom (:mod:`dpdro.bounds`), and D_R(k) minimises
+    Σ_i q_i c(iβ) − e_β over such q (for ℓ2 with a credit, :mod:`dpdro._excess_split`). Where the
+    excess grows without bound but slower than c (|x|^k, k > 2: ≈ (k(k − 1)/8)β²|x|^{k−2}), E c(Y)
+    ≤ (1 + η)E c(X) + e_β(η), and the bound is (min Σ_i q_i c(iβ) − e_β(η))/(1 + η) at the best η
+    tried (:meth:`dpdro.Problem.rounding_allowances`): second order in β where the cell infima lose
     k·β/(2|x|) of the loss (measured for |x|³ at ε = 0.0016, δ = 5.3e-10: 24% at the first grid,
     halving per refinement). For |x|^k, 1 < k < 2, whose excess is e_β only on the cells touching
     0 and about β²/8·c″ elsewhere, each point is charged c(iβ) plus a credit e_β − ê_i
@@ -129,6 +129,7 @@ import scipy.sparse as sp
 from . import _rounding
 from ._budget import TimeBudget
 from ._cells import cell_offset, laplace_profile
+from ._excess_split import add_excess_split
 from ._validation import check_choice
 from .grid_rows import LAZY_FROM, RESTART, SegmentRows, guess_masses
 from .lp import PrivacyLP
@@ -263,6 +264,10 @@ class GridLP(PrivacyLP):
         self.add_simplex_rows(sp.csr_matrix((norm * self.scale)[None, :]))
         if lower and self.coefficients == "rounding":
             self._cap_end_points(lo, hi)
+            kappa = problem.loss.rounding_excess_curvature(beta)  # where the mass came from
+            no_credit = self._credit(np.zeros(1)) is None and not self.floor_gain
+            if kappa and no_credit and add_excess_split(self, kappa):
+                self.allowances = [(0.0, max(self.allowances[0][1], kappa / 4))]
         m = self.max_shift
         self.shifts = (
             np.arange(1, m + 1)
@@ -291,8 +296,7 @@ class GridLP(PrivacyLP):
         ):
             raise ValueError(
                 "coefficients='rounding' needs a loss with a finite grid interpolation excess and "
-                "a "
-                "problem without monotonicity"
+                "a problem without monotonicity"
             )
         if atom and (lower or problem.monotone):
             raise ValueError(
@@ -343,8 +347,7 @@ class GridLP(PrivacyLP):
         if w_lo > w_hi:
             raise InfeasibleError(
                 f"no grid cell of width {beta:g} within [−{self.L * beta:g}, {self.L * beta:g}] "
-                "lies "
-                f"inside the support [{lo:g}, {hi:g}]"
+                f"lies inside the support [{lo:g}, {hi:g}]"
             )
         pad = self.max_shift if lower else 0
         self.ends = (r_lo, r_hi)  # the outermost points (cells) the support admits

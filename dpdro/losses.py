@@ -101,6 +101,12 @@ class Loss:
         lies away from it."""
         return None
 
+    def rounding_excess_curvature(self, beta: float) -> float | None:
+        """κ with (Îc − c)((j + w)β) ≤ κ·w(1 − w) for every j ∈ ℤ and w ∈ [0, 1] (Îc as in
+        :meth:`grid_interpolation_excess`): D_R then credits mass that the rounding moves little
+        (:mod:`dpdro._excess_split`). ``None`` where no such κ is known (the default)."""
+        return None
+
     def slope_bounds(self, a: float, b: float) -> tuple[float, float]:
         """Slopes (s, S) with s·(x − y) ≤ c(x) − c(y) ≤ S·(x − y) for all a ≤ y ≤ x ≤ b
         (−∞ ≤ a < b ≤ ∞): the infimum and supremum of c′ on [a, b] where they are known,
@@ -212,6 +218,11 @@ class PowerLoss(_MonotoneSides):
             return excess if math.isfinite(excess) else None
         x = beta * k ** (-1.0 / (k - 1.0))
         return float(beta ** (k - 1) * x - x**k)
+
+    def rounding_excess_curvature(self, beta):
+        """β² for k = 2, whose excess on [jβ, (j + 1)β] is exactly β²·w(1 − w); ``None`` otherwise
+        (unbounded c″ near 0 for k < 2, growing with |x| for k > 2)."""
+        return check_positive("beta", beta) ** 2 if self.k == 2 else None
 
     def grid_excess_credit(self, beta, points):
         """For 1 < k < 2 (:meth:`Loss.grid_excess_credit`): c″(x) = k(k − 1)|x|^{k−2} decreases in

@@ -60,8 +60,12 @@ def test_lazy_rows_reach_the_optimum_of_all_rows(eps, delta, loss, k, kind):
         )
         assert lazy.rows.count < lazy.rows.added.size
         assert not lazy.rows.violated(sol.x).any()
-        # the oracle (Algorithm 2) on the lazy solution: private for every shift and event
-        assert lazy.shortfalls(sol.x).max() <= 1e-8 * prob.delta + 1e-12
+        # the oracle (Algorithm 2) on the lazy solution: private for every shift and event, up
+        # to HiGHS's primal feasibility tolerance (1e-9 per row) for the lower bound's LP, whose
+        # primal is never released (its bound is that of the duals, above): with the excess split
+        # of dpdro._excess_split, at ε = 5, δ = 0.005, k = 12 without seeds, 8.5e-10
+        slack = 1e-9 if kind == "lower" else 1e-12
+        assert lazy.shortfalls(sol.x).max() <= 1e-8 * prob.delta + slack
 
 
 def test_restarting_rounds_reach_the_same_optimum(monkeypatch):
