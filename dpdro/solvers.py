@@ -8,6 +8,7 @@ and report the row duals in HiGHS's sign convention (∂ objective / ∂ right-h
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import ctypes
 import math
 import os
@@ -19,7 +20,9 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["INF", "LPSolution", "HighsModel", "SolverError", "new_highs", "solve_with_cvxpy"]
+__all__ = [
+    "INF", "Interrupt", "LPSolution", "HighsModel", "SolverError", "new_highs", "solve_with_cvxpy",
+]
 
 INF = highspy.kHighsInf
 # the statuses an interior point without crossover is taken with (others: again with crossover)
@@ -29,6 +32,39 @@ _ANSWERED = (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeas
 
 class SolverError(RuntimeError):
     """The LP solver stopped without an answer (neither optimal, infeasible nor out of time)."""
+
+
+class Interrupt:
+    """Stops, once :meth:`fire` is called, the HiGHS solves of the calls made through :meth:`call`
+    (those running and those to come): each ends as if out of time (status "time_limit", with the
+    duals where it stopped), so a bound abandoned this way is handled like one that ran out of its
+    time limit (:func:`dpdro.optimal_noise` stops the upper-bound LP of a round whose lower bound
+    has closed the gap: ℓ2, ε = 5, δ = 0.75 waited 30 s of a 60 s limit for a LP it no longer
+    needed). Without :meth:`call` nothing is interrupted and no callback is installed."""
+
+    def __init__(self):
+        self.fired = False
+
+    def fire(self) -> None:
+        self.fired = True
+
+    def call(self, fn, /, *args, **kwargs):
+        """``fn(*args, **kwargs)``, its solves stopped once this interrupt fires."""
+        context = contextvars.copy_context()
+        context.run(_INTERRUPT.set, self)
+        return context.run(fn, *args, **kwargs)
+
+    def stop_if_fired(self, event) -> None:
+        """HiGHS's interrupt callback (checked by the simplex and interior-point methods)."""
+        if self.fired:
+            event.interrupt()
+
+
+#: the interrupt of the calls under :meth:`Interrupt.call` (none elsewhere)
+_INTERRUPT: contextvars.ContextVar[Interrupt | None] = contextvars.ContextVar(
+    "dpdro_interrupt", default=None
+)
+_STOPPED = (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kInterrupt)
 
 
 _banner_lock = threading.Lock()
@@ -222,14 +258,18 @@ class HighsModel:
         # come back unscaled)
         exponent = math.ceil(math.log2(self._max_cost / 1e3)) if self._max_cost > 1e6 else 0
         self.h.setOptionValue("user_objective_scale", -exponent)
-        if interior:
-            self._run_interior(crossover)
-            if not crossover and self.h.getModelStatus() not in _ANSWERED:
-                self._run_interior(True)
-        else:
-            self.h.run()
+        interrupt = _INTERRUPT.get()
+        if interrupt is not None and interrupt.fired:
+            return LPSolution("time_limit", None, None, np.nan, self.simplex_iterations)
+        with self._interruptible(interrupt):
+            if interior:
+                self._run_interior(crossover)
+                if not crossover and self.h.getModelStatus() not in _ANSWERED:
+                    self._run_interior(True)
+            else:
+                self.h.run()
         status = self.h.getModelStatus()
-        if status == highspy.HighsModelStatus.kTimeLimit:
+        if status in _STOPPED:
             # the row duals of the basis where the solve stopped, where HiGHS has them: any duals
             # give a valid bound through dpdro.lp.safe_lower_bound (an interrupted dual simplex's
             # rise towards the optimum)
@@ -246,11 +286,12 @@ class HighsModel:
             self.h.clearSolver()
             self.h.setOptionValue("simplex_strategy", 4)
             try:
-                self.h.run()
+                with self._interruptible(interrupt):
+                    self.h.run()
             finally:
                 self.h.setOptionValue("simplex_strategy", strategy)
             status = self.h.getModelStatus()
-            if status == highspy.HighsModelStatus.kTimeLimit:  # the retry ran out of time
+            if status in _STOPPED:  # the retry ran out of time
                 return LPSolution("time_limit", None, None, np.nan, self.simplex_iterations)
             if status == highspy.HighsModelStatus.kInfeasible:
                 return LPSolution("infeasible", None, None, np.inf)
@@ -264,6 +305,21 @@ class HighsModel:
             float(self.h.getInfo().objective_function_value),
             self.simplex_iterations,
         )
+
+    @contextlib.contextmanager
+    def _interruptible(self, interrupt: Interrupt | None):
+        """HiGHS's interrupt callbacks answer to ``interrupt`` for the block (none without one)."""
+        if interrupt is None:
+            yield
+            return
+        hooks = (self.h.cbSimplexInterrupt, self.h.cbIpmInterrupt)
+        for hook in hooks:
+            hook.subscribe(interrupt.stop_if_fired)
+        try:
+            yield
+        finally:
+            for hook in hooks:
+                hook.unsubscribe(interrupt.stop_if_fired)
 
     def _run_interior(self, crossover: bool) -> None:
         self.h.setOptionValue("solver", "ipm")

@@ -763,3 +763,39 @@ def test_the_upper_lp_after_a_round_without_it_is_capped_where_its_grid_would_no
     assert search.grids().k_up >= 192
     search.history = rested
     assert search.grids().k_up == 99
+
+
+def test_an_upper_lp_no_longer_needed_is_stopped(monkeypatch):
+    """Side by side, the round's upper-bound LP is stopped as soon as its lower bound closes the gap
+    with the best upper bound so far (dpdro.solvers.Interrupt): the round ends without it, long
+    before that LP (ℓ2, ε = 5, δ = 0.75, k = 120, no seeds: minutes) or the limit would."""
+    from dpdro import optimal
+    from dpdro.grid import GridLP
+
+    prob = dpdro.Problem(epsilon=5.0, delta=0.75, loss="l2")
+    search = optimal._Search(prob, 1e-3, True, None, 4096)
+    g = search.grids()
+    ref = optimal.reference_upper_bound(prob, 1 / 64)
+    lb_of = dpdro.release.LowerBound
+
+    def lower(problem, k, L, *, time_limit=None, guess=None):
+        time.sleep(0.3)  # the upper-bound LP is running by now
+        return lb_of(value=ref.value * (1 - 1e-4), lp_value=ref.value, seconds=0.3,
+                     coefficients="rounding", k=k)
+
+    def upper(*args, time_limit=None, **kwargs):
+        sol = GridLP(prob, 120, 360, "upper", atom=True).solve(time_limit)
+        if sol.status == "time_limit":
+            raise TimeoutError("stopped")
+        raise AssertionError("the LP finished")  # pragma: no cover
+
+    monkeypatch.setattr(optimal, "grid_lower_bound", lower)
+    monkeypatch.setattr(optimal, "grid_upper_bound", upper)
+    search.best_ub = ref
+    search.best_lb = lb_of(value=0.9 * ref.value, lp_value=ref.value, seconds=0.0,
+                           coefficients="rounding", k=g.k_low)
+    search.upper_rounds, search.upper_gain = 1, math.inf  # both LPs side by side
+    t0 = time.perf_counter()
+    ub, lb = search.solve_round(g, optimal.TimeBudget(30.0))
+    assert ub is None and lb.value == ref.value * (1 - 1e-4)
+    assert time.perf_counter() - t0 < 5.0

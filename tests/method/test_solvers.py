@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 import dpdro
 from dpdro.bounds import BoundingLP
-from dpdro.solvers import INF, HighsModel, LPSolution, solve_with_cvxpy
+from dpdro.solvers import INF, HighsModel, Interrupt, LPSolution, solve_with_cvxpy
 
 
 def small_model():
@@ -158,6 +158,19 @@ def test_a_retry_that_runs_out_of_time_returns_the_time_limit_status():
     sol = m.solve(time_limit=1.0)
     assert m.h._runs == 2
     assert sol.status == "time_limit" and sol.x is None and np.isnan(sol.objective)
+
+
+def test_an_interrupt_stops_only_the_solves_called_through_it():
+    """Fired, it ends the solves of calls made through it as if out of time, and only those; the
+    callbacks it installs are gone after each solve."""
+    interrupt = Interrupt()
+    assert interrupt.call(small_model().solve).status == "optimal"  # not fired yet
+    interrupt.fire()
+    model = small_model()
+    assert model.solve().status == "optimal"  # not called through it
+    assert interrupt.call(model.solve).status == "time_limit"
+    assert not model.h.cbSimplexInterrupt.callbacks and not model.h.cbIpmInterrupt.callbacks
+    assert model.solve().status == "optimal"
 
 
 def test_matrix_returns_the_lp_as_added():
