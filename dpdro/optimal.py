@@ -44,19 +44,20 @@ coarser than Δf (group privacy, :mod:`dpdro.grid`), and the truncated Laplace m
 (:func:`dpdro.reference.reference_upper_bound`, no LP) is an upper bound within a fraction of a
 percent: each round solves the lower bound first and the upper-bound LP only once the reference is
 seen to fall short and its rows are within :data:`_ROWS_RATIO` of the lower bound's; from then on
-the two LPs of a round are solved side by side in two threads (the upper bound's stopped once the
-lower bound closes the gap without it, :class:`dpdro.solvers.Interrupt`), except while the upper
-bound has settled (its last refinement gained less than a quarter of the gap left) and the lower
-bound is closing in (its last round gained at least half of it, unless their k⁻² limit lies more
-than the gap below the upper bound), or while the best upper bound lies within a quarter of the gap
-of the lower bounds' limit extrapolated as k⁻² from their last two grids
-(:meth:`_Search.upper_suffices`; the next grid is then predicted from the lower-bound LP's time
-alone): at large ε the lower bound converges more slowly, and its LP is the cheaper one. The first
-upper-bound LP after a round without one is on a grid at most 1.5 times its last where the round's
-grid would take more than half the time left (:func:`dpdro._schedule._upper_grid`; ℓ2, ε = 5,
-δ = 0.5: U(38) and U(66) agree to 0.015%, the LP on the round's grid, k ≈ 198, ran out of a 120 s
-limit; U(99) is 0.087% lower, in 8.5 s, and closes the gap to 0.09% within 60 s; where the round's
-grid fits, as for ℓ1 at ε = 2, δ = 0.2, U(17) → U(80), a cap had cost the call 19 → 90 s).
+the two LPs of a round are solved side by side in two threads (under a time limit the upper bound's
+is stopped once the lower bound closes the gap without it, :class:`dpdro.solvers.Interrupt`:
+without one the result does not depend on which finishes first), except while the upper bound has
+settled (its last refinement gained less than a quarter of the gap left) and the lower bound is
+closing in (its last round gained at least half of it, unless their k⁻² limit lies more than the
+gap below the upper bound), or while the best upper bound lies within a quarter of the gap of the
+lower bounds' limit extrapolated as k⁻² from their last two grids (:meth:`_Search.upper_suffices`;
+the next grid is then predicted from the lower-bound LP's time alone): at large ε the lower bound
+converges more slowly, and its LP is the cheaper one. The first upper-bound LP after a round
+without one is on a grid at most 1.5 times its last where the round's grid would take more than
+half the time left (:func:`dpdro._schedule._upper_grid`; ℓ2, ε = 5, δ = 0.5: U(38) and U(66) agree
+to 0.015%, the LP on the round's grid, k ≈ 198, ran out of a 120 s limit; U(99) is 0.087% lower, in
+8.5 s, and closes the gap to 0.09% within 60 s; where the round's grid fits, as for ℓ1 at ε = 2,
+δ = 0.2, U(17) → U(80), a cap had cost the call 19 → 90 s).
 
 Scale: for a loss homogeneous of degree d (:attr:`dpdro.Loss.degree`: ℓ1, ℓ2, |x|^p, pinball, the
 asymmetric loss) the problem at Δf is the problem at Δf = 1 scaled
@@ -363,8 +364,9 @@ class _Search:
             or self.lower_gain < 0.5 * (best_ub.value - best_lb.value)
             or self.lower_limit_falls_short()
         ) and not self.upper_suffices():
-            # the two LPs are independent: solve them side by side (HiGHS releases the GIL); the
-            # upper bound's is stopped once the lower bound closes the gap without it
+            # the two LPs are independent: solve them side by side (HiGHS releases the GIL); under
+            # a time limit the upper bound's is stopped once the lower bound closes the gap without
+            # it (without one, the result must not depend on which LP finishes first)
             interrupt = Interrupt()
             with ThreadPoolExecutor(max_workers=2) as pool:
                 up = pool.submit(interrupt.call, _unless_timed_out, upper, budget)
@@ -372,7 +374,9 @@ class _Search:
                 if isinstance(low.exception(), RelaxationInfeasibleError):  # P is infeasible
                     interrupt.fire()
                     raise low.exception()
-                if low.exception() is None and self.closed_by(low.result()):
+                if budget.seconds is not None and low.exception() is None and self.closed_by(
+                    low.result()
+                ):
                     interrupt.fire()
                 ub = up.result()
                 try:

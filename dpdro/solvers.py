@@ -38,9 +38,10 @@ class Interrupt:
     """Stops, once :meth:`fire` is called, the HiGHS solves of the calls made through :meth:`call`
     (those running and those to come): each ends as if out of time (status "time_limit", with the
     duals where it stopped), so a bound abandoned this way is handled like one that ran out of its
-    time limit (:func:`dpdro.optimal_noise` stops the upper-bound LP of a round whose lower bound
-    has closed the gap: ℓ2, ε = 5, δ = 0.75 waited 30 s of a 60 s limit for a LP it no longer
-    needed). Without :meth:`call` nothing is interrupted and no callback is installed."""
+    time limit (under a time limit :func:`dpdro.optimal_noise` stops the upper-bound LP of a round
+    whose lower bound has closed the gap: ℓ2, ε = 5, δ = 0.75 waited 24 s of a 60 s limit for a LP
+    it no longer needed). Without :meth:`call` nothing is interrupted and no callback is
+    installed."""
 
     def __init__(self):
         self.fired = False
