@@ -64,8 +64,7 @@ def add_excess_split(lp, kappa: float) -> bool:
     mult = 2.0 if lp.symmetric else 1.0
     a = lp.add_aux_cols(np.zeros(n), 1.0)
     b = lp.add_aux_cols(np.zeros(n), 1.0)
-    z = lp.add_aux_cols(np.full(n, mult * kappa), 1.0)
-    lp.fix_columns(z, 1.0)  # z ≤ max(a, b) ≤ 1 at the split's own credit
+    z = lp.add_aux_cols(np.full(n, mult * kappa), 1.0)  # z ≤ (a − b)²/(4(a + b)) ≤ 1 at optimum
     cols = lp.model.n_cols
     # q_j − a_j − b_{j−1} = 0 between the first and the last point, ≥ 0 at those two (cells not
     # split feed them too); symmetric LP: q_0 − 2a_0 = 0
