@@ -130,6 +130,7 @@ from . import _rounding
 from ._budget import TimeBudget
 from ._cells import cell_offset, laplace_profile
 from ._excess_split import add_excess_split
+from ._floor_weights import add_floor_rounding
 from ._validation import check_choice
 from .grid_rows import LAZY_FROM, RESTART, SegmentRows, guess_masses
 from .lp import PrivacyLP
@@ -219,7 +220,7 @@ class GridLP(PrivacyLP):
         cost, norm = self._columns(lo, hi, atom)
         if self.allowances and self._credit(np.zeros(1)) is not None:
             self.allowances = self.allowances[:1]  # (0, e_β): the credit is relative to it
-        self.floor_gain = 0.0  # what the floor rounding adds (set below: the rows' e^ε and δ)
+        self.floor, self.floor_gain = False, 0.0  # the floor rounding (set below with the rows)
         # scaled formulation (upper bound, small δ): columns r = p / s, segment rows / s_i,
         # budgets / δ
         n_scaled = self.n_cells + len([c for c in self.tail_cols if c is not None])
@@ -239,8 +240,6 @@ class GridLP(PrivacyLP):
         )
         # lower bound: rows stored as a relaxation (lowered), so the certified bound needs no
         # allowance for errors in them (dpdro.lp.safe_lower_bound)
-        if self.coefficients == "rounding":
-            self.floor_gain = problem.floor_rounding_gain(beta, self.exp_rows, self.delta_rows)
         self._relax = _rounding.lowered if lower and not problem.monotone else None
         if self._relax is not None:
             self.matrix_rel = 0.0
@@ -263,9 +262,10 @@ class GridLP(PrivacyLP):
             self.model.set_option("dual_simplex_cost_perturbation_multiplier", 0.0)
         self.add_simplex_rows(sp.csr_matrix((norm * self.scale)[None, :]))
         if lower and self.coefficients == "rounding":
+            add_floor_rounding(self)  # the floor's gain (dpdro._floor_weights)
             self._cap_end_points(lo, hi)
             kappa = problem.loss.rounding_excess_curvature(beta)  # where the mass came from
-            no_credit = self._credit(np.zeros(1)) is None and not self.floor_gain
+            no_credit = self._credit(np.zeros(1)) is None and not self.floor
             if kappa and no_credit and add_excess_split(self, kappa):
                 self.allowances = [(0.0, max(self.allowances[0][1], kappa / 4))]
         m = self.max_shift
@@ -322,7 +322,7 @@ class GridLP(PrivacyLP):
             (lo, self.ends[0], self.ends[0] + 1, lo >= 0.0),
             (hi, self.ends[1], self.ends[1] - 1, hi <= 0.0),
         ):
-            if not (math.isfinite(end) and v_lo <= point <= v_hi) or (near and self.floor_gain):
+            if not (math.isfinite(end) and v_lo <= point <= v_hi) or (near and self.floor):
                 continue
             # the width w, rounded up by more than the error of its two floating-point operations
             w = abs(end - inner * beta) + 4.0 * math.ulp(max(abs(end), abs(inner * beta)))
@@ -536,7 +536,7 @@ class GridLP(PrivacyLP):
         (D − e_β(η))/(1 + η) over the allowances (e_β rounded up, the quotient down) and of the
         floor rounding's D + g (:meth:`dpdro.Problem.floor_rounding_gain`, supports in [0, ∞))."""
         bound = super().dual_bound(row_duals)
-        floor = [float(np.nextafter(bound + self.floor_gain, -np.inf))] if self.floor_gain else []
+        floor = [float(np.nextafter(bound + self.floor_gain, -np.inf))] if self.floor else []
         rounded = [_rounding.rounding_bound(bound, *a) for a in self.allowances]
         return max(floor + rounded, default=bound)
 
