@@ -424,3 +424,33 @@ def test_lower_bound_reports_the_mass_of_its_tail_blocks():
     assert 0 < small.tail_mass <= small.outside_mass
     wide = grid_lower_bound(prob, 2, _window(prob, 2, 1.0))
     assert wide.tail_mass <= wide.outside_mass and wide.tail_mass < small.tail_mass
+
+
+def test_lower_bound_retries_a_failed_lazy_lp_with_all_rows_then_wider_windows(monkeypatch):
+    """A lower-bound LP on which HiGHS fails numerically is solved again with all its rows at the
+    same window, then on wider windows; the last failure is raised."""
+    import dpdro.grid as grid
+    from dpdro.solvers import SolverError
+
+    calls = []
+
+    def failing(problem, coefficients, k, L, budget, guess=None, lazy=None):
+        calls.append((L, lazy))
+        raise SolverError("numerical failure")
+
+    monkeypatch.setattr(grid, "_lower_solve", failing)
+    prob = dpdro.Problem(epsilon=1.0, delta=1e-3)
+    with pytest.raises(SolverError):
+        grid.grid_lower_bound(prob, 4, 40)
+    assert calls == [(40, None), (40, False), (60, None), (90, None)]
+    answered = []
+
+    def second(problem, coefficients, k, L, budget, guess=None, lazy=None):
+        answered.append((L, lazy))
+        if lazy is None:
+            raise SolverError("numerical failure")
+        return "bound"
+
+    monkeypatch.setattr(grid, "_lower_solve", second)
+    assert grid._lower_attempt(prob, "rounding", 4, 40, grid.TimeBudget(None)) == "bound"
+    assert answered == [(40, None), (40, False)]
