@@ -77,18 +77,21 @@ def add_floor_rounding(lp) -> None:
     if weights is None:
         return
     points, tail, constants = weights  # rows r: τ ≥ Σ_j q_j·points[r, j] + tail[r]·q_tail − p_r
-    shift = float(np.max(constants))  # τ′ = τ + K ≥ 0
-    n_rows = constants.size
-    top = max(float(np.max(points)), float(np.max(tail)))  # Σ_j q_j·(row r's coefficients) ≤ top
-    tau = lp.add_aux_cols(np.array([beta]), _rounding.round_up(top + shift))
-    cols = lp.model.n_cols
-    coef = np.zeros((n_rows, cols))
-    coef[:, : lp.n_cells] = -points
+    shift = float(np.max(constants))  # τ + K ≥ 0 for the largest penalty K
+    # stored as τ″ = (τ + K)/S ∈ [0, 1], S = K + the largest coefficient (Σ_j q_j = 1), with rows
+    # divided by S: coefficients of the order of the masses' (|x|³ on (−∞, 0] at ε = 0.17,
+    # δ = 2e-10 has coefficients up to 8,000, and HiGHS failed on it, or found it infeasible)
+    scale = _rounding.round_up(max(float(np.max(points)), float(np.max(tail))) + shift)
+    down = 1.0 - _rounding.COEFF_SAFETY  # a division and the rounding of its operands
+    tau = lp.add_aux_cols(np.array([_rounding.round_down(beta * scale)]), 1.0)
+    coef = np.zeros((constants.size, lp.model.n_cols))
+    coef[:, : lp.n_cells] = -points / scale * down
     far = lp.tail_cols[1 if problem.support[0] >= 0.0 else 0]
     if far is not None:
-        coef[:, far] = -tail
+        coef[:, far] = -tail / scale * down
     coef[:, tau[0]] = 1.0
-    lp.add_fixed_rows(sp.csr_matrix(coef), _rounding.lowered(shift - constants), np.inf)
+    rhs = _rounding.lowered((shift - constants) / scale * down)
+    lp.add_fixed_rows(sp.csr_matrix(coef), rhs, np.inf)
     lp.floor_gain = float(np.nextafter(-_rounding.round_up(beta * shift), -np.inf))
     lp.floor, lp.allowances = True, []
 

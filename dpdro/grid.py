@@ -648,7 +648,9 @@ def _lower_solve(
         raise LowerBoundTimeout(
             f"the lower-bound LP on the grid k = {k} ran out of the time limit", bound
         )
-    if sol.status == "infeasible":  # only with a Problem.support: P itself is then infeasible
+    if sol.status == "infeasible":  # P is, unless open on a side: then HiGHS failed (retried)
+        if problem.support is None or math.inf in map(abs, problem.support):
+            raise SolverError(f"HiGHS found the lower-bound LP on the grid k = {k} infeasible")
         raise RelaxationInfeasibleError.of(problem, f"the lower-bound LP on the grid k = {k}")
     pts, q, _ = lp.point_masses(sol.x)
     w_lo, w_hi = lp.window
@@ -694,7 +696,11 @@ def _solve(lp: GridLP, budget: TimeBudget):
     if sol.status == "time_limit":
         raise TimeoutError(f"the upper-bound LP on the grid k = {lp.k} ran out of the time limit")
     if sol.status == "infeasible":
-        raise InfeasibleError(_infeasible(lp.problem, lp.k, lp.L))
+        k, L, p = lp.k, lp.L, lp.problem
+        raise InfeasibleError(
+            f"the upper-bound LP on the grid Δf/{k} with window ±{L} cells (±{L / float(k):g}·Δf) "
+            f"is infeasible for (ε, δ) = ({p.epsilon:g}, {p.delta:g}): the window is too small"
+        )
     return sol
 
 
@@ -792,9 +798,3 @@ def grid_upper_bound(
         _GridRelease(lp), sol.x, budget, lp_value=sol.objective, k=k, L=L, simplex_iterations=iters
     )
 
-
-def _infeasible(problem: Problem, k: int, L: int) -> str:
-    return (
-        f"the upper-bound LP on the grid Δf/{k} with window ±{L} cells (±{L / float(k):g}·Δf) is "
-        f"infeasible for (ε, δ) = ({problem.epsilon:g}, {problem.delta:g}): the window is too small"
-    )

@@ -143,3 +143,16 @@ def test_weighted_rows_drop_the_rounding_allowances(monkeypatch):
     assert not plain.floor and plain.allowances
     split = 3 * min(plain.points[1], 8)  # dpdro._excess_split's columns a, b, z
     assert lp.model.n_cols == plain.model.n_cols - split + 1
+
+
+def test_weighted_rows_are_scaled_so_that_highs_solves_large_coefficients():
+    """|x|³ on (−∞, 0] at ε = 0.173, δ = 2e-10, k = 2 over ±150·Δf: the rows' coefficients reach
+    3·10⁴; stored unscaled, HiGHS stopped with status Unknown (and on other windows called the LP
+    infeasible). Scaled, it solves, and its certified bound is above D_R's on the same LP."""
+    prob = dpdro.Problem(
+        epsilon=0.173289, delta=2.00944e-10, loss=dpdro.PowerLoss(3.0), support=(-math.inf, 0.0)
+    )
+    lp = GridLP(prob, 2, 300, "lower", coefficients="rounding")
+    sol = lp.solve(60)
+    assert sol.status == "optimal"
+    assert lp.dual_bound(sol.row_duals) > 1.55e6  # D_R: 1.5424e6

@@ -454,3 +454,23 @@ def test_lower_bound_retries_a_failed_lazy_lp_with_all_rows_then_wider_windows(m
     monkeypatch.setattr(grid, "_lower_solve", second)
     assert grid._lower_attempt(prob, "rounding", 4, 40, grid.TimeBudget(None)) == "bound"
     assert answered == [(40, None), (40, False)]
+
+
+def test_an_infeasible_lower_bound_lp_proves_infeasibility_only_on_a_bounded_support(monkeypatch):
+    """A support open on one side always admits private noise (a shifted truncated Laplace), so
+    HiGHS calling its lower-bound LP infeasible is a numerical failure (retried, then raised as
+    a SolverError), not a proof; on a bounded support it proves P infeasible."""
+    import dpdro.grid as grid
+    from dpdro.problem import RelaxationInfeasibleError
+    from dpdro.solvers import LPSolution, SolverError
+
+    def infeasible(self, time_limit=None):
+        return LPSolution("infeasible", None, None, math.inf, 0)
+
+    monkeypatch.setattr(grid.GridLP, "solve", infeasible)
+    open_side = dpdro.Problem(epsilon=1.0, delta=1e-3, loss="l2", support=(-math.inf, 0.0))
+    with pytest.raises(SolverError, match="infeasible"):
+        grid.grid_lower_bound(open_side, 2, 20)
+    bounded = dpdro.Problem(epsilon=1.0, delta=1e-3, loss="l2", support=(-3.0, 3.0))
+    with pytest.raises(RelaxationInfeasibleError, match="widen the support"):
+        grid.grid_lower_bound(bounded, 2, 20)
