@@ -71,12 +71,9 @@ Supports
     costs at most β/2 more than D_R(k) instead of β (measured: one-sided ℓ1, ε = 0.31,
     δ = 1.6e-12, k = 1: 83.13 → 82.63, the lower bound's LP 82.10). The upper bound's window grows
     only at its edges that cut the support (``boundary_mass``), not at the support's own end, where
-    one-sided noise keeps about δ. On a support in [0, ∞) the floor Y = β⌊X/β⌋ satisfies (G) too,
-    and the grid LP finds it: for a loss increasing there D_R(k) lies about β/2 below P (the floor
-    drops the fractional part, whose law the rows do not see). What the fractional part must cost
-    is added back (:meth:`dpdro.Problem.floor_rounding_gain`: s·β·w(ε, δ) for a least slope s,
-    w ≈ ½ − ε/6): at that point 82.10 → 82.54 at k = 1, 82.56 at k = 2, against the upper bound
-    82.60.
+    one-sided noise keeps about δ. On a support on one side of 0 the grid LP also admits the floor
+    of the noise, about β/2 times the loss's slope below P; what the fractional parts must cost is
+    added back (:mod:`dpdro._floor_weights`).
 
 Symmetric losses
     (G) is invariant under the reflection i ↦ −i, m ↦ −m, so averaging a solution with its mirror
@@ -151,11 +148,10 @@ __all__ = ["GridLP", "LowerBoundTimeout", "grid_lower_bound", "grid_upper_bound"
 
 _SMALL_DELTA = 1e-6  # below: the upper bound starts from the scaled LP
 _FAR = 1e100  # beyond every window: the one-sided tail infima use [edge, _FAR]
-# (window in units of the requested one, lazy rows or None: the default) of a lower-bound LP, tried
-# in turn while HiGHS fails on it numerically. Measured: one-sided noise at ε = 0.1, 0.2, δ = 1e-10:
-# it fails on some windows and solves their neighbours; ℓ2 on [0, ∞), ε = 1.38, δ = 3.8e-12, k = 8:
-# lazy, seeded by the shifted Tulap, "Solve error" after 5.4 s; all of its 4,940 rows: 3.9 s
-_RETRY_WINDOWS = ((1.0, None), (1.0, False), (1.5, None), (2.25, None))
+# windows of a lower-bound LP, in units of the requested one, tried in turn while HiGHS fails on it
+# numerically (measured: one-sided noise at ε = 0.1 and 0.2, δ = 1e-10, where its dual simplex
+# fails on some windows and solves their neighbours; budget rows divided by δ span ten decades)
+_RETRY_WINDOWS = (1.0, 1.5, 2.25)
 # the largest mass bound GridLP._cap_end_points sets on a support end's outermost point: slivers of
 # floating-point width only (a larger bound met a negative reduced cost that the certificate then
 # covered by lowering the normalisation's multiplier: pinball on (−0.81, ∞) at k = 1/8, a bound
@@ -513,12 +509,17 @@ class GridLP(PrivacyLP):
 
     def solve(self, time_limit: float | None = None) -> LPSolution:
         """Solve within ``time_limit`` seconds; a lazy LP adds the violated segments and re-solves
-        until none is left, warm unless they are many (:mod:`dpdro.grid_rows`). When the time runs
-        out between two of its solves, the status is "time_limit" with the duals of the last
-        relaxation solved. The iterations are those of all its solves."""
+        until none is left, warm unless they are many, and all of them where HiGHS fails on it
+        (:mod:`dpdro.grid_rows`). When the time runs out between two of its solves, the status is
+        "time_limit" with the duals of the last relaxation solved (iterations: all its solves)."""
         budget, iterations = TimeBudget(time_limit), 0
         while True:
-            sol = super().solve(budget.left(floor=1e-3))
+            try:
+                sol = super().solve(budget.left(floor=1e-3))
+            except SolverError:
+                if not self.rows.add_all():
+                    raise
+                continue
             iterations += sol.iterations
             new = self.rows.violated(sol.x) if sol.status == "optimal" else None
             if new is None or not new.any():
@@ -602,16 +603,15 @@ def _lower_candidates(problem: Problem, beta: float) -> list[tuple[Problem, str]
 def _lower_attempt(
     problem: Problem, coefficients: str, k, L: int, budget: TimeBudget, *, guess=None
 ) -> LowerBound:
-    """The lower-bound LP with window ``L``; when HiGHS fails on it numerically, with all its rows,
-    then with the windows :data:`_RETRY_WINDOWS` times wider (every window gives a valid bound)."""
+    """The lower-bound LP with window ``L``; when HiGHS fails on it numerically, with the windows
+    :data:`_RETRY_WINDOWS` times wider (every window gives a valid bound)."""
     solve = partial(_lower_solve, problem, coefficients, k, budget=budget, guess=guess)
-    for factor, lazy in _RETRY_WINDOWS[:-1]:
+    for factor in _RETRY_WINDOWS[:-1]:
         try:
-            return solve(math.ceil(factor * L), lazy=lazy)
+            return solve(math.ceil(factor * L))
         except SolverError:
             continue
-    factor, lazy = _RETRY_WINDOWS[-1]
-    return solve(math.ceil(factor * L), lazy=lazy)
+    return solve(math.ceil(_RETRY_WINDOWS[-1] * L))
 
 
 class LowerBoundTimeout(TimeoutError):
@@ -625,9 +625,9 @@ class LowerBoundTimeout(TimeoutError):
 
 
 def _lower_solve(
-    problem: Problem, coefficients: str, k, L: int, budget: TimeBudget, guess=None, lazy=None
+    problem: Problem, coefficients: str, k, L: int, budget: TimeBudget, guess=None
 ) -> LowerBound:
-    lp = GridLP(problem, k, L, "lower", coefficients=coefficients, guess=guess, lazy=lazy)
+    lp = GridLP(problem, k, L, "lower", coefficients=coefficients, guess=guess)
     sol = lp.solve(budget.left(floor=1e-3))
 
     def certified(lp_value: float, **masses) -> LowerBound:

@@ -26,6 +26,14 @@ Lazy rows
     :data:`VIOLATION` (relative to δ; below, a whole window of them stays under HiGHS's own
     feasibility tolerance 1e-9).
 
+Failures
+    On a relaxation HiGHS fails on (numerically: a status such as "Unknown" or "Solve error"), the
+    LP gets every missing segment and is solved again from scratch (:meth:`SegmentRows.add_all`):
+    the full LP is better conditioned than relaxations whose mass drifts to points without rows
+    (measured: ℓ2 on [0, ∞), ε = 1.38, δ = 3.8e-12, lower bound at k = 8 seeded by the shifted
+    Tulap noise: "Solve error" after 5.4 s, then with all its 4,940 rows solved in 3.9 s; the
+    next wider windows had failed as well). Only then are wider windows tried.
+
 Seeds
     The first relaxation holds the segments that a guess of the optimal noise makes tight or
     violated: those with q_i ≥ f·e^ε q_{i−m} for its masses on the grid, f = e^{−ε/2} between
@@ -151,6 +159,14 @@ class SegmentRows:
         )
         lp.add_fixed_rows(seg, -INF, 0.0)
         self.added[idx] = True
+        return n
+
+    def add_all(self) -> int:
+        """Add every segment not in the LP yet, its basis cleared (the fallback of a relaxation
+        HiGHS fails on, module docstring); returns how many were added."""
+        n = self.add(~self.added)
+        if n:
+            self.lp.model.clear_basis()
         return n
 
     def terms(self, p: np.ndarray) -> np.ndarray:

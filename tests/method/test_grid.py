@@ -426,34 +426,52 @@ def test_lower_bound_reports_the_mass_of_its_tail_blocks():
     assert wide.tail_mass <= wide.outside_mass and wide.tail_mass < small.tail_mass
 
 
-def test_lower_bound_retries_a_failed_lazy_lp_with_all_rows_then_wider_windows(monkeypatch):
-    """A lower-bound LP on which HiGHS fails numerically is solved again with all its rows at the
-    same window, then on wider windows; the last failure is raised."""
+def test_a_failed_lazy_relaxation_is_solved_again_with_all_its_rows(monkeypatch):
+    """Where HiGHS fails on a lazy relaxation, the LP gets all its segments and is solved from
+    scratch: the optimum of the full LP; a failure with all rows in is raised."""
+    import dpdro.lp as lp_module
+    from dpdro.solvers import SolverError
+
+    prob = dpdro.Problem(epsilon=1.0, delta=1e-3, loss="l2", support=(0.0, math.inf))
+    full = GridLP(prob, 8, 80, "lower", coefficients="rounding", lazy=False).solve()
+    solve, calls = lp_module.PrivacyLP.solve, []
+
+    def fails_once(self, time_limit=None):
+        calls.append(int(self.rows.added.sum()))
+        if len(calls) == 1:
+            raise SolverError("numerical failure")
+        return solve(self, time_limit)
+
+    monkeypatch.setattr(lp_module.PrivacyLP, "solve", fails_once)
+    lazy = GridLP(prob, 8, 80, "lower", coefficients="rounding", lazy=True)
+    sol = lazy.solve()
+    assert calls == [0, lazy.rows.added.size] and lazy.rows.added.all()
+    assert sol.status == "optimal" and sol.objective == pytest.approx(full.objective, rel=1e-9)
+
+    def always(self, time_limit=None):
+        raise SolverError("numerical failure")
+
+    monkeypatch.setattr(lp_module.PrivacyLP, "solve", always)
+    with pytest.raises(SolverError):
+        GridLP(prob, 8, 80, "lower", coefficients="rounding", lazy=True).solve()
+
+
+def test_lower_bound_retries_wider_windows_when_highs_fails(monkeypatch):
+    """A lower-bound LP that HiGHS fails on is tried on wider windows; the last failure is
+    raised."""
     import dpdro.grid as grid
     from dpdro.solvers import SolverError
 
     calls = []
 
-    def failing(problem, coefficients, k, L, budget, guess=None, lazy=None):
-        calls.append((L, lazy))
+    def failing(problem, coefficients, k, L, budget, guess=None):
+        calls.append(L)
         raise SolverError("numerical failure")
 
     monkeypatch.setattr(grid, "_lower_solve", failing)
-    prob = dpdro.Problem(epsilon=1.0, delta=1e-3)
     with pytest.raises(SolverError):
-        grid.grid_lower_bound(prob, 4, 40)
-    assert calls == [(40, None), (40, False), (60, None), (90, None)]
-    answered = []
-
-    def second(problem, coefficients, k, L, budget, guess=None, lazy=None):
-        answered.append((L, lazy))
-        if lazy is None:
-            raise SolverError("numerical failure")
-        return "bound"
-
-    monkeypatch.setattr(grid, "_lower_solve", second)
-    assert grid._lower_attempt(prob, "rounding", 4, 40, grid.TimeBudget(None)) == "bound"
-    assert answered == [(40, None), (40, False)]
+        grid.grid_lower_bound(dpdro.Problem(epsilon=1.0, delta=1e-3), 4, 40)
+    assert calls == [40, 60, 90]
 
 
 def test_an_infeasible_lower_bound_lp_proves_infeasibility_only_on_a_bounded_support(monkeypatch):
