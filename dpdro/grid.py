@@ -536,7 +536,7 @@ class GridLP(PrivacyLP):
     def dual_bound(self, row_duals: np.ndarray) -> float:
         """The certified Lagrangian bound D of :mod:`dpdro.lp`; for D_R the best of
         (D − e_β(η))/(1 + η) over the allowances (e_β rounded up, the quotient down) and of the
-        floor rounding's D + g (:meth:`dpdro.Problem.floor_rounding_gain`, supports in [0, ∞))."""
+        floor rounding's D + g (:mod:`dpdro._floor_weights`, supports on one side of 0)."""
         bound = super().dual_bound(row_duals)
         floor = [float(np.nextafter(bound + self.floor_gain, -np.inf))] if self.floor else []
         rounded = [_rounding.rounding_bound(bound, *a) for a in self.allowances]
