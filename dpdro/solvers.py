@@ -66,6 +66,12 @@ _INTERRUPT: contextvars.ContextVar[Interrupt | None] = contextvars.ContextVar(
     "dpdro_interrupt", default=None
 )
 _STOPPED = (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kInterrupt)
+# the retries, in turn, of a solve that ended neither optimal, infeasible nor stopped: the primal
+# simplex method (dual simplex on badly scaled rows, e.g. one-sided noise at δ = 1e-10, where it
+# ends with primal infeasibilities of 0.1), then the dual without HiGHS's scaling (|x|² on
+# [2Δf, ∞), ε = 3.12, δ = 1.2e-12, k = 1 with dpdro._floor_weights' rows: "Unknown" with the
+# scaling and with the primal method, optimal without the scaling)
+_RETRIES = (("simplex_strategy", 4), ("simplex_scale_strategy", 0))
 
 
 _banner_lock = threading.Lock()
@@ -279,25 +285,25 @@ class HighsModel:
             return LPSolution("time_limit", None, duals, np.nan, self.simplex_iterations)
         if status == highspy.HighsModelStatus.kInfeasible:
             return LPSolution("infeasible", None, None, np.inf, self.simplex_iterations)
-        if status != highspy.HighsModelStatus.kOptimal:
-            # a rare numerical failure (dual simplex on badly scaled rows, e.g. one-sided noise at
-            # δ = 1e-10, where it ends with primal infeasibilities of 0.1): retry once from scratch
-            # with the primal simplex method before giving up
-            _, strategy = self.h.getOptionValue("simplex_strategy")
+        for option, value in _RETRIES if status != highspy.HighsModelStatus.kOptimal else ():
+            # a rare numerical failure: retry from scratch with one option changed (_RETRIES)
+            _, saved = self.h.getOptionValue(option)
             self.h.clearSolver()
-            self.h.setOptionValue("simplex_strategy", 4)
+            self.h.setOptionValue(option, value)
             try:
                 with self._interruptible(interrupt):
                     self.h.run()
             finally:
-                self.h.setOptionValue("simplex_strategy", strategy)
+                self.h.setOptionValue(option, saved)
             status = self.h.getModelStatus()
             if status in _STOPPED:  # the retry ran out of time
                 return LPSolution("time_limit", None, None, np.nan, self.simplex_iterations)
             if status == highspy.HighsModelStatus.kInfeasible:
                 return LPSolution("infeasible", None, None, np.inf)
-            if status != highspy.HighsModelStatus.kOptimal:
-                raise SolverError(f"HiGHS stopped with status {self.h.modelStatusToString(status)}")
+            if status == highspy.HighsModelStatus.kOptimal:
+                break
+        if status != highspy.HighsModelStatus.kOptimal:
+            raise SolverError(f"HiGHS stopped with status {self.h.modelStatusToString(status)}")
         sol = self.h.getSolution()
         return LPSolution(
             "optimal",

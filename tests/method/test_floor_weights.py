@@ -156,3 +156,16 @@ def test_weighted_rows_are_scaled_so_that_highs_solves_large_coefficients():
     sol = lp.solve(60)
     assert sol.status == "optimal"
     assert lp.dual_bound(sol.row_duals) > 1.55e6  # D_R: 1.5424e6
+
+
+def test_an_lp_highs_scales_badly_is_solved_without_its_scaling():
+    """|x|² on [2Δf, ∞) at ε = 3.12, δ = 1.2e-12, k = 1: HiGHS's dual and primal simplex methods
+    both stop with status Unknown on the LP with the weighted rows; without HiGHS's scaling it
+    solves (dpdro.solvers._RETRIES), above D_R's 120.281."""
+    prob = dpdro.Problem(
+        epsilon=3.12, delta=1.2e-12, loss=dpdro.PowerLoss(2.0), support=(2.0000006781, math.inf)
+    )
+    lp = GridLP(prob, 1, 20, "lower", coefficients="rounding", lazy=False)
+    sol = lp.solve(30)
+    assert sol.status == "optimal"
+    assert lp.dual_bound(sol.row_duals) > 120.5
