@@ -107,9 +107,9 @@ def _weights(problem, beta: float, points: tuple[int, int], e: float, delta: flo
         return None
     lo, hi = problem.support
     if lo >= 0.0 and hi == math.inf:
-        sign, near = 1.0, lo
+        sign = 1.0
     elif hi <= 0.0 and lo == -math.inf:
-        sign, near = -1.0, -hi
+        sign = -1.0
     else:
         return None
     loss = problem.loss
@@ -121,7 +121,7 @@ def _weights(problem, beta: float, points: tuple[int, int], e: float, delta: flo
 
     v_lo, v_hi = points
     first, last = (v_lo, v_hi) if sign > 0 else (-v_hi, -v_lo)  # in the mirrored coordinates
-    s = least_slope(max(0.0, near - beta), math.inf)
+    s = problem.floor_slope(beta)  # that of floor_rounding_gain, whose constant part this keeps
     if not (s >= 0.0 and math.isfinite(s)):
         return None
     g = [least_slope(j * beta, (j + 1) * beta) for j in range(first, last + 1)]

@@ -143,19 +143,25 @@ class Problem:
         but the grid LP also admits the floor, which drops the fractional part: for one-sided ℓ1
         D lies about β/2 below P, and this gain takes back all but about βε/6 of it.
         """
-        if self.support is None:
-            return 0.0
-        lo, hi = self.support
-        if lo >= 0.0:  # the floor lies in [max(0, lo − β), hi]
-            slope = self.loss.slope_bounds(max(0.0, lo - beta), hi)[0]
-        elif hi <= 0.0:  # the ceiling, in [lo, min(0, hi + β)]
-            slope = -self.loss.slope_bounds(lo, min(0.0, hi + beta))[1]
-        else:
-            return 0.0
+        slope = self.floor_slope(beta)
         if not slope > 0.0:
             return 0.0
         gain = slope * beta * fractional_part_bound(exp_epsilon, delta)
         return float(np.nextafter(gain * (1.0 - 1e-12), 0.0))
+
+    def floor_slope(self, beta: float) -> float:
+        """The least slope s of the loss away from 0 where the floor rounding onto βℤ can put the
+        noise (:meth:`floor_rounding_gain`): on [max(0, lo − β), hi] for a support in [0, ∞), on
+        the mirror image for one in (−∞, 0] (the ceiling); −∞ without such a support (or where the
+        slope is not known)."""
+        if self.support is None:
+            return -math.inf
+        lo, hi = self.support
+        if lo >= 0.0:  # the floor lies in [max(0, lo − β), hi]
+            return self.loss.slope_bounds(max(0.0, lo - beta), hi)[0]
+        if hi <= 0.0:  # the ceiling, in [lo, min(0, hi + β)]
+            return -self.loss.slope_bounds(lo, min(0.0, hi + beta))[1]
+        return -math.inf
 
     def without_monotonicity(self) -> Problem:
         """The same problem without ``monotone`` (a relaxation: its optimum is at most this

@@ -33,9 +33,8 @@ def _floor_bound(noise, loss, eps: float, delta: float, k: int, n: int, side: in
     """(E c of the floor law of ``noise`` on the points 0 … n − 1 (mirrored for side −1),
     that plus β·max_r τ_r of the weighted rows): the bound the LP gives at this law."""
     beta = 1.0 / k
-    prob = dpdro.Problem(epsilon=eps, delta=delta, loss=loss, support=(0.0, math.inf))
-    if side < 0:
-        prob = dpdro.Problem(epsilon=eps, delta=delta, loss=loss, support=(-math.inf, 0.0))
+    support = (0.0, math.inf) if side > 0 else (-math.inf, 0.0)
+    prob = dpdro.Problem(epsilon=eps, delta=delta, loss=loss, support=support)
     pts = (0, n - 1) if side > 0 else (1 - n, 0)
     rows = floor_weights._weights(prob, beta, pts, math.exp(eps), delta)
     assert rows is not None
