@@ -207,10 +207,14 @@ def _fitting(nxt: Fraction, g: _Grids, last: float, left: float, grids_at) -> Fr
     Prediction: the last round's seconds times the growth of the lower-bound LP's rows
     (:func:`_lower_rows`; ``grids_at`` gives the grids of a resolution) to the power 1.5. Measured
     from one round to the next (ℓ1 at ε = 4, pinball at ε = 5.6, |x|^1.5 at ε = 3.8): seconds grew
-    like rows to the powers 1.5, 1.6 and 1.8. A round that runs out of time still keeps the bound
-    where its lower-bound LP stopped (:class:`dpdro.grid.LowerBoundTimeout`), so erring on the fine
-    side costs little: at ℓ2, ε = 7.31, the interrupted grid k = 160 (0.09%) beats the finished
-    k = 116 (0.12%), while at ℓ1, ε = 4, the interrupted k = 134 is below the finished k = 67 and
+    like rows to the powers 1.5, 1.6 and 1.8. With the subset of the shifts that the LPs keep
+    from k = 24 (:func:`dpdro.grid_rows.lower_shifts`) the rows counted are still all of them:
+    the LP is smaller, but its time grows alike (one-sided ℓ1 at ε = 3.68, windows of 6Δf and
+    7.9Δf: k = 72 → 108 → 144, 3.0 → 8.1 → 18 s, powers 1.22 and 1.29; 73 → 124 beyond 4.0).
+    A round that runs out of time still keeps the bound where its lower-bound LP stopped
+    (:class:`dpdro.grid.LowerBoundTimeout`), so erring on the fine side costs little: at ℓ2,
+    ε = 7.31, the interrupted grid k = 160 (0.09%) beats the finished k = 116 (0.12%), while at
+    ℓ1, ε = 4, the interrupted k = 134 is below the finished k = 67 and
     the finished k = 92 above it."""
     rows, low = _lower_rows(g), Fraction(math.ceil(1.25 * g.k))
     k = nxt

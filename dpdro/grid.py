@@ -53,7 +53,9 @@ Lazy rows
     (G) has about k·(2L + 1) segment rows. LPs with at least :data:`dpdro.grid_rows.LAZY_FROM` of
     them hold a segment row only once it is violated, seeded by the rows a guess of the optimal
     noise makes tight, and re-solve until none is missing: the same optimum with a third of the
-    rows at large ε, and a relaxation at every stage (:mod:`dpdro.grid_rows`).
+    rows at large ε, and a relaxation at every stage (:mod:`dpdro.grid_rows`). From k = 24 a
+    lower bound with the floor rounding keeps only some of the shifts, another relaxation
+    (:func:`dpdro.grid_rows.lower_shifts`).
 
 One feasible set
     (G) constrains U(k) and D_R(k) alike: on the same grid the two LPs differ in the objective (cell
@@ -129,7 +131,7 @@ from ._cells import cell_offset, laplace_profile
 from ._excess_split import add_excess_split
 from ._floor_weights import add_floor_rounding
 from ._validation import check_choice
-from .grid_rows import LAZY_FROM, RESTART, SegmentRows, guess_masses
+from .grid_rows import LAZY_FROM, RESTART, SegmentRows, guess_masses, lower_shifts
 from .lp import PrivacyLP
 from .monotone import monotone_matrix, monotone_noise
 from .noise import PiecewiseUniform
@@ -265,12 +267,10 @@ class GridLP(PrivacyLP):
             no_credit = self._credit(np.zeros(1)) is None and not self.floor
             if kappa and no_credit and add_excess_split(self, kappa):
                 self.allowances = [(0.0, max(self.allowances[0][1], kappa / 4))]
-        m = self.max_shift
-        self.shifts = (
-            np.arange(1, m + 1)
-            if self.symmetric
-            else np.concatenate((np.arange(-m, 0), np.arange(1, m + 1)))
-        )
+        # the upper bound needs every shift; a floor LP keeps a subset (dpdro.grid_rows)
+        m = np.arange(1, self.max_shift + 1)
+        m = lower_shifts(m[-1], problem.epsilon, problem.delta) if self.floor else m
+        self.shifts = m if self.symmetric else np.concatenate((-m[::-1], m))
         self.n_groups = int(self.shifts.size)
         if problem.monotone:
             self._add_monotone_rows()

@@ -204,3 +204,52 @@ def test_tail_rows_are_the_tail_blocks_of_every_shift(kwargs, k, L):
     got_groups, forms = lp.rows._tail_rows()
     assert list(got_groups) == groups
     assert np.array_equal(forms.toarray(), np.array(rows).reshape(len(rows), lp.n_p))
+
+
+# ------------------------------------------------------------------ shift subsets
+def test_lower_shifts_keep_the_multiples_of_n_and_the_largest():
+    assert np.array_equal(grid_rows.lower_shifts(23, 3.68, 1e-5), np.arange(1, 24))
+    kept = grid_rows.lower_shifts(72, 3.68, 1e-5)  # n = ⌊√24⌋ = 4 (the plateau: 9.9 steps)
+    assert np.array_equal(kept, np.r_[np.arange(4, 69, 4), 69, 70, 71, 72])
+    assert grid_rows.lower_shifts(1, 3.68, 1e-5).tolist() == [1]
+    # n at most a quarter of the plateau's steps: 2 at ε = 6.5, k = 144 (10.7 steps), none at
+    # ε = 8.72, k = 238 (6 steps)
+    kept = grid_rows.lower_shifts(144, 6.5, 1e-5)
+    assert np.array_equal(kept, np.r_[np.arange(2, 143, 2), 143, 144])
+    assert np.array_equal(grid_rows.lower_shifts(238, 8.72, 1e-5), np.arange(1, 239))
+    assert np.array_equal(grid_rows.lower_shifts(72, 3.68, 0.1), np.arange(1, 73))  # large δ
+
+
+def _one_sided_l1():
+    return dpdro.Problem(epsilon=3.68, delta=9.7e-6, support=(0.0, math.inf))
+
+
+def test_only_floor_lps_keep_a_subset_of_the_shifts():
+    """The floor LP (a support on one side of 0) keeps the subset from k = 24; the upper bound,
+    whose noise must be private for every shift, and lower bounds elsewhere keep all."""
+    one_sided = _one_sided_l1()
+    floor = GridLP(one_sided, 36, 216, "lower")
+    kept = grid_rows.lower_shifts(36, 3.68, 9.7e-6)
+    assert floor.floor and np.array_equal(floor.shifts, np.r_[-kept[::-1], kept])
+    assert GridLP(one_sided, 36, 216, "upper").n_groups == 72
+    assert GridLP(dpdro.Problem(epsilon=3.68, delta=9.7e-6), 36, 40, "lower").n_groups == 36
+    assert GridLP(one_sided, 16, 96, "lower").n_groups == 32
+
+
+def test_the_shift_subset_loses_nothing_that_matters_on_a_floor_lp(monkeypatch):
+    """A relaxation of the LP with every shift, and as tight to 7 digits at k = 36 (n = 2); the
+    n − 1 largest shifts are what makes it so: the multiples of n alone give about the bound of
+    the grid nβ, 0.35% lower."""
+    problem = _one_sided_l1()
+    upper = grid_upper_bound(problem, 18, 142)
+    subset = grid_lower_bound(problem, 36, 216, guess=upper.noise)
+    monkeypatch.setattr(grid_rows, "SUBSET_FROM", 10**9)
+    every = grid_lower_bound(problem, 36, 216, guess=upper.noise)
+    assert subset.value <= every.value * (1 + 1e-9)  # (a relaxation, up to the duals' tolerance)
+    assert subset.value == pytest.approx(every.value, rel=1e-6)
+    assert subset.value <= upper.value
+    monkeypatch.setattr(grid_rows, "SUBSET_FROM", 24)
+    kept = grid_rows.lower_shifts(36, 3.68, 9.7e-6)
+    monkeypatch.setattr("dpdro.grid.lower_shifts", lambda *_: kept[kept % 2 == 0])
+    coarse = grid_lower_bound(problem, 36, 216, guess=upper.noise)
+    assert coarse.value < (1 - 2e-3) * subset.value
