@@ -146,6 +146,7 @@ from ._schedule import (  # relative_gap: also dpdro.relative_gap
     _unless_timed_out,
     _upper_grid,
     _upper_rows,
+    convergence_order,
     relative_gap,
 )
 from ._validation import check_bool, check_int, check_optional_positive, check_positive
@@ -283,6 +284,7 @@ class _Search:
             epsilon=problem.epsilon, delta=problem.delta, sensitivity=sens
         )
         self.k = min(_first_steps(problem, self.a), max_k) if k_start is None else Fraction(k_start)
+        self.order = convergence_order(problem)  # the lower bounds' k^−order (dpdro._schedule)
         # a support bounded on one side halves the window [−L, L]: the noise needs about 2A on the
         # other
         sup = problem.support
@@ -352,7 +354,7 @@ class _Search:
             lb, ub = lower(time_limit=lower_budget.left(floor=1e-3)), None
             if (
                 best_lb is not None
-                and _reference_falls_short(best_ub.value, best_lb, lb, self.rel_gap)
+                and _reference_falls_short(best_ub.value, best_lb, lb, self.rel_gap, self.order)
                 and _upper_rows(g) <= _ROWS_RATIO * _lower_rows(g)
             ):
                 ub = _unless_timed_out(upper, budget)
@@ -397,7 +399,7 @@ class _Search:
 
     def upper_suffices(self) -> bool:
         """Whether the best upper bound already lies within a quarter of ``rel_gap`` of the limit
-        of the lower bounds of the last two rounds extrapolated as k⁻² while they close in
+        of the lower bounds of the last two rounds extrapolated as k^−order while they close in
         (:func:`_reference_falls_short` at a quarter of the gap): the round then refines the lower
         bound alone instead of solving both LPs side by side (measured, loaded machine: pinball
         τ = 0.435, ε = 5.57, δ = 0.022, U(68) 0.0075% above that limit; the next round ran both LPs,
@@ -408,15 +410,16 @@ class _Search:
         if self.best_ub is None or self.upper_rounds == 0 or len(self.lowers) < 2:
             return False
         previous, last = self.lowers
-        return not _reference_falls_short(self.best_ub.value, previous, last, 0.25 * self.rel_gap)
+        gap = 0.25 * self.rel_gap
+        return not _reference_falls_short(self.best_ub.value, previous, last, gap, self.order)
 
     def lower_limit_falls_short(self) -> bool:
-        """Whether the lower bounds' k⁻² limit (last two rounds) lies more than ``rel_gap`` below
+        """Whether the lower bounds' limit (k^−order, last two rounds) lies over ``rel_gap`` below
         the best upper bound, however settled that looks (ℓ2, ε = 2, δ = 0.75: U(19) gained 0.14%
         on U(10), U(40) 0.47% on U(19); refining the lower bound alone ended at 0.58% in 120 s)."""
         if self.best_ub is None or len(self.lowers) < 2:
             return False
-        limit = _lower_limit(*self.lowers, self.best_ub.value)
+        limit = _lower_limit(*self.lowers, self.best_ub.value, self.order)
         return relative_gap(self.best_ub.value, limit) > self.rel_gap
 
     def target(self, seconds: float) -> float:

@@ -42,3 +42,21 @@ def test_the_steep_edge_of_an_asymmetric_loss_decides_the_grid():
     assert 0.8 * 128 <= k < 128  # below the predicted grid: no k′ ≥ 128 aligns the right edge
     assert abs(plateau[1] * k - round(plateau[1] * k)) < 0.05
     assert abs(plateau[1] * 128 - round(plateau[1] * 128)) > 0.15
+
+
+def test_lower_bounds_extrapolate_as_k_to_the_minus_one_on_a_support_on_one_side_of_0():
+    """One-sided ℓ1 at ε = 3.68, δ = 9.7e-6: D(16) = 3.7092, D(36) = 3.7239, and the optimum
+    3.7360 (U(40)); the gap times k is constant, so k⁻¹ predicts the limit (3.7357) where k⁻²
+    (3.7275) sent the call to an upper-bound LP of 14 s that gained 0.02%."""
+    from dpdro._schedule import _lower_limit, convergence_order
+    from dpdro.release import LowerBound
+
+    previous = LowerBound(value=3.7092, lp_value=3.7092, seconds=0.0, k=16)
+    last = LowerBound(value=3.7239, lp_value=3.7239, seconds=0.0, k=36)
+    assert _lower_limit(previous, last, 4.0, 1) == pytest.approx(3.7239 + 0.0147 * 16 / 20)
+    assert _lower_limit(previous, last, 4.0) == pytest.approx(3.7239 + 0.0147 * 256 / 1040)
+    inf = float("inf")
+    sides = {(0.0, inf): 1, (-inf, 0.0): 1, (2.0, inf): 1, (-3.0, inf): 2, None: 2}
+    for support, order in sides.items():
+        problem = dpdro.Problem(epsilon=1.0, delta=1e-6, support=support)
+        assert convergence_order(problem) == order
