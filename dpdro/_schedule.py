@@ -207,7 +207,7 @@ def _fitting(nxt: Fraction, g: _Grids, last: float, left: float, grids_at) -> Fr
     Prediction: the last round's seconds times the growth of the lower-bound LP's rows
     (:func:`_lower_rows`; ``grids_at`` gives the grids of a resolution) to the power 1.5. Measured
     from one round to the next (ℓ1 at ε = 4, pinball at ε = 5.6, |x|^1.5 at ε = 3.8): seconds grew
-    like rows to the powers 1.5, 1.6 and 1.8. With the subset of the shifts that the LPs keep
+    like rows to the powers 1.5, 1.6 and 1.8. With the subset of the shifts that floor LPs keep
     from k = 24 (:func:`dpdro.grid_rows.lower_shifts`) the rows counted are still all of them:
     the LP is smaller, but its time grows alike (one-sided ℓ1 at ε = 3.68, windows of 6Δf and
     7.9Δf: k = 72 → 108 → 144, 3.0 → 8.1 → 18 s, powers 1.22 and 1.29; 73 → 124 beyond 4.0).
@@ -294,8 +294,8 @@ def _reference_falls_short(
 
 def _lower_limit(previous: LowerBound, lower: LowerBound, upper: float, order: int = 2) -> float:
     """Two grids' (Δf/k, k ≥ 1) lower bounds extrapolated as k^−order (else ``upper``): order 2
-    as a rule, 1 on a support on one side of 0, where the lower bound's LP admits the floor of the
-    noise and its gap is first order in β (:func:`convergence_order`)."""
+    as a rule, 1 for a loss of constant slope on a support on one side of 0, whose gap is first
+    order in β (:func:`_convergence_order`)."""
     k0, k1 = float(previous.k or 0), float(lower.k or 0)
     if not k1 > k0 >= 1:
         return upper
@@ -303,7 +303,7 @@ def _lower_limit(previous: LowerBound, lower: LowerBound, upper: float, order: i
     return lower.value + gain * k0**order / (k1**order - k0**order)
 
 
-def convergence_order(problem: Problem) -> int:
+def _convergence_order(problem: Problem) -> int:
     """How the lower bounds of :func:`dpdro.grid.grid_lower_bound` approach P as the grid Δf/k
     refines: like k⁻¹ for a loss of constant slope on a support on one side of 0 (ℓ1, pinball,
     the asymmetric loss: the floor of the noise lies about β/2 times the slope below P, and the

@@ -131,6 +131,7 @@ from ._schedule import (  # relative_gap: also dpdro.relative_gap
     _after_infeasible,
     _aligned,
     _closed_form_bound,
+    _convergence_order,
     _edge_weights,
     _fallback_lower_bound,
     _first_steps,
@@ -146,7 +147,6 @@ from ._schedule import (  # relative_gap: also dpdro.relative_gap
     _unless_timed_out,
     _upper_grid,
     _upper_rows,
-    convergence_order,
     relative_gap,
 )
 from ._validation import check_bool, check_int, check_optional_positive, check_positive
@@ -284,7 +284,7 @@ class _Search:
             epsilon=problem.epsilon, delta=problem.delta, sensitivity=sens
         )
         self.k = min(_first_steps(problem, self.a), max_k) if k_start is None else Fraction(k_start)
-        self.order = convergence_order(problem)  # the lower bounds' k^−order (dpdro._schedule)
+        self.order = _convergence_order(problem)  # the lower bounds' k^−order (dpdro._schedule)
         # a support bounded on one side halves the window [−L, L]: the noise needs about 2A on the
         # other
         sup = problem.support

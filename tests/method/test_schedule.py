@@ -48,7 +48,7 @@ def test_lower_bounds_extrapolate_as_k_to_the_minus_one_on_a_support_on_one_side
     """One-sided ℓ1 at ε = 3.68, δ = 9.7e-6: D(16) = 3.7092, D(36) = 3.7239, and the optimum
     3.7360 (U(40)); the gap times k is constant, so k⁻¹ predicts the limit (3.7357) where k⁻²
     (3.7275) sent the call to an upper-bound LP of 14 s that gained 0.02%."""
-    from dpdro._schedule import _lower_limit, convergence_order
+    from dpdro._schedule import _convergence_order, _lower_limit
     from dpdro.release import LowerBound
 
     previous = LowerBound(value=3.7092, lp_value=3.7092, seconds=0.0, k=16)
@@ -59,4 +59,4 @@ def test_lower_bounds_extrapolate_as_k_to_the_minus_one_on_a_support_on_one_side
     sides = {(0.0, inf): 1, (-inf, 0.0): 1, (2.0, inf): 1, (-3.0, inf): 2, None: 2}
     for support, order in sides.items():
         problem = dpdro.Problem(epsilon=1.0, delta=1e-6, support=support)
-        assert convergence_order(problem) == order
+        assert _convergence_order(problem) == order
