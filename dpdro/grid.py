@@ -268,8 +268,8 @@ class GridLP(PrivacyLP):
             if kappa and no_credit and add_excess_split(self, kappa):
                 self.allowances = [(0.0, max(self.allowances[0][1], kappa / 4))]
         # the upper bound needs every shift; a floor LP keeps a subset (dpdro.grid_rows)
-        m = np.arange(1, self.max_shift + 1)
-        m = lower_shifts(m[-1], problem.epsilon, problem.delta) if self.floor else m
+        m = self.max_shift
+        m = lower_shifts(m, problem.epsilon, problem.delta) if self.floor else np.arange(1, m + 1)
         self.shifts = m if self.symmetric else np.concatenate((-m[::-1], m))
         self.n_groups = int(self.shifts.size)
         if problem.monotone:
