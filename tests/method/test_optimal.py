@@ -674,6 +674,22 @@ def test_upper_bound_lp_runs_while_the_lower_bounds_limit_falls_short(monkeypatc
     assert sorted(calls) == (["lower", "upper"] if both else ["lower"])
 
 
+@pytest.mark.parametrize("above, both", [(0.238, True), (0.05, False)])
+def test_first_round_solves_the_upper_bound_lp_when_the_reference_is_far(monkeypatch, above, both):
+    """The first round (no lower bound yet) solves the upper-bound LP after its lower bound's when
+    the reference lies over 10% above that lower bound: ℓ2 on (−∞, 0] at ε = 5.44, δ = 1.9e-6 has
+    the reference 23.8% above D(16); without U(k) in the first round, the second round's LP started
+    from the reference alone and took 17 s (22.5% at the 20 s limit, 0.82% with it). 5% above (a
+    coarse lower bound), the lower bound alone, as before."""
+    prob = dpdro.Problem(epsilon=5.44, delta=1.9e-6, loss="l2", support=(-math.inf, 0.0))
+    search, g, calls = _stubbed_round(monkeypatch, prob, 1.0 + above, [(1.0, 16), (1.0, 32)],
+                                      1.0, 1.0 + above / 2)
+    search.lowers, search.best_lb = [], None  # the first round
+    ub, lb = search.solve_round(g, dpdro.optimal.TimeBudget(10.0))
+    assert calls == (["lower", "upper"] if both else ["lower"])
+    assert (ub is not None) == both and lb.value == 1.0
+
+
 def test_a_lower_bound_without_masses_does_not_stop_the_refinement(monkeypatch):
     """A bound kept from an LP cut short by the time limit carries no masses (a monotone problem's
     second lower-bound LP under load): the window rule had multiplied None (TypeError, seen once
