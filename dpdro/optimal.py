@@ -141,6 +141,7 @@ from ._schedule import (  # relative_gap: also dpdro.relative_gap
     _lower_limit,
     _lower_rows,
     _next_steps,
+    _one_sided_width,
     _plateau,
     _reference_falls_short,
     _reserve,
@@ -201,10 +202,8 @@ class OptimalNoise:
     lower: LowerBound
     seconds: float
     rel_gap: float  # the target
-    # one dict per round (k, windows, bounds, gap, times)
-    history: list = field(default_factory=list)
-    # E c(X) of every literature mechanism valid for the problem (dpdro.reference.literature_losses)
-    literature: dict = field(default_factory=dict)
+    history: list = field(default_factory=list)  # a dict per round (k, windows, bounds, gap, times)
+    literature: dict = field(default_factory=dict)  # dpdro.reference.literature_losses
 
     @property
     def source(self) -> str:
@@ -245,8 +244,7 @@ class OptimalNoise:
     @property
     def partition(self) -> Partition:
         """The cells of the released noise (centred cells of width β, edges on the lattice β/2)."""
-        h = self.noise.grid
-        return Partition(self.noise.ticks, h)
+        return Partition(self.noise.ticks, self.noise.grid)
 
 
 def _print_round(info: dict) -> None:
@@ -292,6 +290,7 @@ class _Search:
         # other
         sup = problem.support
         one_sided = sup is not None and math.isfinite(sup[0]) != math.isfinite(sup[1])
+        self.narrow_one_sided = one_sided and problem.epsilon >= 1.0  # (_one_sided_width)
         self.f_up, self.f_low = (
             (2 * _UPPER_WINDOW, 2 * _LOWER_WINDOW) if one_sided else (_UPPER_WINDOW, _LOWER_WINDOW)
         )
@@ -328,14 +327,17 @@ class _Search:
         # at large ε the noise lies within a few plateaus of 0: a smaller window holds it (tail
         # blocks and padding carry the rest), which keeps the lower-bound LP small at the fine grids
         # it needs; not with a support, which keeps the noise away from 0 (one-sided noise at
-        # ε = 5.96, δ = 2.4e-6 lies on [0, 2A], A = 3.1Δf: the window ±1.6Δf had halved the bound).
-        # 16 reaches of the plateau, fewer for an asymmetric loss at large ε (_REACHES)
+        # ε = 5.96, δ = 2.4e-6 lies on [0, 2A], A = 3.1Δf: the window ±1.6Δf had halved the bound;
+        # _one_sided_width). 16 reaches of the plateau, fewer for an asymmetric loss at large ε
         near_zero = plateau is not None and self.problem.support is None
         reach = max(abs(plateau[0]), abs(plateau[1])) if near_zero else None
         narrow = not self.problem.loss.symmetric and self.problem.epsilon >= _NARROW_FROM
         reach = None if reach is None else (_NARROW_REACHES if narrow else _REACHES) * reach * sens
         w_low = self.f_low * (a if reach is None else min(a, reach)) + self.away
-        return _Grids(k, k_up, L_up, k_low, max(1, math.ceil(w_low * k_low / sens)), w_low)
+        L_full = max(1, math.ceil(w_low * k_low / sens))
+        if self.narrow_one_sided:
+            w_low = _one_sided_width(a, self.f_low, self.problem.epsilon, sens) + self.away
+        return _Grids(k, k_up, L_up, k_low, max(1, math.ceil(w_low * k_low / sens)), w_low, L_full)
 
     def solve_round(self, g: _Grids, budget: TimeBudget) -> tuple[UpperBound | None, LowerBound]:
         """This round's bounds (``None`` for an upper bound not worth its LP, module docstring)."""
@@ -359,7 +361,7 @@ class _Search:
                 relative_gap(best_ub.value, lb.value) > _FAR if best_lb is None
                 else _reference_falls_short(best_ub.value, best_lb, lb, self.rel_gap, self.order)
             )
-            if short and _upper_rows(g) <= _ROWS_RATIO * _lower_rows(g):
+            if short and _upper_rows(g) <= _ROWS_RATIO * _lower_rows(g, full=True):
                 ub = _unless_timed_out(upper, budget)
             return ub, lb
         if (
@@ -532,7 +534,7 @@ class _Search:
         ):
             self.f_low *= _GROWTH
             grew = True
-        nxt = _next_steps(self.history, self.rel_gap)
+        nxt = _next_steps(self.history, self.rel_gap, self.order)
         if nxt <= max_k:
             if left is None or g.k < 8:
                 self.k = nxt
@@ -789,12 +791,5 @@ def _refine(
         ):
             break
     best = search.best_ub
-    return OptimalNoise(
-        best.noise,
-        best,
-        search.best_lb,
-        budget.elapsed(),
-        rel_gap,
-        search.history,
-        search.literature,
-    )
+    return OptimalNoise(best.noise, best, search.best_lb, budget.elapsed(), rel_gap,
+                        search.history, search.literature)

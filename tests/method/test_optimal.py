@@ -360,13 +360,15 @@ def test_time_after_the_refinement_is_kept_within_the_limit(monkeypatch):
 def test_one_sided_noise_gets_a_window_around_its_support_and_a_moderate_first_grid():
     """One-sided noise at large ε lies on [0, 2A], not within a few plateaus of 0: the lower
     bound's window is not cut to 16 plateau half-widths (at ε = 5.96, δ = 2.4e-6 that window,
-    ±1.6Δf, had halved the bound), and its first grid is at most Δf/16 (twice the shifts and twice
-    the window of a symmetric problem's LP)."""
+    ±1.6Δf, had halved the bound), but reaches A + 9.2Δf/ε, beyond which the noise's mass is about
+    3e-5 (dpdro._schedule._one_sided_width; 2A before it); its first grid is at most Δf/16 (twice
+    the shifts and twice the window of a symmetric problem's LP)."""
     prob = dpdro.Problem(epsilon=5.955, delta=2.41e-6, loss="l1", support=(0.0, math.inf))
     search = dpdro.optimal._Search(prob, 1e-3, True, None, 4096)
     g = search.grids()
     assert g.k <= 16
-    assert g.w_low >= 2 * search.a  # the whole support of a shifted truncated Laplace noise
+    assert g.w_low >= search.a + 9.2 / prob.epsilon  # the rise and the fall down to e^−9.2
+    assert g.L_full >= 2 * search.a * g.k_low  # the whole support of a shifted truncated Laplace
     free = dpdro.optimal._Search(
         dpdro.Problem(epsilon=5.955, delta=2.41e-6, loss="l1"), 1e-3, True, None, 4096
     )

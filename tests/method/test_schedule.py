@@ -60,3 +60,47 @@ def test_lower_bounds_extrapolate_as_k_to_the_minus_one_on_a_support_on_one_side
     for support, order in sides.items():
         problem = dpdro.Problem(epsilon=1.0, delta=1e-6, support=support)
         assert _convergence_order(problem) == order
+
+
+def test_next_grid_jumps_up_to_four_times_where_the_lower_bound_converges_like_1_over_k():
+    """One-sided ℓ1 at ε = 3.68, δ = 9.7e-6: from D(16), 0.738%, and D(36), 0.342%, the gap falls
+    like k⁻¹ and 0.1% needs k ≈ 36·3.4·1.1 = 136. Doubling had spent a round at k = 80 and ended at
+    0.116% after 20 s; going there at once (fitted to the time left), 0.096% in 16 s. A k⁻² lower
+    bound keeps the factor 2."""
+    from dpdro._schedule import _next_steps
+
+    history = [dict(k=16, gap=0.00738), dict(k=36, gap=0.00342)]
+    assert _next_steps(history, 1e-3, order=1) == 136
+    assert _next_steps(history, 1e-3) == 72 == _next_steps(history, 1e-3, order=2)
+    # the factor stays capped at 4
+    assert _next_steps([dict(k=16, gap=0.02), dict(k=32, gap=0.01)], 1e-3, order=1) == 128
+
+
+def test_one_sided_lower_window_is_narrowed_from_epsilon_1():
+    """On a support bounded on one side, from ε = 1, the lower bound's window reaches A + 9.2Δf/ε
+    from the support's end instead of 2A (at most 2A; its factor grows it as before), while the
+    rows ratio of the first upper-bound LP is that of the window before (_lower_rows, full)."""
+    import math
+
+    from dpdro._closed_forms import truncated_laplace_half_width
+    from dpdro._schedule import _lower_rows, _one_sided_width
+    from dpdro.optimal import _Search
+
+    assert _one_sided_width(4.0, 2.0, 3.0, 1.0) == pytest.approx(4.0 + 9.2 / 3.0)
+    assert _one_sided_width(2.0, 2.0, 3.0, 1.0) == 4.0  # 2A is the larger bound
+    assert _one_sided_width(10.0, 3.0, 3.0, 2.0) == pytest.approx(1.5 * (10.0 + 18.4 / 3.0))
+    for eps, sup, narrowed in ((3.68, (0.0, math.inf), True), (3.68, (-math.inf, 0.0), True),
+                               (0.5, (0.0, math.inf), False), (3.68, None, False)):
+        problem = dpdro.Problem(epsilon=eps, delta=9.7e-6, support=sup)
+        search = _Search(problem, 1e-3, True, 16, 4096)
+        g = search.grids()
+        a = truncated_laplace_half_width(epsilon=eps, delta=9.7e-6, sensitivity=1.0)
+        k = g.k_low
+        if sup is not None:  # (without one, the window is the plateau's reaches at large ε)
+            assert g.L_full == math.ceil(search.f_low * a * k)
+        if narrowed:
+            assert g.w_low == pytest.approx(a + 9.2 / eps)
+            assert g.L_low == math.ceil((a + 9.2 / eps) * k) < g.L_full
+            assert _lower_rows(g, full=True) == k * (2 * g.L_full + 1) > _lower_rows(g)
+        else:
+            assert g.L_low == g.L_full and _lower_rows(g, full=True) == _lower_rows(g)
