@@ -200,9 +200,9 @@ def _lower_rows(g: _Grids, full: bool = False) -> int:
 
 
 def _one_sided_width(a: float, factor: float, epsilon: float, sensitivity: float) -> float:
-    """The lower bound's window from the end of a support bounded on one side, at ε ≥ 1:
-    ``factor``/2 times min(2A, A + 9.2Δf/ε) instead of ``factor``·A, A the truncated-Laplace
-    half-width ``a``. The noise rises from that end over about A and falls over about A again, by
+    """The lower bound's window from the end of a support bounded on one side: ``factor``·A below
+    ε = 1, from there ``factor``/2 times min(2A, A + 9.2Δf/ε), A the truncated-Laplace half-width
+    ``a``. The noise rises from that end over about A and falls over about A again, by
     e^−ε per Δf: beyond A + 9.2Δf/ε lies a mass of about 3e-5 (U(16) of ℓ1 on [0, ∞): 2.9e-5 at
     ε = 3.68, δ = 9.7e-6; 3.1e-5 at ε = 5.96, δ = 2.4e-6; 4.4e-5 at ε = 1.17, δ = 3.5e-8), which the
     LP's tail column carries at the window's edge, and any window gives a valid bound. At ε = 3.68
@@ -211,7 +211,8 @@ def _one_sided_width(a: float, factor: float, epsilon: float, sensitivity: float
     ratio of the first upper-bound LP (:data:`dpdro.optimal._ROWS_RATIO`) is that of the window
     before: with the narrower one, the asymmetric loss on [0, ∞) at ε = 6.36 never solved an
     upper-bound LP and ended at 4.25% instead of 0.39%."""
-    return 0.5 * factor * min(2.0 * a, a + 9.2 * sensitivity / epsilon)
+    reach = 2.0 * a if epsilon < 1.0 else min(2.0 * a, a + 9.2 * sensitivity / epsilon)
+    return 0.5 * factor * reach
 
 
 def _upper_rows(g: _Grids) -> int:

@@ -290,7 +290,7 @@ class _Search:
         # other
         sup = problem.support
         one_sided = sup is not None and math.isfinite(sup[0]) != math.isfinite(sup[1])
-        self.narrow_one_sided = one_sided and problem.epsilon >= 1.0  # (_one_sided_width)
+        self.one_sided = one_sided  # (the lower window, _one_sided_width)
         self.f_up, self.f_low = (
             (2 * _UPPER_WINDOW, 2 * _LOWER_WINDOW) if one_sided else (_UPPER_WINDOW, _LOWER_WINDOW)
         )
@@ -335,7 +335,7 @@ class _Search:
         reach = None if reach is None else (_NARROW_REACHES if narrow else _REACHES) * reach * sens
         w_low = self.f_low * (a if reach is None else min(a, reach)) + self.away
         L_full = max(1, math.ceil(w_low * k_low / sens))
-        if self.narrow_one_sided:
+        if self.one_sided:
             w_low = _one_sided_width(a, self.f_low, self.problem.epsilon, sens) + self.away
         return _Grids(k, k_up, L_up, k_low, max(1, math.ceil(w_low * k_low / sens)), w_low, L_full)
 

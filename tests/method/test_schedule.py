@@ -88,6 +88,7 @@ def test_one_sided_lower_window_is_narrowed_from_epsilon_1():
 
     assert _one_sided_width(4.0, 2.0, 3.0, 1.0) == pytest.approx(4.0 + 9.2 / 3.0)
     assert _one_sided_width(2.0, 2.0, 3.0, 1.0) == 4.0  # 2A is the larger bound
+    assert _one_sided_width(4.0, 2.0, 0.5, 1.0) == 8.0  # below ε = 1: factor·A, not narrowed
     assert _one_sided_width(10.0, 3.0, 3.0, 2.0) == pytest.approx(1.5 * (10.0 + 18.4 / 3.0))
     for eps, sup, narrowed in ((3.68, (0.0, math.inf), True), (3.68, (-math.inf, 0.0), True),
                                (0.5, (0.0, math.inf), False), (3.68, None, False)):
