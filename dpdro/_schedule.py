@@ -413,6 +413,38 @@ def _closed_form_bound(problem: Problem) -> LowerBound | None:
     )
 
 
+# for lower bounds of order 1 (_upper_steps, _upper_too_slow): the first upper-bound LP's grid at
+# most, and the share of the time left that a later one may be predicted to take
+_FIRST_UPPER_STEPS, _UPPER_SHARE = 16, 0.75
+
+
+def _upper_steps(history: list[dict], k, order: int):
+    """The resolution that the round's upper-bound grid is aligned from: the round's own ``k``, but
+    at most :data:`_FIRST_UPPER_STEPS` for the first upper-bound LP of lower bounds that converge
+    like k⁻¹ (``order`` 1, :func:`_convergence_order`). There the upper bound is within 0.01–0.05%
+    of the lower bounds' limit from k ≈ 16 on, and its LP costs from 2 to over 35 times the
+    round's lower-bound LP: one-sided ℓ1 at ε = 4, δ = 1e-6 solved its first, U(38), in the
+    second round, and it ran out of the 20 s limit beside a lower bound of 0.6 s (U(20) takes
+    1.2 s); the call ended at 7.4%, the truncated Laplace mechanism's gap, instead of 0.2%."""
+    solved = any(h["k_upper"] for h in history)
+    return k if order != 1 or solved else min(k, Fraction(_FIRST_UPPER_STEPS))
+
+
+def _upper_too_slow(history: list[dict], g: _Grids, left: float | None, order: int) -> bool:
+    """Whether the round's upper-bound LP should not run beside its lower bound: for lower bounds
+    of order 1, when its time predicted from the last upper-bound LP's, times the growth of the
+    segment rows (:func:`_upper_rows`) squared, exceeds :data:`_UPPER_SHARE` of the time ``left``.
+    Measured with the same lower bounds (one-sided): ℓ1 at ε = 4, δ = 1e-6, U(20) with 257 points
+    1.1 s, U(46) with 591 (5.3 times the rows) beyond 40 s; the asymmetric loss at ε = 2.55,
+    δ = 0.038, U(16) with 96 points 0.06 s, U(39) with 232 (5.9 times) 1.0 s, and 0.05% better."""
+    solved = [h for h in history if h["k_upper"]]
+    if order != 1 or not solved or left is None:
+        return False
+    last = solved[-1]
+    rows = last["k_upper"] * (2 * last["upper_window"] + 1)
+    return last["upper_seconds"] * (_upper_rows(g) / rows) ** 2 > _UPPER_SHARE * left
+
+
 def _upper_grid(history: list[dict], k_up: int, left: float | None) -> int:
     """The upper-bound LP's grid for a round whose own is ``k_up``: 1.5 times the last upper-bound
     LP's grid for the first such LP after a round without one (it had settled, or run out of time)

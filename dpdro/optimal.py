@@ -1,5 +1,4 @@
-r"""``optimal_noise``: certified near-optimal noise, refined until (P − D)/D is small, with no
-knobs.
+r"""``optimal_noise``: certified near-optimal noise, refined until (P − D)/D is small, no knobs.
 
 Each round solves, on one uniform grid β = Δf/k, the upper-bound LP U(k) and the lower-bound LP
 D_R(k) of :mod:`dpdro.grid` (randomized-rounding coefficients wherever they are valid, the paper's
@@ -58,30 +57,32 @@ last where the round's grid would take more than half the time left
 (:func:`dpdro._schedule._upper_grid`; ℓ2, ε = 5, δ = 0.5: U(38) and U(66) agree to 0.015%, the LP
 on the round's grid, k ≈ 198, ran out of a 120 s limit; U(99) is 0.087% lower, in 8.5 s, and closes
 the gap to 0.09% within 60 s; where the round's grid fits, as for ℓ1 at ε = 2, δ = 0.2, U(17) →
-U(80), a cap had cost the call 19 → 90 s).
+U(80), a cap had cost the call 19 → 90 s). Lower bounds of order k⁻¹ (a loss of constant slope on
+one side of 0) get their first upper-bound LP on a grid of at most 16 steps per Δf, and none that
+is predicted to take over 3/4 of the time left (:func:`dpdro._schedule._upper_too_slow`).
 
 Scale: for a loss homogeneous of degree d (:attr:`dpdro.Loss.degree`: ℓ1, ℓ2, |x|^p, pinball, the
 asymmetric loss) the problem at Δf is the problem at Δf = 1 scaled
 (:meth:`dpdro.Problem.at_sensitivity`): it is solved there, the released noise is scaled by Δf and
 certified again exactly at Δf, the upper bound is its exact expected loss and the lower bound Δf^d
 times the unit one, rounded down. Every Δf then takes the same time. ε above :data:`MAX_EPSILON` is
-refused, and so is δ below 1e-12 (:mod:`dpdro._range`); δ = 0 is
-refused by :class:`dpdro.Problem` with a pointer to the staircase mechanism, optimal for pure DP.
+refused, and so is δ below 1e-12 (:mod:`dpdro._range`); δ = 0 is refused by :class:`dpdro.Problem`
+with a pointer to the staircase mechanism, optimal for pure DP.
 
 Never worse than the literature: the release is the best of the LPs' noises and the certified cells
 of the truncated Laplace, staircase (with an atom at 0) and Tulap mechanisms
 (:func:`dpdro.reference.reference_upper_bound`), and the refinement goes on below ``rel_gap`` (down
 to a tenth of it) while the release costs more than the best literature mechanism valid for the
 problem (:func:`dpdro.reference.literature_losses`), and while it equals Tulap or truncated Laplace
-for 4% of the time limit (2 s without one), in case the LP's noise beats them. The result says
-what was released (``source``), the best literature mechanism (``best_known``) and by how much the
-release beats it (``advantage``). Where shifts matter (an asymmetric loss or a support)
-the mechanisms are also translated by their best shifts. Under a ``time_limit`` the literature
-values, best shifts, the plateau's search (:func:`dpdro._schedule._plateau`) and the certified
-candidates get a fifth of it each (quick for the built-in losses; for a callable loss evaluated
-point by point they can take seconds, and a value cut short is left out of the comparison): the
-first candidate that fits is always built and certified, the others and the shifted ones only in
-time, a shifted one's lattice refined only as far as its certificate fits
+for 4% of the time limit (2 s without one), in case the LP's noise beats them. The result says what
+was released (``source``), the best literature mechanism (``best_known``) and by how much the
+release beats it (``advantage``). Where shifts matter (an asymmetric loss or a support) the
+mechanisms are also translated by their best shifts. Under a ``time_limit`` the literature values,
+best shifts, the plateau's search (:func:`dpdro._schedule._plateau`) and the certified candidates
+get a fifth of it each (quick for the built-in losses; for a callable loss evaluated point by point
+they can take seconds, and a value cut short is left out of the comparison): the first candidate
+that fits is always built and certified, the others and the shifted ones only in time, a shifted
+one's lattice refined only as far as its certificate fits
 (:func:`dpdro.reference.reference_upper_bound`).
 
 ``time_limit`` (seconds) bounds every LP solve and the whole call: a round is started while the time
@@ -95,12 +96,11 @@ seconds grow like its rows to a power 1.5 to 1.8, and its rows like k² at a fix
 Δf). A lower-bound LP that runs out of time keeps the certified bound of the duals where it stopped
 (:class:`dpdro.grid.LowerBoundTimeout`), an upper-bound LP that does is abandoned without losing its
 round's lower bound, and the call returns the best bracket so far with ``reached`` telling whether
-``rel_gap`` was met.
-The first round runs unless less than 20 ms are left. Nothing runs on a time of its own after the
-limit: the first lower-bound LP leaves a tenth of the limit (at most 2 s, :func:`_reserve`) for the
-coarser one that replaces it should it run out, and a problem solved at Δf = 1 leaves as much for
-scaling back and certifying at Δf (measured at ε = 0.0016, δ = 5.3e-10, |x|³, Δf = 0.001: 0.5 s,
-several times that under load, which had overrun a 20 s limit by 17%).
+``rel_gap`` was met. The first round runs unless less than 20 ms are left. Nothing runs on a time of
+its own after the limit: the first lower-bound LP leaves a tenth of the limit (at most 2 s,
+:func:`_reserve`) for the coarser one that replaces it should it run out, and a problem solved at
+Δf = 1 leaves as much for scaling back and certifying at Δf (measured at ε = 0.0016, δ = 5.3e-10,
+|x|³, Δf = 0.001: 0.5 s, several times that under load, which had overrun a 20 s limit by 17%).
 
 The floor: a call always returns a certified noise and a valid lower bound, so a limit shorter than
 the first certified candidate is exceeded by it, and by a coarse LP (:func:`_fallback_lower_bound`)
@@ -149,6 +149,8 @@ from ._schedule import (  # relative_gap: also dpdro.relative_gap
     _unless_timed_out,
     _upper_grid,
     _upper_rows,
+    _upper_steps,
+    _upper_too_slow,
     relative_gap,
 )
 from ._validation import check_bool, check_int, check_optional_positive, check_positive
@@ -320,8 +322,9 @@ class _Search:
         with the plateau and the support's ends (:func:`_aligned`)."""
         k, plateau, sens, a = self.k, self.plateau, self.problem.sensitivity, self.a
         weights, ends = self.edge_weights, self.ends
-        k_up = _upper_grid(self.history, int(_aligned(max(1, k), plateau, 0.5, weights, ends, 0.5)),
-                           self.budget.left())
+        k_up = _aligned(max(1, _upper_steps(self.history, k, self.order)), plateau, 0.5, weights,
+                        ends, 0.5)  # (_upper_steps: coarser for a k⁻¹ lower bound's first)
+        k_up = _upper_grid(self.history, int(k_up), self.budget.left())
         k_low = _aligned(k, plateau, 0.0, weights, ends) if k >= 1 else k
         L_up = max(k_up, math.ceil((self.f_up * a + self.away) * k_up / sens))
         # at large ε the noise lies within a few plateaus of 0: a smaller window holds it (tail
@@ -361,7 +364,8 @@ class _Search:
                 relative_gap(best_ub.value, lb.value) > _FAR if best_lb is None
                 else _reference_falls_short(best_ub.value, best_lb, lb, self.rel_gap, self.order)
             )
-            if short and _upper_rows(g) <= _ROWS_RATIO * _lower_rows(g, full=True):
+            fits = _upper_rows(g) <= _ROWS_RATIO * _lower_rows(g, full=True)
+            if short and fits and not _upper_too_slow(self.history, g, budget.left(), self.order):
                 ub = _unless_timed_out(upper, budget)
             return ub, lb
         if (
@@ -370,7 +374,8 @@ class _Search:
             or self.upper_gain >= 0.25 * (best_ub.value - best_lb.value)
             or self.lower_gain < 0.5 * (best_ub.value - best_lb.value)
             or self.lower_limit_falls_short()
-        ) and not self.upper_suffices():
+        ) and not (self.upper_suffices() or _upper_too_slow(self.history, g, budget.left(),
+                                                                self.order)):
             # the two LPs are independent: solve them side by side (HiGHS releases the GIL); under
             # a time limit the upper bound's is stopped once the lower bound closes the gap without
             # it (without one, the result must not depend on which LP finishes first)

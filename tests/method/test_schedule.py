@@ -105,3 +105,47 @@ def test_one_sided_lower_window_is_narrowed_from_epsilon_1():
             assert _lower_rows(g, full=True) == k * (2 * g.L_full + 1) > _lower_rows(g)
         else:
             assert g.L_low == g.L_full and _lower_rows(g, full=True) == _lower_rows(g)
+
+
+def test_the_first_upper_lp_of_a_k_to_the_minus_one_lower_bound_is_on_a_coarse_grid():
+    """Where the lower bounds converge like k⁻¹ the upper bound is near its limit from k ≈ 16 on:
+    the first upper-bound LP's grid is aligned from at most 16 (one-sided ℓ1 at ε = 4, δ = 1e-6 had
+    solved U(38) first, beyond the 20 s limit, and ended at 7.4%); later ones, and every one of a
+    k⁻² lower bound, from the round's own resolution."""
+    import math
+
+    from dpdro._schedule import _upper_steps
+    from dpdro.optimal import _Search
+
+    none = [dict(k_upper=None, upper_seconds=0.0)]
+    one = none + [dict(k_upper=20, upper_seconds=1.1)]
+    assert _upper_steps(none, Fraction(34), 1) == 16
+    assert _upper_steps(none, Fraction(8), 1) == 8
+    assert _upper_steps(one, Fraction(67), 1) == 67
+    assert _upper_steps(none, Fraction(34), 2) == 34
+    problem = dpdro.Problem(epsilon=4.0, delta=1e-6, support=(0.0, math.inf))
+    search = _Search(problem, 1e-3, True, 34, 4096)
+    search.history = none
+    assert search.grids().k_up <= 20 <= search.grids().k_low
+    search.history = one
+    assert search.grids().k_up >= 34
+
+
+def test_an_upper_lp_predicted_too_slow_does_not_run_beside_a_k_to_the_minus_one_lower_bound():
+    """Its seconds predicted from the last upper-bound LP's times the growth of its rows squared,
+    against three quarters of the time left: measured (one-sided), ℓ1 at ε = 4, δ = 1e-6, U(20) on
+    257 points 1.1 s and U(46) on 591 beyond 40 s; the asymmetric loss at ε = 2.55, δ = 0.038,
+    U(16) on 96 points 0.06 s and U(39) on 232 points 1.0 s."""
+    from dpdro._schedule import _Grids, _upper_too_slow
+
+    def grids(k_up, L_up):
+        return _Grids(Fraction(k_up), k_up, L_up, Fraction(k_up), L_up)
+
+    l1 = [dict(k_upper=20, upper_window=257, upper_seconds=1.1), dict(k_upper=None)]
+    assert _upper_too_slow(l1, grids(46, 591), 18.0, 1)  # 31 s predicted
+    assert not _upper_too_slow(l1, grids(46, 591), 60.0, 1)  # it fits in 60 s
+    assert not _upper_too_slow(l1, grids(46, 591), None, 1)  # no time limit
+    assert not _upper_too_slow(l1, grids(46, 591), 18.0, 2)  # a k⁻² lower bound
+    assert not _upper_too_slow(l1[1:], grids(46, 591), 18.0, 1)  # no upper-bound LP yet
+    asym = [dict(k_upper=16, upper_window=96, upper_seconds=0.06)]
+    assert not _upper_too_slow(asym, grids(39, 232), 10.0, 1)  # 2.1 s predicted
