@@ -1077,6 +1077,11 @@ OTHER_RESULTS = (
     ("`benchmark_random_points.py --out results/benchmarks/random_points_shifted`",
      "`benchmarks/random_points_shifted.json`", "benchmarks/random_points_shifted.json",
      "no chapter"),
+    ("`benchmark_random_points.py --out results/benchmarks/random_points_supports --supports`",
+     "`benchmarks/random_points_supports.json`", "benchmarks/random_points_supports.json",
+     "no chapter"),
+    ("`benchmark_random_points.py --out results/benchmarks/one_sided_l1_grid --one-sided-grid`",
+     "`benchmarks/one_sided_l1_grid.json`", "benchmarks/one_sided_l1_grid.json", "no chapter"),
     ("`benchmark_pcd.py --out results/ml/benchmark_pcd.json`", "`ml/benchmark_pcd.json`",
      "ml/benchmark_pcd.json", "no chapter"),
 )

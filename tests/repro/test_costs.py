@@ -562,7 +562,8 @@ def test_every_stored_file_has_a_command_or_is_a_stored_input():
             held -= set(words[words.index("--skip") + 1].split(","))
         assert held == set(data["datasets"])
     for name in ("data_independent_1pct.json", "random_points.json",
-                 "random_points_shifted.json", "ml/benchmark_pcd.json"):
+                 "random_points_shifted.json", "random_points_supports.json",
+                 "one_sided_l1_grid.json", "ml/benchmark_pcd.json"):
         assert name in md
     assert "`findings_corollary1.py`: `findings/corollary1.json` |" in md
     assert ("**Stored input.** `results/counterexamples/nonuniform_partition.json` is read by"
