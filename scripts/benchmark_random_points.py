@@ -182,12 +182,13 @@ def main(argv=None):
     loads.append(os.getloadavg())
     say(f"load average at the end: {' '.join(f'{x:.2f}' for x in loads[1])}")
     if args.out:
+        prov = provenance(command=" ".join(sys.argv))  # (before OUT.txt changes the tree)
         with open(args.out + ".txt", "w") as fh:
             fh.write(buf.getvalue())
         write_json_atomic(
             args.out + ".json",
             dict(
-                provenance=provenance(command=" ".join(sys.argv)),
+                provenance=prov,
                 rel_gap=args.rel_gap,
                 time_limit=args.time_limit,
                 seed=None if args.one_sided_grid else args.seed,

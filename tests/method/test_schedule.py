@@ -134,7 +134,7 @@ def test_the_first_upper_lp_of_a_k_to_the_minus_one_lower_bound_is_on_a_coarse_g
 def test_an_upper_lp_predicted_too_slow_does_not_run_beside_a_k_to_the_minus_one_lower_bound():
     """Its seconds predicted from the last upper-bound LP's times the growth of its rows squared,
     against three quarters of the time left: measured (one-sided), ℓ1 at ε = 4, δ = 1e-6, U(20) on
-    257 points 1.1 s and U(46) on 591 beyond 40 s; the asymmetric loss at ε = 2.55, δ = 0.038,
+    257 points 1.1 s and U(46) on 591 beyond 18 s; the asymmetric loss at ε = 2.55, δ = 0.038,
     U(16) on 96 points 0.06 s and U(39) on 232 points 1.0 s."""
     from dpdro._schedule import _Grids, _upper_too_slow
 
