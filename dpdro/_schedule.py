@@ -221,7 +221,7 @@ def _upper_rows(g: _Grids) -> int:
 
 
 def _fitting(
-    nxt: Fraction, g: _Grids, last: float, left: float, grids_at, power: float = 1.5
+    nxt: Fraction, g: _Grids, last: float, left: float, grids_at, order: int = 2
 ) -> Fraction:
     """The finest grid from ``nxt`` down to 1.25 times the round ``g`` just solved (in steps of 4, k
     a multiple of 4 beyond 8, as :func:`_next_steps` chooses it) whose round is predicted to finish
@@ -229,24 +229,25 @@ def _fitting(
     round costs more than the time left, :func:`optimal_noise`).
 
     Prediction: the last round's seconds times the growth of the lower-bound LP's rows
-    (:func:`_lower_rows`; ``grids_at`` gives the grids of a resolution) to the ``power``, 1.5 as a
-    rule. Measured from one round to the next (ℓ1 at ε = 4, pinball at ε = 5.6, |x|^1.5 at
-    ε = 3.8): seconds grew like rows to the powers 1.5, 1.6 and 1.8. With the subset of the shifts
-    that floor LPs keep from k = 24 (:func:`dpdro.grid_rows.lower_shifts`) the rows counted are
-    still all of them: the LP is smaller, but its time grows alike (one-sided ℓ1 at ε = 3.68,
-    windows of 6Δf and 7.9Δf: k = 72 → 108 → 144, 3.0 → 8.1 → 18 s, powers 1.22 and 1.29; 73 → 124
-    beyond 4.0). Lower bounds of order 1 take the power 2: one-sided ℓ1 at ε = 1, δ = 0.5 (window
-    2Δf, LPs alone) took 0.41 s at k = 37 and 7.0 s at k = 76, rows to the power 2.0, and with 1.5
-    its call went from k = 37 to 135, which ran out of the 20 s limit: 1.43% (0.52% with 2). Over
-    one-sided ℓ1 at ε in {1, 2, 3, 4, 5} and δ in {1e-6, 1e-3, 0.1, 0.5} the power 2 ended better
-    at ε ≤ 3 (ε = 3, δ = 1e-3: 0.31% → 0.096%) but for ε = 3, δ = 0.1 (0.35% → 0.42%), and
-    0.01–0.09 points of gap worse at ε = 4 and 5.
+    (:func:`_lower_rows`; ``grids_at`` gives the grids of a resolution) to a power, 1.5 as a rule.
+    Measured from one round to the next (ℓ1 at ε = 4, pinball at ε = 5.6, |x|^1.5 at ε = 3.8):
+    seconds grew like rows to the powers 1.5, 1.6 and 1.8. With the subset of the shifts that floor
+    LPs keep from k = 24 (:func:`dpdro.grid_rows.lower_shifts`) the rows counted are still all of
+    them: the LP is smaller, but its time grows alike (one-sided ℓ1 at ε = 3.68, windows of 6Δf and
+    7.9Δf: k = 72 → 108 → 144, 3.0 → 8.1 → 18 s, powers 1.22 and 1.29; 73 → 124 beyond 4.0). Lower
+    bounds of ``order`` 1 (:func:`_convergence_order`) take the power 2: one-sided ℓ1 at ε = 1,
+    δ = 0.5 (window 2Δf, LPs alone) took 0.41 s at k = 37 and 7.0 s at k = 76, rows to the power
+    2.0, and with 1.5 its call went from k = 37 to 135, which ran out of the 20 s limit: 1.43%
+    (0.52% with 2). Over one-sided ℓ1 at ε in {1, 2, 3, 4, 5} and δ in {1e-6, 1e-3, 0.1, 0.5} the
+    power 2 ended better at ε ≤ 3 (ε = 3, δ = 1e-3: 0.31% → 0.096%) but for ε = 3, δ = 0.1 (0.35% →
+    0.42%), and 0.01–0.09 points of gap worse at ε = 4 and 5.
     A round that runs out of time still keeps the bound where its lower-bound LP stopped
     (:class:`dpdro.grid.LowerBoundTimeout`), so erring on the fine side costs little: at ℓ2,
     ε = 7.31, the interrupted grid k = 160 (0.09%) beats the finished k = 116 (0.12%), while at
     ℓ1, ε = 4, the interrupted k = 134 is below the finished k = 67 and
     the finished k = 92 above it."""
     rows, low = _lower_rows(g), Fraction(math.ceil(1.25 * g.k))
+    power = 2.0 if order == 1 else 1.5
     k = nxt
     while k > low:
         if last * (_lower_rows(grids_at(k)) / rows) ** power <= left:

@@ -546,7 +546,7 @@ class _Search:
                 return True
             # a round of the lower bound alone next: its prediction starts from that LP's time
             base = min(last, lb.seconds) if self.upper_suffices() else last
-            self.k = _fitting(nxt, g, base, left, self.grids_at, 2.0 if self.order == 1 else 1.5)
+            self.k = _fitting(nxt, g, base, left, self.grids_at, self.order)
             return True
         return grew
 

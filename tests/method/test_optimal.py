@@ -497,22 +497,22 @@ def test_next_grid_is_sized_to_the_time_left():
     assert _fitting(Fraction(72), g, 1.0, 0.1, grids_at) == 80
     # lower bounds of order 1: rows to the power 2, with 8 s left they may grow 2.83 times: k = 104
     # (2.66 times), not 108 (2.84 times)
-    assert _fitting(Fraction(128), g, 1.0, 8.0, grids_at, 2.0) == 104
+    assert _fitting(Fraction(128), g, 1.0, 8.0, grids_at, order=1) == 104
 
 
 def test_k_to_the_minus_one_lower_bounds_predict_their_next_round_with_rows_squared(monkeypatch):
-    """The refinement passes the power 2 to _fitting for a loss of constant slope on one side of
-    0 (one-sided ℓ1 at ε = 1, δ = 0.5 grew like rows^2.0), 1.5 otherwise."""
+    """The refinement passes order 1 to _fitting (its power 2) for a loss of constant slope on one
+    side of 0 (one-sided ℓ1 at ε = 1, δ = 0.5 grew like rows^2.0), order 2 (1.5) otherwise."""
     import math
 
     from dpdro import optimal
 
     seen = []
     monkeypatch.setattr(optimal, "_fitting", lambda *args: seen.append(args[5:]) or args[0])
-    for support, power in (((0.0, math.inf), 2.0), (None, 1.5)):
+    for support, order in (((0.0, math.inf), 1), (None, 2)):
         optimal.optimal_noise(dpdro.Problem(epsilon=1.0, delta=0.5, support=support),
                               rel_gap=1e-6, time_limit=1.0, max_k=64)
-        assert seen and all(p == (power,) for p in seen)
+        assert seen and all(p == (order,) for p in seen)
         seen.clear()
 
 
