@@ -45,8 +45,8 @@ percent: each round solves the lower bound first and the upper-bound LP only onc
 seen to fall short (in the first round: over :data:`_FAR` above its lower bound) and its rows are
 within :data:`_ROWS_RATIO` of the lower bound's; from then on the two LPs of a round are solved
 side by side in two threads (under a time limit the upper bound's is stopped once the lower bound
-closes the gap without it, :class:`dpdro.solvers.Interrupt`: without one the result does not depend
-on which finishes first), except while the upper bound has settled (its last refinement gained less
+closes the gap without it (:class:`dpdro.solvers.Interrupt`) and dropped had it finished first:
+the race never decides), except while the upper bound has settled (its last refinement gained less
 than a quarter of the gap left) and the lower bound is closing in (its last round gained at least
 half of it, unless their k⁻² limit lies more than the gap below the upper bound), or while the best
 upper bound lies within a quarter of the gap of the lower bounds' limit extrapolated as k⁻² from
@@ -376,9 +376,9 @@ class _Search:
             or self.lower_limit_falls_short()
         ) and not (self.upper_suffices() or _upper_too_slow(self.history, g, budget.left(),
                                                                 self.order)):
-            # the two LPs are independent: solve them side by side (HiGHS releases the GIL); under
-            # a time limit the upper bound's is stopped once the lower bound closes the gap without
-            # it (without one, the result must not depend on which LP finishes first)
+            # the two LPs are independent: solve them side by side (HiGHS releases the GIL); under a
+            # time limit the upper bound's is stopped once the lower bound closes the gap without it
+            # and dropped had it won the race: speed must not pick the release (U(8) or U(13) did)
             interrupt = Interrupt()
             with ThreadPoolExecutor(max_workers=2) as pool:
                 up = pool.submit(interrupt.call, _unless_timed_out, upper, budget)
@@ -386,11 +386,11 @@ class _Search:
                 if isinstance(low.exception(), RelaxationInfeasibleError):  # P is infeasible
                     interrupt.fire()
                     raise low.exception()
-                if budget.seconds is not None and low.exception() is None and self.closed_by(
-                    low.result()
-                ):
+                done = low.exception() is None
+                if closed := budget.seconds is not None and done and self.closed_by(low.result()):
                     interrupt.fire()
-                ub = up.result()
+                ub = up.result()  # (its error raised, needed or not)
+                ub = None if closed else ub
                 try:
                     lb = low.result()
                 except TimeoutError:

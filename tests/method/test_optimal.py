@@ -843,3 +843,34 @@ def test_an_upper_lp_no_longer_needed_is_stopped_under_a_time_limit(monkeypatch,
         assert ub is None and time.perf_counter() - t0 < 5.0
     else:
         assert ub is ref
+
+
+@pytest.mark.parametrize("limit", [30.0, None])
+def test_the_race_between_a_rounds_lps_does_not_pick_the_release(monkeypatch, limit):
+    """Under a time limit, a round whose lower bound closes the gap with the best upper bound so far
+    drops its upper-bound LP even when that LP finished first: which LP wins depends on the
+    machine, and it had picked the release (CI, ℓ2, ε = 1, δ = 1e-3, 0.1%: U(8) there, the better
+    U(13) here, where U(13) won). Without a limit the round waits for both LPs and keeps both."""
+    from dpdro import optimal
+
+    prob = dpdro.Problem(epsilon=5.0, delta=0.75, loss="l2")
+    search = optimal._Search(prob, 1e-3, True, None, 4096)
+    g = search.grids()
+    ref = optimal.reference_upper_bound(prob, 1 / 64)
+    better = dataclasses.replace(ref, value=ref.value * (1 - 5e-4))
+    lb_of = dpdro.release.LowerBound
+
+    def lower(problem, k, L, *, time_limit=None, guess=None):
+        time.sleep(0.3)  # the upper-bound LP has finished by now
+        return lb_of(value=ref.value * (1 - 1e-4), lp_value=ref.value, seconds=0.3,
+                     coefficients="rounding", k=k)
+
+    monkeypatch.setattr(optimal, "grid_lower_bound", lower)
+    monkeypatch.setattr(optimal, "grid_upper_bound", lambda *a, **kw: better)
+    search.best_ub = ref
+    search.best_lb = lb_of(value=0.9 * ref.value, lp_value=ref.value, seconds=0.0,
+                           coefficients="rounding", k=g.k_low)
+    search.upper_rounds, search.upper_gain = 1, math.inf  # both LPs side by side
+    ub, lb = search.solve_round(g, optimal.TimeBudget(limit))
+    assert lb.value == ref.value * (1 - 1e-4)
+    assert ub is (None if limit else better)
