@@ -1,5 +1,4 @@
-r"""The uniform-grid bounding LPs behind :func:`dpdro.optimal_noise`: one grid, one feasible set,
-two objectives.
+r"""The grid LPs behind :func:`dpdro.optimal_noise`: one grid, one feasible set, two objectives.
 
 Grid
     Step β = Δf/k, grid points iβ and *centred* cells C_i = [(i − ½)β, (i + ½)β) (privacy is
@@ -100,7 +99,7 @@ Interrupted solves
     with the solve towards the LP's optimum (measured: ℓ2 at ε = 7.31, δ = 6.2e-5, k = 160, 85,000
     rows, stopped every 2 s: 0.004017, 0.005483, 0.005488, …, 0.005498 after 20 s, where the LP on
     the grid k = 73 gives 0.005480; with the default perturbation, bounds of −3 to −13 from the
-    same solve).
+    same solve; the interior-point start of :func:`dpdro.grid_rows.interior_first` gives less).
 
 Small δ
     HiGHS's tolerances are absolute (about 1e-9), far above δ = 1e-12. Every budget row is divided
@@ -131,7 +130,7 @@ from ._cells import cell_offset, laplace_profile
 from ._excess_split import add_excess_split
 from ._floor_weights import add_floor_rounding
 from ._validation import check_choice
-from .grid_rows import LAZY_FROM, RESTART, SegmentRows, guess_masses, lower_shifts
+from .grid_rows import LAZY_FROM, RESTART, SegmentRows, guess_masses, interior_first, lower_shifts
 from .lp import PrivacyLP
 from .monotone import monotone_matrix, monotone_noise
 from .noise import PiecewiseUniform
@@ -628,6 +627,7 @@ def _lower_solve(
     problem: Problem, coefficients: str, k, L: int, budget: TimeBudget, guess=None
 ) -> LowerBound:
     lp = GridLP(problem, k, L, "lower", coefficients=coefficients, guess=guess)
+    lp.interior_first = interior_first(problem, k, L)
     sol = lp.solve(budget.left(floor=1e-3))
 
     def certified(lp_value: float, **masses) -> LowerBound:

@@ -492,3 +492,51 @@ def test_an_infeasible_lower_bound_lp_proves_infeasibility_only_on_a_bounded_sup
     bounded = dpdro.Problem(epsilon=1.0, delta=1e-3, loss="l2", support=(-3.0, 3.0))
     with pytest.raises(RelaxationInfeasibleError, match="widen the support"):
         grid.grid_lower_bound(bounded, 2, 20)
+
+
+@pytest.mark.parametrize(
+    ("support", "loss", "delta", "k", "L", "expected"),
+    [
+        ((0.0, math.inf), "l1", 9.7e-6, 102, 658, True),  # constant slope on [0, ∞)
+        ((-math.inf, 0.0), "l1", 1e-3, 32, 320, True),  # its mirror image
+        ((0.0, math.inf), "l1", 9.7e-6, 16, 104, False),  # a small LP: the dual simplex
+        ((0.0, math.inf), "l1", 0.1, 102, 658, False),  # a large δ: the dual simplex was faster
+        ((0.0, math.inf), "l2", 9.7e-6, 102, 658, False),  # a growing slope
+        (None, "l1", 9.7e-6, 102, 658, False),  # no support
+    ],
+)
+def test_which_lower_bound_lps_start_by_the_interior_point_method(
+    support, loss, delta, k, L, expected
+):
+    from dpdro.grid_rows import interior_first
+
+    prob = dpdro.Problem(epsilon=3.68, delta=delta, loss=loss, support=support)
+    assert interior_first(prob, k, L) is expected
+
+
+def test_a_lower_bound_lp_started_by_the_interior_point_method_agrees_with_the_dual_simplex(
+    monkeypatch,
+):
+    """Cross-method: the one-sided ℓ1 lower bound whose first solve is by the interior-point method
+    with crossover (a vertex, as from the simplex) is the dual simplex's LP value and certified
+    bound, to the solvers' tolerance."""
+    from dpdro import grid
+    from dpdro.solvers import HighsModel
+
+    prob = dpdro.Problem(epsilon=3.68, delta=9.7e-6, loss="l1", support=(0.0, math.inf))
+    k, L = 16, 640
+    assert grid.interior_first(prob, k, L)
+    runs, run_interior = [], HighsModel._run_interior
+
+    def counted(self, crossover):
+        runs.append(crossover)
+        run_interior(self, crossover)
+
+    monkeypatch.setattr(HighsModel, "_run_interior", counted)
+    ipm = grid_lower_bound(prob, k, L)
+    assert runs == [True]  # once, with crossover
+    monkeypatch.setattr(grid, "interior_first", lambda *args: False)
+    simplex = grid_lower_bound(prob, k, L)
+    assert len(runs) == 1
+    assert ipm.lp_value == pytest.approx(simplex.lp_value, rel=1e-7)
+    assert ipm.value == pytest.approx(simplex.value, rel=1e-7)
