@@ -91,18 +91,19 @@ Seeds
     rows, 3.2 → 1.0 s. The simplex iterations stay about the same; each costs less.
 
 Interior-point start (lower bound, a loss of constant slope on a support on one side of 0)
-    There the dual simplex method takes about three iterations a row (elsewhere about one), and
-    from :data:`INTERIOR_CELLS` cells k·L and up to δ = :data:`INTERIOR_DELTA` the first solve is
-    by the interior-point method with crossover (:func:`interior_first`; a vertex, whose basis the
-    lazy rows' re-solves start from). Measured: ℓ1 on [0, ∞), ε = 3.68, δ = 9.7e-6: k = 102 in
-    3.3 s instead of 7.6 s, k = 124 in 6.0 s, and the call's 20 s reached 0.096% instead of
-    0.116%. Over the benchmark's grid of one-sided ℓ1 (ε 0.5–8), of the 13 points with δ in
-    [1e-9, 1e-3] that missed 0.1% after 20 s in either run, 6 ended with smaller gaps (ε = 3,
-    δ = 1e-6: 0.104% → 0.086%; ε = 8, δ = 1e-6: 0.39% → 0.27%), 3 with larger ones and 4 the
-    same; but 11 of the 13 with δ ≥ 0.1 ended with larger ones (ε = 2, δ = 0.5: 0.57% → 0.66%),
-    hence the bound on δ. Slower elsewhere: ℓ1 on ℝ at ε = 4, δ = 0.31, k = 84: 3.0 s instead of
-    1.5 s; ℓ2 at ε = 5, δ = 0.75, k = 159: out of 18 s instead of 10.9 s. Cut short by its time
-    limit, the interior-point method leaves a weaker bound than the dual simplex method's
+    There the dual simplex method takes about three iterations a row (elsewhere about one), and from
+    :data:`INTERIOR_CELLS` cells k·L and up to δ = :data:`INTERIOR_DELTA` the first solve is by the
+    interior-point method with crossover (:func:`interior_first`; a vertex, whose basis the lazy
+    rows' re-solves start from). Measured: ℓ1 on [0, ∞), ε = 3.68, δ = 9.7e-6: k = 102 in 3.3 s
+    instead of 7.6 s, k = 124 in 6.0 s, and the call's 20 s reached 0.096% instead of 0.116%. Over
+    the benchmark's grid of one-sided ℓ1 (ε 0.5–8), of the 13 points with δ in [1e-9, 1e-3] that
+    missed 0.1% after 20 s in either run, 6 ended with smaller gaps (ε = 3, δ = 1e-6: 0.104% →
+    0.086%; ε = 8, δ = 1e-6: 0.39% → 0.27%), 3 with larger ones and 4 the same; but 11 of the 13
+    with δ ≥ 0.1 ended with larger ones (ε = 2, δ = 0.5: 0.57% → 0.66%), hence the bound on δ (one
+    run each: a point's gap varies by up to a third from run to run, at ε = 2, δ = 0.5 from 0.53% to
+    0.84% with the dual simplex alone). Slower elsewhere: ℓ1 on ℝ at ε = 4, δ = 0.31, k = 84: 3.0 s
+    instead of 1.5 s; ℓ2 at ε = 5, δ = 0.75, k = 159: out of 18 s instead of 10.9 s. Cut short by
+    its time limit, the interior-point method leaves a weaker bound than the dual simplex method's
     (:mod:`dpdro.grid`, "Interrupted solves"; ε = 3.68, k = 102: 1.28 after 0.5 s and 1.48 after
     1.5 s against the optimum's 3.73).
 """
