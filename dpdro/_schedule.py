@@ -215,9 +215,10 @@ def _one_sided_width(a: float, factor: float, epsilon: float, sensitivity: float
     return 0.5 * factor * reach
 
 
-def _upper_rows(g: _Grids) -> int:
-    """The segment rows of a round's upper-bound LP, in the units of :func:`_lower_rows`."""
-    return max(1, g.k_up or 1) * (2 * (g.L_up or 0) + 1)
+def _upper_rows(k_up: int | None, L_up: int | None) -> int:
+    """The segment rows of the upper-bound LP on the grid ``k_up`` with window ``L_up`` (a round's
+    or, from its history, a past one's), in the units of :func:`_lower_rows`."""
+    return max(1, k_up or 1) * (2 * (L_up or 0) + 1)
 
 
 def _fitting(
@@ -451,8 +452,8 @@ def _upper_too_slow(history: list[dict], g: _Grids, left: float | None, order: i
     if order != 1 or not solved or left is None:
         return False
     last = solved[-1]
-    rows = last["k_upper"] * (2 * last["upper_window"] + 1)
-    return last["upper_seconds"] * (_upper_rows(g) / rows) ** 2 > _UPPER_SHARE * left
+    growth = _upper_rows(g.k_up, g.L_up) / _upper_rows(last["k_upper"], last["upper_window"])
+    return last["upper_seconds"] * growth**2 > _UPPER_SHARE * left
 
 
 def _upper_grid(history: list[dict], k_up: int, left: float | None) -> int:

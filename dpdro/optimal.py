@@ -364,7 +364,7 @@ class _Search:
                 relative_gap(best_ub.value, lb.value) > _FAR if best_lb is None
                 else _reference_falls_short(best_ub.value, best_lb, lb, self.rel_gap, self.order)
             )
-            fits = _upper_rows(g) <= _ROWS_RATIO * _lower_rows(g, full=True)
+            fits = _upper_rows(g.k_up, g.L_up) <= _ROWS_RATIO * _lower_rows(g, full=True)
             if short and fits and not _upper_too_slow(self.history, g, budget.left(), self.order):
                 ub = _unless_timed_out(upper, budget)
             return ub, lb
