@@ -215,6 +215,21 @@ def test_atom_adds_its_mass_at_every_nonzero_shift(on_lattice):
     assert narrow >= d - 2 * np.exp(eps) * np.max(cells / np.diff(edges)) * w - 1e-12
 
 
+@pytest.mark.parametrize("sensitivity", [1e-12, 1e-9, 1e-4])
+def test_a_sensitivity_below_the_grid_is_certified_at_every_shift(sensitivity):
+    """Regression: for Δf far below a noise's grid h, Δf/h rounded to 0 and the lattice method
+    checked the shift 0 alone, so a noise with an atom a at 0 was certified at δ ≈ 3e-12 for
+    Δf = 1e-12. Every shift 0 < φ ≤ Δf moves the atom off itself: δ ≥ a, and within the
+    certificate's allowance of a + (what the cells add, O(Δf/h))."""
+    a, h = 2.2e-4, 0.25
+    noise = dpdro.PiecewiseUniform(
+        np.array([-2, -1, 0, 1, 2]) * h, np.array([0.2, 0.3, 0.3, 0.2]) * (1 - a), grid=h, atom=a
+    )
+    prof = privacy_profile(noise, 1.0, sensitivity)
+    assert prof.method == "breakpoints"
+    assert a <= prof.delta <= a + 2.0 * 1.2 / h * sensitivity + 1e-12
+
+
 def test_bad_inputs():
     noise = dpdro.PiecewiseUniform([0.0, 1.0], [1.0])
     with pytest.raises(TypeError, match="PiecewiseUniform"):
