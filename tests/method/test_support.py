@@ -10,6 +10,7 @@ import pytest
 from scipy import integrate
 
 import dpdro
+from dpdro._monotone_one_sided import uniform_candidate
 from dpdro.mechanisms import Staircase, TruncatedLaplace
 from dpdro.problem import fractional_part_bound
 
@@ -335,3 +336,22 @@ def test_monotone_noise_on_one_side_of_zero_is_the_uniform_noise_certified_witho
     with pytest.raises(dpdro.InfeasibleError, match="shorter than Δf/δ = 1000"):
         dpdro.optimal_noise(dpdro.Problem(epsilon=1.0, delta=1e-3, monotone=True,
                                           support=(0.0, 500.0)))
+
+
+@pytest.mark.parametrize("sensitivity", [0.1, 0.3, 1e-3])
+def test_the_uniform_noise_of_a_tiny_delta_is_certified_at_any_sensitivity(sensitivity):
+    """Regression: at δ = 1e-11 the uniform noise has 1e11 lattice cells, and with Δf = 0.1 (no
+    float multiple of its ticks) its edge lies off the lattice: the certificate's allowance for
+    that exceeded the noise's margin (1.0000044e-11), and scaling the noise designed at Δf = 1
+    raised a ValueError (the edge 1e-5 ticks off its grid). Now the noise is widened until it
+    certifies, for any ε, and the call releases it."""
+    delta = 1e-11
+    for eps in (0.01, 1.0, 10.0):
+        prob = dpdro.Problem(epsilon=eps, delta=delta, sensitivity=sensitivity, loss="l1",
+                             monotone=True, support=(0.0, math.inf))
+        noise, certified = uniform_candidate(prob)
+        assert certified <= delta
+        assert noise.edges[-1] * delta <= sensitivity * (1 + 1e-3)  # widened by little
+    res = dpdro.optimal_noise(prob, rel_gap=1e-3, time_limit=5)
+    assert res.source == "uniform" and res.reached
+    assert dpdro.certify_delta(res.noise, 10.0, sensitivity) <= delta
