@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .._closed_forms import staircase_expected_loss, staircase_noise, staircase_optimal_gamma
 from .._validation import check_positive, check_real
 from ..noise import PiecewiseUniform
-from ..privacy import check_epsilon
+from ..privacy import certify_delta, check_epsilon
 from ._common import finite_expected_loss, unit_interval
 
 __all__ = ["Staircase"]
@@ -157,7 +157,13 @@ class Staircase:
 
         Truncation breaks pure DP: a shift by Δf uncovers the outermost period, so the truncated
         noise is (ε, δ_P)-DP with δ_P = (1 − b)·b^{P−1}/(2(1 − b^P)), b = e^{−ε}, P = ``periods``
-        (stored in ``metadata["delta"]``; :func:`dpdro.certify_delta` confirms it). Empty cells
-        (γ ∈ {0, 1}) are dropped.
+        (stored in ``metadata["delta"]``, raised to what :func:`dpdro.certify_delta` can confirm
+        where δ_P is below its floating-point allowance, 1.8e-13 at ε = 1, P = 50: the recorded
+        guarantee is one the package certifies, so :meth:`dpdro.SecureSampler.from_noise` accepts
+        it). Empty cells (γ ∈ {0, 1}) are dropped.
         """
-        return staircase_noise(self.epsilon, self.sensitivity, self.gamma, periods)
+        noise = staircase_noise(self.epsilon, self.sensitivity, self.gamma, periods)
+        certified = certify_delta(noise, self.epsilon, self.sensitivity)
+        if certified <= noise.metadata["delta"]:
+            return noise
+        return replace(noise, metadata={**noise.metadata, "delta": certified})
