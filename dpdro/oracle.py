@@ -62,9 +62,17 @@ __all__ = [
 
 
 def candidate_shifts(core_pi: np.ndarray, column_pi: np.ndarray, k: int) -> np.ndarray:
-    """B(β, π) in units of β: edge differences within [−k, k], plus ±k (Algorithm 2, outer loop)."""
-    diffs = (core_pi[:, None] - column_pi[None, :]).ravel()
-    diffs = diffs[np.abs(diffs) <= k]
+    """B(β, π) in units of β: edge differences within [−k, k], plus ±k (Algorithm 2, outer loop).
+
+    Only the pairs within k of each other are formed (both edge arrays are sorted): all n² pairs
+    had taken 6.8 GB for the uniform partition L = 10⁴ and were refused memory beyond."""
+    lo = np.searchsorted(column_pi, core_pi - k, side="left")
+    hi = np.searchsorted(column_pi, core_pi + k, side="right")
+    counts = hi - lo
+    core = np.repeat(np.arange(core_pi.size), counts)
+    # the column index of each pair: lo of its core edge plus its rank among that edge's pairs
+    rank = np.arange(core.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    diffs = core_pi[core] - column_pi[lo[core] + rank]
     return np.unique(np.concatenate((diffs, [-k, k])))
 
 

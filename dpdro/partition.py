@@ -14,7 +14,11 @@ import numpy as np
 
 from ._validation import check_int, check_int_array, check_positive, check_real
 
-__all__ = ["Partition"]
+__all__ = ["MAX_L", "Partition"]
+
+# the largest L of Partition.uniform: L = 10⁹ had asked for 16 GB of edges alone, and the bounding
+# LPs of L = 10⁴ (20,001 cells) already take seconds to set up and longer to solve
+MAX_L = 10**7
 
 
 class Partition:
@@ -41,8 +45,14 @@ class Partition:
     # ------------------------------------------------------------------ constructors
     @classmethod
     def uniform(cls, L: int, beta: float) -> Partition:
-        """The uniform partition {I_i(β)}_{i ∈ [±L]} of P(L, β) and D(L, β)."""
+        """The uniform partition {I_i(β)}_{i ∈ [±L]} of P(L, β) and D(L, β), L ≤ :data:`MAX_L`."""
         L = check_int("L", L, minimum=0)
+        if L > MAX_L:
+            raise ValueError(
+                f"L must be at most {MAX_L:,} (2L + 1 cells, each a column of the bounding LPs), "
+                f"got {L!r}; for a noise spread over many cells use dpdro.optimal_noise, whose "
+                "grids and windows adapt to the problem"
+            )
         return cls(np.arange(-L, L + 2), beta)
 
     @classmethod
@@ -66,6 +76,11 @@ class Partition:
             raise ValueError(f"growth must be finite and >= 1, got {growth!r}")
         L = max(1, math.ceil(half_width / beta - 1e-9))
         n_fine = min(L, math.ceil(fine / beta - 1e-9))
+        if n_fine > MAX_L:
+            raise ValueError(
+                f"fine_half_width/beta must be at most {MAX_L:,} cells of width beta, got "
+                f"{fine_half_width!r}/{beta!r}"
+            )
         w_max = (
             L
             if max_width is None

@@ -1,10 +1,13 @@
 """Partitions of the noise support (dpdro.partition): uniform, graded, padded, refined,
 validation."""
 
+import tracemalloc
+
 import numpy as np
 import pytest
 
 import dpdro
+from dpdro.oracle import candidate_shifts
 
 
 def test_uniform():
@@ -16,6 +19,22 @@ def test_uniform():
     assert dpdro.Partition.uniform(3.0, 0.5) == part  # integer-valued floats are accepted
     assert dpdro.Partition.uniform(0, 1.0).n_cells == 1
     assert "uniform, N=7" in repr(part)
+
+
+def test_partitions_too_large_to_hold_are_refused_before_any_allocation():
+    """Regression: Partition.uniform(L=10**9) asked for 16 GB of edges (the process was killed),
+    and the candidate shifts of L = 10**4 formed all 4·10⁸ edge pairs (6.8 GB)."""
+    with pytest.raises(ValueError, match="L must be at most 10,000,000 .* got 1000000000"):
+        dpdro.Partition.uniform(L=10**9, beta=0.05)
+    with pytest.raises(ValueError, match="fine_half_width/beta must be at most"):
+        dpdro.Partition.graded(1e-9, half_width=1e3, fine_half_width=1e3)
+    big = dpdro.Partition.uniform(L=10**4, beta=0.05)
+    tracemalloc.start()
+    try:
+        assert candidate_shifts(big.pi, big.pi, 20).tolist() == list(range(-20, 21))
+        assert tracemalloc.get_traced_memory()[1] < 50e6  # pairs within k only (20,001 × 41)
+    finally:
+        tracemalloc.stop()
 
 
 def test_graded():
