@@ -360,12 +360,24 @@ class BoundingLP(PrivacyLP):
         a = truncated_laplace_half_width(
             epsilon=p.epsilon, delta=p.delta, sensitivity=p.sensitivity
         )
+        widest = float(np.max(self.partition.widths)) * self.partition.beta
+        if hi - lo >= 2 * a and widest > p.sensitivity:
+            # (the support holds the truncated Laplace mechanism: the cells are what fails)
+            return (
+                f"P(π, β) is infeasible: its support [{lo:.6g}, {hi:.6g}) holds the truncated "
+                f"Laplace mechanism's [-{a:.6g}, {a:.6g}]: its cells are the likely cause, up to "
+                f"{widest:.6g} wide, wider than Δf = {p.sensitivity:g} (a density constant on "
+                f"such a cell cannot fall by e^ε per Δf, as (ε, δ) = ({p.epsilon:g}, "
+                f"{p.delta:g}) may require); use cells no wider than Δf (Partition.graded's "
+                "max_width)."
+            )
         return (
             f"P(π, β) is infeasible: the support [{lo:.6g}, {hi:.6g}) (length {hi - lo:.6g}) is "
             "too small "
-            f"for (ε, δ) = ({p.epsilon:g}, {p.delta:g}) with Δf = {p.sensitivity:g}. The truncated "
-            f"Laplace mechanism fits within [-{a:.6g}, {a:.6g}], a support known to suffice; "
-            "enlarge the support: more cells L at the same β."
+            f"for (ε, δ) = ({p.epsilon:g}, {p.delta:g}) with Δf = {p.sensitivity:g}, or its cells "
+            f"too coarse. The truncated Laplace mechanism fits within [-{a:.6g}, {a:.6g}], a "
+            "support known to suffice; enlarge the support (more cells L at the same β) or refine "
+            "the cells."
         )
 
     # ------------------------------------------------------------------ certified lower bound

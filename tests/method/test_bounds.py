@@ -154,6 +154,14 @@ def test_infeasible_support_raises_clear_error():
     prob = dpdro.Problem(epsilon=0.5, delta=0.01, sensitivity=1.0)
     with pytest.raises(dpdro.InfeasibleError, match="support .* is too small"):
         dpdro.upper_bound(prob, dpdro.Partition.uniform(2, 0.5))
+    # a support that holds the truncated Laplace mechanism, cut into cells wider than Δf: the
+    # message had called it too small (the uniform cells of width β on it are feasible)
+    coarse = dpdro.Partition(pi=[-60, -20, -5, 0, 5, 20, 61], beta=0.05)
+    wide = dpdro.Problem(epsilon=1.0, delta=0.1)
+    with pytest.raises(dpdro.InfeasibleError, match=r"holds the truncated Laplace .* cells are "
+                       r"the likely cause, up to 2\.05 wide"):
+        dpdro.upper_bound(wide, coarse)
+    assert dpdro.upper_bound(wide, dpdro.Partition.uniform(60, 0.05)).value > 0
 
 
 def test_lower_bound_keeps_tail_for_non_monotone_loss():
