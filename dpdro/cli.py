@@ -64,6 +64,8 @@ DEFAULT_TIME_LIMIT = 60.0
 #: most draws of one ``dpdro sample`` (about 10 µs each); more from Python with dpdro.SecureSampler.
 MAX_DRAWS = 10_000_000
 _MAX_POINTS = 1000
+_PROFILE_POINTS = 9  # points of `certify --profile` by default
+_COMPARE_GAP = 0.02  # the gap of the noise `compare` designs by default
 _CHUNK = 65_536
 
 
@@ -150,9 +152,17 @@ def _integer(name: str, minimum: int, maximum: int | None = None):
 
 
 def _loss(text: str) -> str:
-    if text not in LOSSES:
+    if text.lower() not in LOSSES:  # (any case, as the API's make_loss takes it)
         raise argparse.ArgumentTypeError(f"loss must be 'l1' or 'l2', got {text!r}")
-    return text
+    return text.lower()
+
+
+def _check_json_output(args) -> None:
+    """--json and -o - both write to stdout: the summary had been dropped without a word."""
+    if args.json and args.output == "-":
+        raise UsageError(
+            "--json and -o - would both write to stdout: give --output a file name, or drop --json"
+        )
 
 
 # --------------------------------------------------------------------------- checks before any work
@@ -299,6 +309,8 @@ def cmd_design(args) -> None:
 
 
 def cmd_certify(args) -> None:
+    if args.points is not None and not args.profile:
+        raise UsageError("--points sets the points of --profile: give --profile too")
     noise, cert = _read_noise(args.noise)
     eps = cert["epsilon"] if args.epsilon is None else args.epsilon
     sens = cert["sensitivity"] if args.sensitivity is None else args.sensitivity
@@ -308,8 +320,13 @@ def cmd_certify(args) -> None:
         f"file certificate holds: {_describe(cert)}",
         f"certified delta at epsilon={eps:g}, sensitivity={sens:g}: {delta:.12g}",
     ]
+    if cert["lower_bound"] is not None:
+        # (an edited, inflated bound had read as proved: δ and the loss are re-derived, it is not)
+        lines.insert(1, "  (its optimum bound is as the file records it: certify re-derives the "
+                        "noise's delta and loss, not that bound)")
     if args.profile:
-        grid = np.geomspace(eps / 4, min(4 * eps, MAX_CERTIFIED_EPSILON), args.points)
+        points = _PROFILE_POINTS if args.points is None else args.points
+        grid = np.geomspace(eps / 4, min(4 * eps, MAX_CERTIFIED_EPSILON), points)
         profile = [(float(e), certify_delta(noise, float(e), sens)) for e in grid]
         payload["profile"] = [{"epsilon": e, "delta": d} for e, d in profile]
         lines += [
@@ -405,6 +422,13 @@ def _compare_settings(args, cert: dict | None) -> str | None:
 def cmd_compare(args) -> None:
     # Long because it reads or designs the noise, then builds the table, the verdict and the JSON
     lower = None
+    if args.noise is not None and (args.gap is not None or args.time_limit is not None):
+        raise UsageError(
+            "--gap and --time-limit apply when compare designs the noise; with --noise the file's "
+            "noise is compared as it is"
+        )
+    gap = _COMPARE_GAP if args.gap is None else args.gap
+    limit = DEFAULT_TIME_LIMIT if args.time_limit is None else args.time_limit
     if args.noise is not None:
         noise, cert = _read_noise(args.noise)
         warning = _compare_settings(args, cert)
@@ -421,10 +445,10 @@ def cmd_compare(args) -> None:
         source = f"noise file {args.noise}"
     else:
         _compare_settings(args, None)
-        res = _design(_problem(args), args.gap, args.time_limit, args.loss)
+        res = _design(_problem(args), gap, limit, args.loss)
         noise, lower = res.noise, res.lower.value
         released = "an LP's noise" if res.source == "lp" else f"the certified {res.source} cells"
-        source = f"optimal_noise(rel_gap={args.gap:g}) released {released}"
+        source = f"optimal_noise(rel_gap={gap:g}) released {released}"
     mechs = baselines(
         epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity, loss=args.loss
     )
@@ -533,6 +557,7 @@ def _no_noise_plan(d) -> str:
 
 def cmd_compose(args) -> None:
     _problem(args)  # the ranges and the scale a design needs, checked before any work
+    _check_json_output(args)
     if (
         args.epsilon / args.releases < EPSILON_RANGE[0]
         or args.delta / args.releases < DELTA_RANGE[0]
@@ -577,6 +602,7 @@ def cmd_compose(args) -> None:
 
 
 def cmd_catalog_lookup(args) -> None:
+    _check_json_output(args)
     _check_output(args.output)
     try:
         found = _catalog.lookup(
@@ -653,17 +679,18 @@ def _parser() -> _Parser:
             + (" (default: the file's)" if default is None else " (default 1)"),
         )
 
-    def solve(p, gap: float):
+    def solve(p, gap: float, unset: bool = False):
+        """--gap and --time-limit (``unset``: default None, resolved by the command)."""
         p.add_argument(
             "--gap",
             type=_positive("gap"),
-            default=gap,
+            default=None if unset else gap,
             help=f"target relative gap (default {gap:g})",
         )
         p.add_argument(
             "--time-limit",
             type=_positive("time-limit"),
-            default=DEFAULT_TIME_LIMIT,
+            default=None if unset else DEFAULT_TIME_LIMIT,
             help=f"seconds (default {DEFAULT_TIME_LIMIT:g}; the best certified bracket found "
             "by then is released)",
         )
@@ -691,8 +718,8 @@ def _parser() -> _Parser:
     p.add_argument(
         "--points",
         type=_integer("points", 1, _MAX_POINTS),
-        default=9,
-        help="points of the profile (default 9)",
+        default=None,
+        help=f"points of the profile (default {_PROFILE_POINTS})",
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_certify)
@@ -727,7 +754,7 @@ def _parser() -> _Parser:
         default=None,
         help="a noise file to compare (default: design one); its settings are the default",
     )
-    solve(p, 0.02)
+    solve(p, _COMPARE_GAP, unset=True)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_compare)
 

@@ -125,6 +125,7 @@ def test_certify_and_profile_through_python_m(noise_file):
         if x.startswith("certified delta at epsilon=0.5, sensitivity=2: ")
     )
     assert line.endswith(f"{dpdro.certify_delta(noise, 0.5, 2.0):.12g}")
+    assert "its optimum bound is as the file records it" in text  # (a design's: not re-derived)
 
 
 def test_sample_secure_by_default_and_seeded_on_request(noise_file):
@@ -203,12 +204,13 @@ def test_catalog_lookup_writes_a_noise_file_that_certify_accepts(tmp_path):
             "--sensitivity",
             "3",
             "--loss",
-            "l2",
+            "L2",  # (any case, as the API takes it)
             "-o",
             str(path),
             "--json",
         ).stdout
     )
+    assert out["certificate"]["loss"] == "l2"
     cert = out["certificate"]
     assert cert["certified_delta"] <= delta and cert["sensitivity"] == 3.0
     assert cert["lower_bound"] <= cert["upper_bound"] and cert["gap"] <= 0.01
@@ -506,7 +508,7 @@ BAD_RANGES = {
     "--epsilon": ["0", "-1", "50", "10.5", "1e-5"],
     "--delta": ["0", "1", "1.5", "-0.1", "1e-15", "0.95"],
     "--sensitivity": ["0", "-2", "1e300", "1e-300"],  # ℓ1's losses leave the float range
-    "--loss": ["l3", "L1", "pinball", ""],
+    "--loss": ["l3", "ℓ1", "pinball", "", "l1 "],  # (any case of l1 and l2 is accepted)
     "--gap": ["0", "-1"],
     "--time-limit": ["0", "-5"],
     "--releases": ["0", "-3", "10001", "1.5", "1e3"],
@@ -570,6 +572,12 @@ def _cases(noise_file, tmp_path):
         ["compose"],
         ["certify", str(noise_file), str(noise_file)],
         ["compare", "--noise", str(noise_file), "--delta", "0.01"],  # not (1, 0.01)-DP
+        # options that would be ignored: refused, not dropped without a word
+        ["certify", str(noise_file), "--points", "5"],  # (no --profile)
+        ["compare", "--noise", str(noise_file), "--gap", "0.01"],
+        ["compare", "--noise", str(noise_file), "--time-limit", "5"],
+        compose + ["--json", "-o", "-"],  # both to stdout
+        lookup + ["--json", "-o", "-"],
         ["--versio"],
         ["-x"],
     ]
