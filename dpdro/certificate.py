@@ -186,6 +186,8 @@ def read_file(path: str | os.PathLike) -> tuple[PiecewiseUniform, dict]:
         One sentence naming the file and what is wrong with it: unreadable, not UTF-8, not JSON, or
         refused by :func:`read_document`.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike naming a noise file, got {path!r}")
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

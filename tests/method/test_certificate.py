@@ -126,3 +126,12 @@ def test_read_file_names_the_file_and_what_is_wrong(doc, tmp_path):
         with pytest.raises(ValueError, match=re.escape(message)) as info:
             read_file(tmp_path / name)
         assert str(tmp_path / name) in str(info.value)
+
+
+def test_a_path_that_is_no_path_is_refused_by_name():
+    """Regression: SecureSampler.from_file(None) raised a bare TypeError naming no parameter."""
+    for bad in (None, 3, ["noise.json"]):
+        with pytest.raises(TypeError, match=r"path must be a str or os.PathLike .* got"):
+            read_file(bad)
+        with pytest.raises(TypeError, match=r"path must be a str or os.PathLike"):
+            dpdro.SecureSampler.from_file(bad)
