@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
 
 from ._rounding import round_down, round_up
-from .noise import PiecewiseUniform
+from .noise import PiecewiseUniform, fits_support
 from .problem import Problem
 
-__all__ = ["check_scale", "scaled_noise", "scaled_record", "scaled_report", "unit_scale"]
+__all__ = [
+    "check_scale", "scaled_noise", "scaled_record", "scaled_report", "unit_scale", "within_support"
+]
 
 
 def unit_scale(problem: Problem) -> float | None:
@@ -54,7 +57,9 @@ def check_scale(sensitivity: float, degree: float | None) -> None:
         )
 
 
-def scaled_noise(noise: PiecewiseUniform, factor: float, exact: bool = False) -> PiecewiseUniform:
+def scaled_noise(
+    noise: PiecewiseUniform, factor: float, exact: bool = False, support=None
+) -> PiecewiseUniform:
     """The law of factor·X for X ~ ``noise`` (designed for Δf = 1, released for Δf = ``factor``):
     edges and lattice multiplied by ``factor``, the edges recomputed as integers times the new
     lattice step h = fl(step·factor).
@@ -66,15 +71,19 @@ def scaled_noise(noise: PiecewiseUniform, factor: float, exact: bool = False) ->
     lattice and k·h ≥ Δf, so the certificate has no drift at all
     (:func:`dpdro.privacy.sensitivity_shortfall`), and the noise is scaled by k·h ∈ [Δf, Δf·(1 +
     2⁻³⁶)] rather than Δf (its expected loss is computed from the released noise). Without such a
-    step (no lattice, k not whole, too many ticks) ``exact`` changes nothing."""
+    step (no lattice, k not whole, too many ticks) ``exact`` changes nothing. With ``support`` (the
+    scaled problem's), an outer edge the rounding left a hair outside it is moved onto its end
+    (:func:`within_support`)."""
     meta = dict(noise.metadata)
     if "sensitivity" in meta:
         meta["sensitivity"] = meta["sensitivity"] * factor
     if noise.grid is None:
-        return PiecewiseUniform(noise.edges * factor, noise.probs, metadata=meta, atom=noise.atom)
-    ticks = np.round(noise.edges / noise.grid)
-    h = (_exact_step(noise.grid, ticks, factor) if exact else None) or noise.grid * factor
-    return PiecewiseUniform(ticks * h, noise.probs, grid=h, metadata=meta, atom=noise.atom)
+        out = PiecewiseUniform(noise.edges * factor, noise.probs, metadata=meta, atom=noise.atom)
+    else:
+        ticks = np.round(noise.edges / noise.grid)
+        h = (_exact_step(noise.grid, ticks, factor) if exact else None) or noise.grid * factor
+        out = PiecewiseUniform(ticks * h, noise.probs, grid=h, metadata=meta, atom=noise.atom)
+    return within_support(out, support)
 
 
 _STEP_BITS = 36  # significant bits the new step keeps at least (a relative rounding ≤ 2⁻³⁶)
@@ -124,3 +133,17 @@ def scaled_report(report: Callable[[dict], None], power: float) -> Callable[[dic
         report(scaled_record(info, power))
 
     return scaled
+
+
+def within_support(noise: PiecewiseUniform, support) -> PiecewiseUniform:
+    """``noise`` with an outer edge that the scaling left within 1e-12 (relative) outside a
+    support end moved onto that end (support (1.5e9, ∞) at Δf = 1e9: the edge 1.5·Δf had come out
+    1499999999.9999998); certified again by the caller."""
+    if support is None or fits_support(noise, support):
+        return noise
+    edges = noise.edges.copy()
+    for i, end, outside in ((0, support[0], edges[0] < support[0]),
+                            (-1, support[1], edges[-1] > support[1])):
+        if outside and abs(edges[i] - end) <= 1e-12 * abs(end):
+            edges[i] = end
+    return replace(noise, edges=edges)

@@ -155,7 +155,7 @@ from ._schedule import (  # relative_gap: also dpdro.relative_gap
 )
 from ._validation import check_bool, check_int, check_optional_positive, check_positive
 from .grid import grid_lower_bound, grid_upper_bound
-from .noise import PiecewiseUniform
+from .noise import PiecewiseUniform, fits_support
 from .partition import Partition
 from .privacy import certify_delta
 from .problem import InfeasibleError, Problem, RelaxationInfeasibleError
@@ -596,12 +596,12 @@ def _rescaled(
     :meth:`dpdro.Problem.at_sensitivity`). When the scaled noise's certificate exceeds δ, the
     literature candidates certified at Δf are released instead (``None`` if none certifies)."""
     power = sensitivity**problem.loss.degree
-    noise = scaled_noise(res.noise, sensitivity)
+    noise = scaled_noise(res.noise, sensitivity, support=problem.support)
     certified = certify_delta(noise, problem.epsilon, problem.sensitivity)
     if certified > problem.delta:  # the edges' rounding drift (tiny δ): the exactly scaled lattice
-        noise = scaled_noise(res.noise, sensitivity, exact=True)
+        noise = scaled_noise(res.noise, sensitivity, exact=True, support=problem.support)
         certified = certify_delta(noise, problem.epsilon, problem.sensitivity)
-    if certified <= problem.delta:
+    if certified <= problem.delta and fits_support(noise, problem.support):
         upper = replace(
             res.upper,
             noise=noise,

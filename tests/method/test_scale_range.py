@@ -216,3 +216,19 @@ def test_scales_near_the_ends_of_the_range_are_exact(loss, sensitivity):
     assert far.upper == pytest.approx(unit.upper * power, rel=1e-12)
     assert far.lower == pytest.approx(unit.lower * power, rel=1e-12)
     assert far.lower <= far.upper
+
+
+@pytest.mark.parametrize("sensitivity, support", [(1e9, (1.5e9, math.inf)),
+                                                  (1000.0, (-math.inf, 500.0))])
+def test_a_rescaled_noise_stays_within_the_support(sensitivity, support):
+    """Regression: the design at Δf = 1 scaled by Δf put an edge an ulp outside the support
+    (1499999999.9999998 for the end 1.5e9; 500.00000000000006 for 500); that edge is now moved
+    onto the end, and the noise certified again."""
+    prob = dpdro.Problem(epsilon=1.08, delta=1.2e-9, sensitivity=sensitivity,
+                         loss=dpdro.asymmetric_loss(), support=support)
+    res = dpdro.optimal_noise(prob, rel_gap=1e-2, time_limit=5)
+    assert support[0] <= res.noise.edges[0] and res.noise.edges[-1] <= support[1]
+    assert dpdro.certify_delta(res.noise, prob.epsilon, sensitivity) <= prob.delta
+    unit = dpdro.PiecewiseUniform([1.5 - 2.0**-52, 2.0, 3.0], [0.5, 0.5])
+    scaled = dpdro._scaling.scaled_noise(unit, 1e9, support=(1.5e9, math.inf))
+    assert scaled.edges[0] == 1.5e9 and scaled.edges[1] == 2e9
