@@ -660,16 +660,10 @@ def _parser() -> _Parser:
     def privacy(p, *, delta=True, from_file=False, required=True):
         """--epsilon, --delta and --sensitivity (default 1); with ``from_file`` optional, defaulting
         to the noise file's."""
-        p.add_argument(
-            "--epsilon",
-            type=_epsilon,
-            required=required and not from_file,
-            help="epsilon > 0",
-        )
+        p.add_argument("--epsilon", type=_epsilon, required=required and not from_file,
+                       help="epsilon > 0")
         if delta:
-            p.add_argument(
-                "--delta", type=_delta, required=required, help="delta in (0, 1)"
-            )
+            p.add_argument("--delta", type=_delta, required=required, help="delta in (0, 1)")
         default = None if from_file or not required else 1.0
         p.add_argument(
             "--sensitivity",
@@ -681,19 +675,12 @@ def _parser() -> _Parser:
 
     def solve(p, gap: float, unset: bool = False):
         """--gap and --time-limit (``unset``: default None, resolved by the command)."""
-        p.add_argument(
-            "--gap",
-            type=_positive("gap"),
-            default=None if unset else gap,
-            help=f"target relative gap (default {gap:g})",
-        )
-        p.add_argument(
-            "--time-limit",
-            type=_positive("time-limit"),
-            default=None if unset else DEFAULT_TIME_LIMIT,
-            help=f"seconds (default {DEFAULT_TIME_LIMIT:g}; the best certified bracket found "
-            "by then is released)",
-        )
+        p.add_argument("--gap", type=_positive("gap"), default=None if unset else gap,
+                       help=f"target relative gap (default {gap:g})")
+        p.add_argument("--time-limit", type=_positive("time-limit"),
+                       default=None if unset else DEFAULT_TIME_LIMIT,
+                       help=f"seconds (default {DEFAULT_TIME_LIMIT:g}; the best certified bracket "
+                       "found by then is released)")
 
     p = sub.add_parser(
         "design", help="compute a certified near-optimal noise and write it with its certificate"
@@ -709,18 +696,11 @@ def _parser() -> _Parser:
     )
     p.add_argument("noise", help="noise file")
     privacy(p, delta=False, from_file=True)
-    p.add_argument(
-        "--profile",
-        action="store_true",
-        help="print delta(epsilon') for epsilon' in [epsilon/4, 4 epsilon] (at most "
-        f"{MAX_CERTIFIED_EPSILON:g})",
-    )
-    p.add_argument(
-        "--points",
-        type=_integer("points", 1, _MAX_POINTS),
-        default=None,
-        help=f"points of the profile (default {_PROFILE_POINTS})",
-    )
+    p.add_argument("--profile", action="store_true",
+                   help="print delta(epsilon') for epsilon' in [epsilon/4, 4 epsilon] (at most "
+                   f"{MAX_CERTIFIED_EPSILON:g})")
+    p.add_argument("--points", type=_integer("points", 1, _MAX_POINTS), default=None,
+                   help=f"points of the profile (default {_PROFILE_POINTS})")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_certify)
 

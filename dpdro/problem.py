@@ -12,6 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from . import _circle, _rounding
 from ._validation import check_bool, check_open_unit, check_positive, integer_ratio
 from .losses import Loss, make_loss
 from .privacy import check_epsilon
@@ -123,8 +124,8 @@ class Problem:
         at (e^ε, δ) = (``exp_epsilon``, ``delta``) for the shifts ±β (for β ≤ Δf, P's own (ε, δ);
         for β = rΔf, group privacy's (rε, δ_r)). Positive only for a support on one side of 0
         on which the loss grows away from 0 at least at a slope s > 0
-        (:meth:`Loss.slope_bounds`; ℓ1: s = 1): g = s·β·w(ε, δ) rounded down, with
-        (:func:`fractional_part_bound`)
+        (:meth:`Loss.slope_bounds`; ℓ1: s = 1): g = s·β·W̄ rounded down, W̄ ≥ w(ε, δ) the bound
+        on E W of :func:`mean_fractional_part_bound`, with (:func:`fractional_part_bound`)
 
             w(ε, δ) = ((m + 1/c)·log(1 + cm) − m)/c,   c = e^ε − 1,  m = 1 − δ.
 
@@ -137,7 +138,8 @@ class Problem:
         (1 − u)·μ(A) ≤ e^ε·u·(1 − μ(A)) + δ, i.e. P(W < u) ≤ (e^ε u + δ)/(1 + cu), and
         E W = ∫₀¹ P(W ≥ u) du ≥ ∫₀^m (m − u)/(1 + cu) du = w(ε, δ). Without δ, w = ½ − ε/6 + O(ε²)
         against the least E W, ½ − ε/8 + O(ε²) (a density e^ε times higher on [0, ½) than on
-        [½, 1)); at ε = 1.17, 0.31 against 0.36.
+        [½, 1)); at ε = 1.17, 0.31 against 0.36. The circle of n cells of :mod:`dpdro._circle`
+        comes closer (W̄, at least w): at ε = 0.558, δ = 0.42, 0.245 against w = 0.148.
 
         The randomized rounding of D_R keeps E c(Y) = E c(X) for such losses and gives D alone,
         but the grid LP also admits the floor, which drops the fractional part: for one-sided ℓ1
@@ -146,7 +148,7 @@ class Problem:
         slope = self.floor_slope(beta)
         if not slope > 0.0:
             return 0.0
-        gain = slope * beta * fractional_part_bound(exp_epsilon, delta)
+        gain = slope * beta * mean_fractional_part_bound(exp_epsilon, delta)
         return float(np.nextafter(gain * (1.0 - 1e-12), 0.0))
 
     def floor_slope(self, beta: float) -> float:
@@ -201,6 +203,18 @@ class Problem:
             monotone=self.monotone,
             support=self.support,
         )
+
+
+def mean_fractional_part_bound(exp_epsilon: float, delta: float) -> float:
+    """A certified lower bound on E W, W the fractional part of X/β for an (ε, δ)-DP noise X under
+    shifts up to β: the larger of w(ε, δ) (:func:`fractional_part_bound`) and the bound of the
+    circle of :data:`dpdro._circle.CELLS` cells, V_n + w/n (:mod:`dpdro._circle`; one-sided ℓ1,
+    ε = 0.558, δ = 0.42, Δf = 1000: the call's gap 0.44% → 0.34%; ε = 0.198, δ = 0.87: 0.76% →
+    0.46%; ε = 4.24, δ = 0.32: 0.47% → 0.44%; the asymmetric loss on (−∞, 0], ε = 2.55,
+    δ = 0.038: 0.14% → 0.11%; one run each, 20 s)."""
+    w = fractional_part_bound(exp_epsilon, delta)
+    n = _circle.CELLS
+    return max(w, _rounding.round_down(_circle.discrete_bound(exp_epsilon, delta) + w / n))
 
 
 def fractional_part_bound(exp_epsilon: float, delta: float) -> float:

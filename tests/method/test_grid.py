@@ -18,6 +18,7 @@ from dpdro.grid import (
     grid_upper_bound,
 )
 from dpdro.mechanisms import Staircase, truncated_laplace_half_width
+from dpdro.problem import fractional_part_bound
 from dpdro.testing import brute_lp
 
 
@@ -349,7 +350,9 @@ def test_lower_lp_rows_are_stored_as_a_relaxation():
     sol = _solve(lp)
     # the floor rounding's gain (dpdro.Problem.floor_rounding_gain) comes on top of the LP's bound
     gain = prob.floor_rounding_gain(lp.beta, lp.exp_rows, lp.delta_rows)
-    assert gain == lp.floor_gain and 0.448 < gain < 0.449  # w(ε, δ), β = 1
+    # β = 1: W̄ of the circle of 32 cells, 0.4600, above w(ε, δ) = 0.4486
+    w = fractional_part_bound(lp.exp_rows, lp.delta_rows)
+    assert gain == lp.floor_gain and 0.448 < w < 0.449 < 0.4599 < gain < 0.4601
     bound = lp.dual_bound(sol.row_duals) - gain
     assert sol.objective * (1 - 1e-4) <= bound <= sol.objective
     # the default allowance on the same duals: far weaker

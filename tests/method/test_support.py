@@ -10,9 +10,10 @@ import pytest
 from scipy import integrate
 
 import dpdro
+from dpdro import _circle
 from dpdro._monotone_one_sided import uniform_candidate
 from dpdro.mechanisms import Staircase, TruncatedLaplace
-from dpdro.problem import fractional_part_bound
+from dpdro.problem import fractional_part_bound, mean_fractional_part_bound
 
 
 def _paper_shift(eps, delta):
@@ -243,15 +244,66 @@ def test_floor_rounding_gain_is_below_the_least_fractional_part(eps, delta):
     exact = integrate.quad(lambda u: (m - u) / (1 + c * u), 0, m, epsabs=1e-15, epsrel=1e-13)[0]
     assert w <= exact and w == pytest.approx(exact, rel=1e-10)
     assert w > m**2 / (2 + c)
+    # the gain uses the circle of _circle.CELLS cells: at least w, at most a feasible law's
+    # E W (the spread arcs of the LP on 48 cells, solved here independently), and its
+    # certificate (weak duality) never above that LP's own value on the same cells
+    wbar = mean_fractional_part_bound(math.exp(eps), delta)
+    assert w <= wbar <= _circle_lp(eps, delta, n) + 0.5 / n
+    # ... and well above w where δ is large (the atom δ at 0 leaves 1 − δ to spread): near the
+    # (1 − δ)/(1 + e^{ε/2}) of a density e^ε times higher on [0, a), a = 1/(1 + e^{ε/2})
+    if delta >= 0.05:
+        assert wbar >= 0.93 * (1 - delta) / (1 + math.exp(eps / 2)) > 1.1 * w
+    cells = _circle.CELLS
+    # (≤ within HiGHS's tolerances: the primal value there may lie 1e-10 below the optimum)
+    assert _circle.discrete_bound(math.exp(eps), delta) <= _circle_lp(eps, delta, cells) + 1e-8
     prob = dpdro.Problem(epsilon=eps, delta=delta, support=(0.0, math.inf))
     gain = prob.floor_rounding_gain(0.25, math.exp(eps), delta)
-    assert gain <= 0.25 * w and gain == pytest.approx(0.25 * w, rel=1e-11)
+    assert gain <= 0.25 * wbar and gain == pytest.approx(0.25 * wbar, rel=1e-11)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_circle_certificate_holds_for_any_duals_and_any_private_noise(seed):
+    """Weak duality: the certificate of dpdro._circle is below the LP's value for any duals y ≥ 0,
+    not only the LP's (random ones here); and the bound W̄ lies below E W, W = frac(X/β), of
+    private noises: the released one-sided ℓ1 noise and the truncated Laplace mechanism shifted
+    onto [0, ∞), for grid steps β = Δf/k (exact E W: the cells are uniform)."""
+    rng = np.random.default_rng(seed)
+    eps, delta = float(rng.uniform(0.1, 5.0)), float(10 ** rng.uniform(-8, -0.3))
+    n, e = 8, math.exp(eps)
+    lp = _circle_lp(eps, delta, n)
+    for _ in range(20):
+        y = rng.exponential(rng.uniform(0.01, 2.0), size=(n - 1, n))
+        y *= rng.random((n - 1, n)) < 0.7
+        assert _circle._certified(y, e, delta, n) <= lp + 1e-8
+    prob = dpdro.Problem(epsilon=eps, delta=delta, support=(0.0, math.inf))
+    released = dpdro.optimal_noise(prob, rel_gap=0.05, time_limit=10).noise
+    a = TruncatedLaplace(epsilon=eps, delta=delta).to_piecewise_uniform(1 / 64)
+    shifted = dpdro.PiecewiseUniform(a.edges - a.edges[0], a.probs)
+    for noise in (released, shifted):
+        # (the truncated Laplace cells certify a hair above δ: the bound at their own δ)
+        wbar = mean_fractional_part_bound(e, dpdro.certify_delta(noise, eps, 1.0))
+        for k in (1, 3, 8):
+            assert wbar <= _mean_fractional_part(noise, 1.0 / k) + 1e-12
+
+
+def _mean_fractional_part(noise, beta):
+    """E[X/β − ⌊X/β⌋] for a piecewise-uniform noise (its atom, at 0, adds nothing), exactly per
+    cell: the fractional part's integral over [a, b] is Σ of the pieces between multiples of β."""
+    total = 0.0
+    for lo, hi, p in zip(noise.edges[:-1], noise.edges[1:], noise.probs, strict=True):
+        x0, x1 = lo / beta, hi / beta
+        cuts = np.concatenate(([x0], np.arange(math.floor(x0) + 1, math.ceil(x1)), [x1]))
+        left, right = cuts[:-1], cuts[1:]
+        base = np.floor(left)
+        integral = ((right - base) ** 2 - (left - base) ** 2).sum() / 2  # ∫ (x − ⌊x⌋) dx
+        total += p * integral / (x1 - x0)
+    return total
 
 
 def test_floor_rounding_gain_needs_a_support_on_one_side_and_a_growing_loss():
     def gain(loss, support):
         prob = dpdro.Problem(epsilon=1.0, delta=0.01, loss=loss, support=support)
-        w = fractional_part_bound(math.e, 0.01)
+        w = mean_fractional_part_bound(math.e, 0.01)
         return prob.floor_rounding_gain(0.5, math.e, 0.01) / (0.5 * w)
 
     assert gain("l1", (0.0, math.inf)) == pytest.approx(1.0)
