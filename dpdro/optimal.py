@@ -131,6 +131,7 @@ from ._schedule import (  # relative_gap: also dpdro.relative_gap
     _FLOOR_SOLVE,
     _after_infeasible,
     _aligned,
+    _check_centred,
     _closed_form_bound,
     _convergence_order,
     _edge_weights,
@@ -172,8 +173,7 @@ SOURCE_NAMES = {"lp": "the noise of the upper-bounding LP P(pi, beta)", "tulap":
                 "staircase": "the staircase mechanism", "truncated_laplace": "truncated Laplace",
                 "uniform": "the uniform noise on [0, sensitivity/delta]"}
 
-_UPPER_WINDOW = 1.5  # initial windows in units of the truncated-Laplace half-width
-_LOWER_WINDOW = 1.0
+_UPPER_WINDOW, _LOWER_WINDOW = 1.5, 1.0  # initial windows in truncated-Laplace half-widths
 _GROWTH = 1.5  # window growth when a bound's solution reaches its window's edge
 # the lower window at large ε in reaches of the plateau from 0 (Search.grids): 16, and 4 for an
 # asymmetric loss from ε = 3 (e^−ε < 5% of the mass beyond the first period). Measured over 9
@@ -259,10 +259,9 @@ def _print_round(info: dict) -> None:
 
 def _reference_cells(problem: Problem, k) -> float:
     """The cells of the truncated Laplace candidate of the reference upper bound for the first grid
-    Δf/k: Δf/k, but no finer than Δf/64. Its certificate costs about k² times its width in units of
-    Δf (measured at ε = 10, δ = 1e-12: 1.3 s at Δf/256, beyond a 2 s limit under load), and where
-    the first grid is that fine (ε ≳ 4) the staircase beats the truncated Laplace mechanism many
-    times over."""
+    Δf/k: Δf/k, but no finer than Δf/64. Its certificate costs about k² times its width in Δf
+    (ε = 10, δ = 1e-12: 1.3 s at Δf/256, beyond a 2 s limit under load), and where the first grid
+    is that fine (ε ≳ 4) the staircase beats the truncated Laplace mechanism many times over."""
     return problem.sensitivity / min(64, max(1, math.ceil(k)))
 
 
@@ -739,10 +738,11 @@ def _refine(
     """The refinement of the module docstring on ``problem`` itself (arguments checked)."""
     # Long because the loop handles each way a round ends (infeasible, out of time, solver failure)
     budget = TimeBudget(time_limit)
-    # literature values and shifts, the plateau's search and the candidates may take a fifth of
-    # the time each (a callable point by point had taken 45 s of a 10 s limit; a plateau given what
-    # was left, none under load, misaligned the grid: pinball τ = 0.8, ε = 8, 304% against 5.4%)
+    # literature values and shifts, the plateau's search and the candidates may take a fifth of the
+    # time each (a callable point by point had taken 45 s of a 10 s limit; a plateau given what was
+    # left, none under load, misaligned the grid: pinball τ = 0.8, ε = 8, 304% against 5.4%)
     share = None if time_limit is None else _SHARE * time_limit
+    _check_centred(problem, budget, grid_lower_bound)
     search = _Search(problem, rel_gap, atom, k_start, max_k, budget, share)
     # the literature mechanisms on the first fine grid: an upper bound without an LP
     cells = _reference_cells(problem, search.k)
