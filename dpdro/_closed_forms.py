@@ -398,8 +398,9 @@ def staircase_noise(epsilon: float, sensitivity: float, gamma: float, periods) -
 
     Truncation breaks pure DP: a shift by Δf uncovers the outermost period, so the truncated
     noise is (ε, δ_P)-DP with δ_P = (1 − b)·b^{P−1}/(2(1 − b^P)), b = e^{−ε}, P = ``periods``
-    (stored in ``metadata["delta"]``; :func:`dpdro.certify_delta` confirms it). Empty cells
-    (γ ∈ {0, 1}) are dropped.
+    (stored in ``metadata["delta"]``; :func:`dpdro.certify_delta` confirms it up to its rounding
+    allowance, which :meth:`dpdro.mechanisms.Staircase.to_piecewise_uniform` records instead where
+    larger). Empty cells (γ ∈ {0, 1}) are dropped.
     """
     periods = check_int("periods", periods, minimum=1)
     edges, probs = staircase_cells(epsilon, sensitivity, gamma, periods)

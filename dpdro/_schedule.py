@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from ._budget import TimeBudget
@@ -362,8 +362,7 @@ def _check_centred(problem: Problem, budget: TimeBudget, lower: Callable) -> Non
     if not (math.isfinite(lo) and math.isfinite(hi)) or lo == -hi or problem.monotone:
         return  # (monotone noise falls away from 0: moving its support changes the problem)
     half = (hi - lo) / 2
-    centred = Problem(epsilon=problem.epsilon, delta=problem.delta,
-                      sensitivity=problem.sensitivity, loss=problem.loss, support=(-half, half))
+    centred = replace(problem, support=(-half, half))
     window = max(1, math.ceil(half * 4 / problem.sensitivity)) + 4
     limit = None if budget.seconds is None else _CENTRED_SHARE * budget.seconds
     try:
