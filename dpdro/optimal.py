@@ -710,9 +710,7 @@ def optimal_noise(
             # the rest is kept for scaling back, certifying at Δf and the rare solve at Δf itself
             None if time_limit is None else time_limit - _reserve(time_limit),
             None if report is None else scaled_report(report, unit**problem.loss.degree),
-            atom,
-            k_start,
-            max_k,
+            atom, k_start, max_k, time_limit,
         )
         scaled = _rescaled(res, problem, unit, budget, atom)
     except SolverError:  # HiGHS failed at Δf = 1 before any bracket: try Δf itself
@@ -723,7 +721,7 @@ def optimal_noise(
         return scaled
     # the rescaled noise's certificate exceeds δ (floating-point edges), or the solver failed
     left = None if time_limit is None else max(budget.left(), 1e-3)
-    return _refine(problem, rel_gap, left, report, atom, k_start, max_k)
+    return _refine(problem, rel_gap, left, report, atom, k_start, max_k, time_limit)
 
 
 def _refine(
@@ -734,8 +732,10 @@ def _refine(
     atom: bool,
     k_start: int | None,
     max_k: int,
+    quoted: float | None = None,
 ) -> OptimalNoise:
-    """The refinement of the module docstring on ``problem`` itself (arguments checked)."""
+    """The refinement of the module docstring on ``problem`` itself (arguments checked); a timeout
+    quotes ``quoted``, the caller's limit (default ``time_limit``)."""
     # Long because the loop handles each way a round ends (infeasible, out of time, solver failure)
     budget = TimeBudget(time_limit)
     # literature values and shifts, the plateau's search and the candidates may take a fifth of the
@@ -766,7 +766,7 @@ def _refine(
             # below the floor (module docstring; or too little left to build the first LP: 45 ms
             # at ℓ2, ε = 8): the candidate and a coarse lower bound, that of the first grid itself
             # where coarser than Δf (as cheap as 8 times coarser, 4 times higher at ε = 1e-4)
-            search.timed_out(g, time_limit, budget, coarser=1 if g.k_low < 1 else 8)
+            search.timed_out(g, quoted or time_limit, budget, coarser=1 if g.k_low < 1 else 8)
             break
         r0 = time.perf_counter()
         try:
@@ -777,11 +777,11 @@ def _refine(
             continue
         except TimeoutError as exc:
             # a lower-bound LP cut short keeps the certified bound where it stopped (grid module)
-            search.timed_out(g, time_limit, budget, getattr(exc, "bound", None))
+            search.timed_out(g, quoted or time_limit, budget, getattr(exc, "bound", None))
             break
         except SolverError as exc:  # HiGHS failed: the best bracket so far, or the fallback's
             try:
-                search.timed_out(g, time_limit or math.inf, budget)
+                search.timed_out(g, quoted or time_limit or math.inf, budget)
             except TimeoutError:  # (no certified noise, or no lower bound at all)
                 raise exc from None
             break

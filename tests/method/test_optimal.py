@@ -128,6 +128,21 @@ def test_time_limit_before_any_bound(monkeypatch):
     assert res.lower.coefficients == "near_optimal" and 0 < res.lower.value <= res.upper.value
 
 
+def test_a_timeout_quotes_the_callers_limit(monkeypatch):
+    """Solved at Δf = 1 and scaled back, the call keeps a reserve of its limit: its TimeoutError
+    had quoted the limit less the reserve ("time_limit = 0.9 s" for 1 s)."""
+
+    def slow(*args, **kwargs):
+        raise TimeoutError("the lower-bound LP ran out of the time limit")
+
+    monkeypatch.setattr(dpdro.optimal, "grid_upper_bound", slow)
+    monkeypatch.setattr(dpdro.optimal, "grid_lower_bound", slow)
+    monkeypatch.setattr(dpdro.optimal, "_fallback_lower_bound", lambda *a, **k: None)
+    scaled = dpdro.Problem(epsilon=1.0, delta=1e-6, sensitivity=7.5, loss="l1")
+    with pytest.raises(TimeoutError, match=r"^time_limit = 1 s expired before the first bounds"):
+        dpdro.optimal_noise(scaled, time_limit=1.0)
+
+
 def test_progress():
     seen = []
     res = dpdro.optimal_noise(
