@@ -602,6 +602,11 @@ class CallableLoss(Loss):
                 out[idx] = min(out[idx], float(res.fun))
         return out
 
+    @property
+    def custom_tail(self) -> bool:
+        """Whether ``tail_infimum`` was given: c need not grow away from 0."""
+        return self._tail is not None
+
     def tail_infimum(self, a, b):
         if self._tail is not None:
             return float(self._tail(float(a), float(b)))
