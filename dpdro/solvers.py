@@ -259,22 +259,7 @@ class HighsModel:
         simplex solve starts cold), for a lower bound whose duals need only be near-optimal
         (:func:`dpdro.lp.safe_lower_bound` makes any duals a valid bound); an interior point
         HiGHS does not call optimal (imprecise) is solved again with crossover."""
-        # HiGHS compares its time_limit with the run time accumulated over every run() of this
-        # object (getRunTime), not with the time of this solve: offset the limit by the time already
-        # used
-        limit = INF if time_limit is None else self.h.getRunTime() + max(float(time_limit), 1e-3)
-        self.h.setOptionValue("time_limit", limit)
-        # HiGHS refuses costs beyond about 1e10 at tight tolerances (e.g. ℓ2 losses over a window of
-        # 1e5·Δf): scale the objective by a power of two (exact and transparent: values and duals
-        # come back unscaled)
-        exponent = math.ceil(math.log2(self._max_cost / 1e3)) if self._max_cost > 1e6 else 0
-        self.h.setOptionValue("user_objective_scale", -exponent)
-        # an LP of one row and many columns (the simplex row of Algorithm 1's first relaxation on a
-        # fine partition) without presolve: HiGHS's presolve takes time quadratic in the columns
-        # there (ℓ1, pairs of parallel columns of equal cost: 0.44 s at 5,001 cells, 7.8 s at
-        # 20,001, past its time limit); the simplex method solves it at once
-        bare = self.n_rows <= 1 and self.n_cols >= _BARE_COLUMNS
-        self.h.setOptionValue("presolve", "off" if bare else "choose")
+        self._set_options(time_limit)
         interrupt = _INTERRUPT.get()
         if interrupt is not None and interrupt.fired:
             return LPSolution("time_limit", None, None, np.nan, self.simplex_iterations)
@@ -322,6 +307,28 @@ class HighsModel:
             float(self.h.getInfo().objective_function_value),
             self.simplex_iterations,
         )
+
+    def _set_options(self, time_limit: float | None) -> None:
+        """The options of a solve: its time limit, the objective's scale, presolve."""
+        # HiGHS compares its time_limit with the run time accumulated over every run() of this
+        # object (getRunTime), not with the time of this solve: offset the limit by the time already
+        # used
+        limit = INF if time_limit is None else self.h.getRunTime() + max(float(time_limit), 1e-3)
+        self.h.setOptionValue("time_limit", limit)
+        # HiGHS refuses costs beyond about 1e10 at tight tolerances (e.g. ℓ2 losses over a window of
+        # 1e5·Δf), and costs all below its tolerances leave duals no bound can use (a callable |x|
+        # at Δf = 3e-8, not solved at Δf = 1: lower bound 0): scale the objective by a power of two
+        # (exact and transparent: values and duals come back unscaled)
+        exponent = math.ceil(math.log2(self._max_cost / 1e3)) if self._max_cost > 1e6 else 0
+        if 0.0 < self._max_cost < 1e-3:
+            exponent = math.floor(math.log2(self._max_cost))
+        self.h.setOptionValue("user_objective_scale", -exponent)
+        # an LP of one row and many columns (the simplex row of Algorithm 1's first relaxation on a
+        # fine partition) without presolve: HiGHS's presolve takes time quadratic in the columns
+        # there (ℓ1, pairs of parallel columns of equal cost: 0.44 s at 5,001 cells, 7.8 s at
+        # 20,001, past its time limit); the simplex method solves it at once
+        bare = self.n_rows <= 1 and self.n_cols >= _BARE_COLUMNS
+        self.h.setOptionValue("presolve", "off" if bare else "choose")
 
     @contextlib.contextmanager
     def _interruptible(self, interrupt: Interrupt | None):

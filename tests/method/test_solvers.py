@@ -1,5 +1,7 @@
 """The solver wrapper (dpdro.solvers): the incremental HiGHS model and the cvxpy cross-check."""
 
+import math
+
 import highspy
 import numpy as np
 import pytest
@@ -7,6 +9,7 @@ import scipy.sparse as sp
 
 import dpdro
 from dpdro.bounds import BoundingLP
+from dpdro.grid import grid_lower_bound
 from dpdro.solvers import INF, HighsModel, Interrupt, LPSolution, solve_with_cvxpy
 
 
@@ -231,6 +234,25 @@ def test_costs_beyond_highs_infinity_are_solved_as_finite():
     assert sol.status == "optimal" and np.allclose(sol.x, [0.25, 0.75, 0.0])
     assert sol.objective == pytest.approx(2.5e25, rel=1e-12)
     assert sol.row_duals == pytest.approx([3e25, -2e25], rel=1e-9)
+
+
+def test_tiny_costs_are_solved_at_a_usable_scale():
+    """Costs all below HiGHS's tolerances (a callable loss at Δf = 3e-8, not rescaled to Δf = 1)
+    left the lower bound at 0 (gap ∞); the objective is scaled up, values and duals unscaled, and
+    the bound is that of Δf = 1 times Δf."""
+    m = HighsModel([1e-12, 3e-12, 2e-12])
+    m.add_rows(sp.csr_matrix([[1.0, 1.0, 1.0]]), 1.0, 1.0)
+    m.add_rows(sp.csr_matrix([[1.0, 0.0, 0.0]]), -INF, 0.25)
+    sol = m.solve()
+    assert sol.status == "optimal" and np.allclose(sol.x, [0.25, 0.0, 0.75])
+    assert sol.objective == pytest.approx(1.75e-12, rel=1e-12)
+    assert sol.row_duals == pytest.approx([2e-12, -1e-12], rel=1e-9)
+    bounds = []
+    for sens in (3e-8, 1.0):
+        prob = dpdro.Problem(epsilon=6.0, delta=1e-3, sensitivity=sens,
+                             loss=lambda x: np.abs(x), support=(0.0, math.inf))
+        bounds.append(grid_lower_bound(prob, 4, 32).value / sens)
+    assert bounds[0] == pytest.approx(bounds[1], rel=1e-6)
 
 
 def test_a_steep_power_loss_releases_a_certified_noise():
