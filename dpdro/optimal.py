@@ -141,6 +141,7 @@ from ._schedule import (  # relative_gap: also dpdro.relative_gap
     _Grids,
     _lower_limit,
     _lower_rows,
+    _narrow_support_note,
     _next_steps,
     _one_sided_width,
     _plateau,
@@ -490,7 +491,7 @@ class _Search:
         if self.best_ub is None or self.best_lb is None:
             raise TimeoutError(
                 f"time_limit = {time_limit:g} s expired before the first bounds (grid "
-                f"{float(g.k):g} steps per Δf) were found"
+                f"{float(g.k):g} steps per Δf) were found" + _narrow_support_note(self.problem)
             ) from None
         self.close(g, budget)
 
@@ -734,8 +735,7 @@ def _refine(
     max_k: int,
     quoted: float | None = None,
 ) -> OptimalNoise:
-    """The refinement of the module docstring on ``problem`` itself (arguments checked); a timeout
-    quotes ``quoted``, the caller's limit (default ``time_limit``)."""
+    """The refinement of the module docstring on ``problem``; timeouts quote ``quoted`` if given."""
     # Long because the loop handles each way a round ends (infeasible, out of time, solver failure)
     budget = TimeBudget(time_limit)
     # literature values and shifts, the plateau's search and the candidates may take a fifth of the

@@ -141,6 +141,16 @@ def test_a_timeout_quotes_the_callers_limit(monkeypatch):
     scaled = dpdro.Problem(epsilon=1.0, delta=1e-6, sensitivity=7.5, loss="l1")
     with pytest.raises(TimeoutError, match=r"^time_limit = 1 s expired before the first bounds"):
         dpdro.optimal_noise(scaled, time_limit=1.0)
+    # on a support as narrow as the truncated Laplace mechanism's it says so (ε = 0.503,
+    # δ = 0.0283 on [−A, A] had timed out with nothing else said)
+    eps, delta = 0.5030293379288706, 0.028273073252633285
+    a = dpdro.mechanisms.truncated_laplace_half_width(epsilon=eps, delta=delta)
+    narrow = dpdro.Problem(epsilon=eps, delta=delta, support=(-a, a))
+    with pytest.raises(TimeoutError, match=r"1 times as wide as the truncated Laplace .* widen it"):
+        dpdro.optimal_noise(narrow, time_limit=1.0)
+    with pytest.raises(TimeoutError, match=r"were found$"):
+        wider = dataclasses.replace(narrow, support=(-1.1 * a, 1.1 * a))
+        dpdro.optimal_noise(wider, time_limit=1.0)
 
 
 def test_progress():
