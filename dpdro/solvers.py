@@ -167,6 +167,7 @@ class HighsModel:
         self.n_cols = 0
         self.n_rows = 0
         self._max_cost = 0.0  # the largest |cost| ever set (for the objective scaling in solve)
+        self._presolve = "choose"  # as set by set_option
         self.add_cols(np.asarray(cost, dtype=float))
 
     def add_cols(self, cost, *, rows=None, values=None) -> np.ndarray:
@@ -224,8 +225,10 @@ class HighsModel:
         self.h.clearSolver()
 
     def set_option(self, name: str, value) -> None:
-        """Set a HiGHS option (e.g. ``presolve``)."""
+        """Set a HiGHS option (e.g. ``presolve``, which :meth:`solve` keeps but for one case)."""
         self.h.setOptionValue(name, value)
+        if name == "presolve":
+            self._presolve = value
 
     def set_col_bounds(self, cols, lower, upper) -> None:
         cols = np.asarray(cols, dtype=np.int32)
@@ -328,7 +331,7 @@ class HighsModel:
         # there (ℓ1, pairs of parallel columns of equal cost: 0.44 s at 5,001 cells, 7.8 s at
         # 20,001, past its time limit); the simplex method solves it at once
         bare = self.n_rows <= 1 and self.n_cols >= _BARE_COLUMNS
-        self.h.setOptionValue("presolve", "off" if bare else "choose")
+        self.h.setOptionValue("presolve", "off" if bare else self._presolve)
 
     @contextlib.contextmanager
     def _interruptible(self, interrupt: Interrupt | None):

@@ -236,6 +236,24 @@ def test_costs_beyond_highs_infinity_are_solved_as_finite():
     assert sol.row_duals == pytest.approx([3e25, -2e25], rel=1e-9)
 
 
+def test_solve_keeps_the_presolve_option_of_its_owner():
+    """Regression: the grid LPs switch presolve off (faster, exact with tiny right-hand sides); the
+    one-row rule of HighsModel.solve had set it back to HiGHS's default on every other solve, and
+    pinball on [0, ∞) at ε = 3.43, δ = 3.9e-12 ended its 20 s at 4.27% instead of 0.35%."""
+    m = HighsModel([1.0, 2.0, 3.0])
+    m.set_option("presolve", "off")
+    m.add_rows(sp.csr_matrix([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]]), [1.0, -INF], [1.0, 0.5])
+    assert m.solve().status == "optimal"
+    assert m.h.getOptionValue("presolve")[1] == "off"
+    wide = HighsModel(np.ones(5000))  # one row, many columns: without presolve, then the default
+    wide.add_rows(sp.csr_matrix(np.ones((1, 5000))), 1.0, 1.0)
+    assert wide.solve().status == "optimal"
+    assert wide.h.getOptionValue("presolve")[1] == "off"
+    wide.add_rows(sp.csr_matrix(np.eye(1, 5000)), -INF, 0.5)
+    assert wide.solve().status == "optimal"
+    assert wide.h.getOptionValue("presolve")[1] == "choose"
+
+
 def test_tiny_costs_are_solved_at_a_usable_scale():
     """Costs all below HiGHS's tolerances (a callable loss at Δf = 3e-8, not rescaled to Δf = 1)
     left the lower bound at 0 (gap ∞); the objective is scaled up, values and duals unscaled, and
