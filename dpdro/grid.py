@@ -130,15 +130,7 @@ from ._cells import cell_offset, laplace_profile
 from ._excess_split import add_excess_split
 from ._floor_weights import add_floor_rounding
 from ._validation import check_choice
-from .grid_rows import (
-    LAZY_FROM,
-    RESTART,
-    SegmentRows,
-    guess_masses,
-    interior_first,
-    interior_restart,
-    lower_shifts,
-)
+from .grid_rows import LAZY_FROM, SegmentRows, guess_masses, interior_first, lower_shifts
 from .lp import PrivacyLP
 from .monotone import monotone_matrix, monotone_noise
 from .noise import PiecewiseUniform
@@ -533,9 +525,7 @@ class GridLP(PrivacyLP):
                 return replace(sol, iterations=iterations)
             if budget.expired():
                 return LPSolution("time_limit", None, sol.row_duals, math.nan, iterations)
-            if self.rows.add(new) > RESTART * self.rows.count:
-                self.model.clear_basis()
-                self._solved = self._solved and not interior_restart(self)
+            self.rows.add_round(new)
 
     def set_delta(self, delta: float) -> None:
         """Change δ of the upper bound's rows (the repair step)."""

@@ -266,6 +266,14 @@ class SegmentRows:
         self.added[idx] = True
         return n
 
+    def add_round(self, select: np.ndarray) -> None:
+        """Add a round's violated segments (:meth:`add`); when they are more than :data:`RESTART`
+        of those in the LP, the next solve starts from scratch, by the interior-point method again
+        where :func:`interior_restart` says so (module docstring)."""
+        if self.add(select) > RESTART * self.count:
+            self.lp.model.clear_basis()
+            self.lp._solved = self.lp._solved and not interior_restart(self.lp)
+
     def add_all(self) -> int:
         """Add every segment not in the LP yet, its basis cleared (the fallback of a relaxation
         HiGHS fails on, module docstring); returns how many were added."""

@@ -554,7 +554,7 @@ def test_a_restart_from_scratch_at_tiny_delta_is_by_the_interior_point_method(
     method where the first solve was by it and δ is tiny (the dual simplex method had crawled: ℓ1
     on [0, ∞), ε = 4, δ = 1e-6, k = 126 out of 13 s instead of 6.7 s), by the dual simplex method
     at larger δ; the bound is the same either way."""
-    from dpdro import grid
+    from dpdro import grid, grid_rows
     from dpdro.solvers import HighsModel
 
     prob = dpdro.Problem(epsilon=3.68, delta=delta, loss="l1", support=(0.0, math.inf))
@@ -567,7 +567,7 @@ def test_a_restart_from_scratch_at_tiny_delta_is_by_the_interior_point_method(
         run_interior(self, crossover)
 
     monkeypatch.setattr(HighsModel, "_run_interior", counted)
-    monkeypatch.setattr(grid, "RESTART", 0.0)  # every round of added rows restarts
+    monkeypatch.setattr(grid_rows, "RESTART", 0.0)  # every round of added rows restarts
     restarted = grid_lower_bound(prob, k, L)
     assert (len(runs) > 1) is restarts_by_ipm and runs[0]
     monkeypatch.setattr(grid, "interior_first", lambda *args: False)

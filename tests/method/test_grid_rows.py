@@ -72,7 +72,7 @@ def test_restarting_rounds_reach_the_same_optimum(monkeypatch):
     prob = dpdro.Problem(epsilon=4.0, delta=0.3, loss="l1")
     k, L = 16, _window(prob, 16, 1.0)
     ref = _optimal(GridLP(prob, k, L, "lower", lazy=False)).objective
-    monkeypatch.setattr("dpdro.grid.RESTART", 0.0)  # every round from scratch
+    monkeypatch.setattr("dpdro.grid_rows.RESTART", 0.0)  # every round from scratch
     assert _optimal(GridLP(prob, k, L, "lower", lazy=True)).objective == pytest.approx(
         ref, rel=1e-9
     )
