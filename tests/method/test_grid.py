@@ -517,18 +517,11 @@ def test_which_lower_bound_lps_start_by_the_interior_point_method(
     assert interior_first(prob, k, L) is expected
 
 
-def test_a_lower_bound_lp_started_by_the_interior_point_method_agrees_with_the_dual_simplex(
-    monkeypatch,
-):
-    """Cross-method: the one-sided ℓ1 lower bound whose first solve is by the interior-point method
-    with crossover (a vertex, as from the simplex) is the dual simplex's LP value and certified
-    bound, to the solvers' tolerance."""
-    from dpdro import grid
+@pytest.fixture
+def interior_runs(monkeypatch):
+    """The crossover flag of every interior-point run of HiGHS, in order."""
     from dpdro.solvers import HighsModel
 
-    prob = dpdro.Problem(epsilon=3.68, delta=9.7e-6, loss="l1", support=(0.0, math.inf))
-    k, L = 16, 640
-    assert grid.interior_first(prob, k, L)
     runs, run_interior = [], HighsModel._run_interior
 
     def counted(self, crossover):
@@ -536,6 +529,21 @@ def test_a_lower_bound_lp_started_by_the_interior_point_method_agrees_with_the_d
         run_interior(self, crossover)
 
     monkeypatch.setattr(HighsModel, "_run_interior", counted)
+    return runs
+
+
+def test_a_lower_bound_lp_started_by_the_interior_point_method_agrees_with_the_dual_simplex(
+    monkeypatch, interior_runs
+):
+    """Cross-method: the one-sided ℓ1 lower bound whose first solve is by the interior-point method
+    with crossover (a vertex, as from the simplex) is the dual simplex's LP value and certified
+    bound, to the solvers' tolerance."""
+    from dpdro import grid
+
+    prob = dpdro.Problem(epsilon=3.68, delta=9.7e-6, loss="l1", support=(0.0, math.inf))
+    k, L = 16, 640
+    assert grid.interior_first(prob, k, L)
+    runs = interior_runs
     ipm = grid_lower_bound(prob, k, L)
     assert runs and all(runs)  # with crossover (first, and at this δ every restart from scratch)
     n_runs = len(runs)
@@ -548,29 +556,21 @@ def test_a_lower_bound_lp_started_by_the_interior_point_method_agrees_with_the_d
 
 @pytest.mark.parametrize(("delta", "restarts_by_ipm"), [(9.7e-6, True), (1e-3, False)])
 def test_a_restart_from_scratch_at_tiny_delta_is_by_the_interior_point_method(
-    monkeypatch, delta, restarts_by_ipm
+    monkeypatch, interior_runs, delta, restarts_by_ipm
 ):
     """A round of lazy rows that restarts the LP from scratch restarts it by the interior-point
     method where the first solve was by it and δ is tiny (the dual simplex method had crawled: ℓ1
     on [0, ∞), ε = 4, δ = 1e-6, k = 126 out of 13 s instead of 6.7 s), by the dual simplex method
     at larger δ; the bound is the same either way."""
     from dpdro import grid, grid_rows
-    from dpdro.solvers import HighsModel
 
     prob = dpdro.Problem(epsilon=3.68, delta=delta, loss="l1", support=(0.0, math.inf))
     k, L = 16, 640
     assert grid.interior_first(prob, k, L)
-    runs, run_interior = [], HighsModel._run_interior
-
-    def counted(self, crossover):
-        runs.append(crossover)
-        run_interior(self, crossover)
-
-    monkeypatch.setattr(HighsModel, "_run_interior", counted)
+    runs = interior_runs
     monkeypatch.setattr(grid_rows, "RESTART", 0.0)  # every round of added rows restarts
     restarted = grid_lower_bound(prob, k, L)
     assert (len(runs) > 1) is restarts_by_ipm and runs[0]
-    monkeypatch.setattr(grid, "interior_first", lambda *args: False)
-    monkeypatch.undo()
-    simplex = grid_lower_bound(prob, k, L)
-    assert restarted.value == pytest.approx(simplex.value, rel=1e-7)
+    monkeypatch.undo()  # no forced restarts
+    unforced = grid_lower_bound(prob, k, L)
+    assert restarted.value == pytest.approx(unforced.value, rel=1e-7)
