@@ -179,10 +179,10 @@ def interior_first(problem, k, L: int) -> bool:
 
 def interior_restart(lp) -> bool:
     """Whether a lazy LP that restarts from scratch (a round added more than :data:`RESTART` of its
-    rows) solves again by the interior-point method: where its first solve was by it
-    (:attr:`dpdro.lp.PrivacyLP.interior_first`) and δ ≤ :data:`INTERIOR_RESTART_DELTA` (module
+    rows) solves again by the interior-point method where its first solve was by it
+    (:meth:`dpdro.lp.PrivacyLP.restart`): for δ ≤ :data:`INTERIOR_RESTART_DELTA` (module
     docstring, "Interior-point start")."""
-    return lp.interior_first and lp.problem.delta <= INTERIOR_RESTART_DELTA
+    return lp.problem.delta <= INTERIOR_RESTART_DELTA
 
 
 def lower_shifts(k: int, epsilon: float, delta: float) -> np.ndarray:
@@ -272,15 +272,14 @@ class SegmentRows:
         of those in the LP, the next solve starts from scratch, by the interior-point method again
         where :func:`interior_restart` says so (module docstring)."""
         if self.add(select) > RESTART * self.count:
-            self.lp.model.clear_basis()
-            self.lp._solved = self.lp._solved and not interior_restart(self.lp)
+            self.lp.restart(interior=interior_restart(self.lp))
 
     def add_all(self) -> int:
         """Add every segment not in the LP yet, its basis cleared (the fallback of a relaxation
         HiGHS fails on, module docstring); returns how many were added."""
         n = self.add(~self.added)
         if n:
-            self.lp.model.clear_basis()
+            self.lp.restart()
         return n
 
     def terms(self, p: np.ndarray) -> np.ndarray:

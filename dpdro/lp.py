@@ -438,6 +438,12 @@ class PrivacyLP:
         self._solved = self._solved or sol.status == "optimal"
         return sol
 
+    def restart(self, interior: bool = False) -> None:
+        """Forget the basis: the next solve starts from scratch, by the interior-point method with
+        crossover if ``interior`` (and :attr:`interior_first`), else by the dual simplex method."""
+        self.model.clear_basis()
+        self._solved = self._solved and not (interior and self.interior_first)
+
     def set_delta(self, delta: float) -> None:
         """Change the right-hand side δ of every privacy row (used by the repair step)."""
         self._rhs = float(delta)
